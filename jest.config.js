@@ -1,0 +1,23 @@
+/**
+ * Test tiers, each runnable alone with `npx jest --selectProjects <name>`:
+ *   unit        pure code, no servers
+ *   supplier    the supplier client against the sandbox supplier over real HTTP
+ *   workflow    the booking workflow on the Java time-skipping test server + sandbox supplier
+ *   integration worker, client helper and CLI on the Temporal dev server + sandbox supplier
+ *   replay      committed histories replayed against the current workflow code
+ * Servers are started once per run by test/harness/global-setup.ts and shared by the files.
+ */
+const tier = (name, extra = {}) => ({
+  displayName: name,
+  testMatch: [`<rootDir>/test/${name}/**/*.test.ts`],
+  transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json', isolatedModules: true }] },
+  testEnvironment: 'node',
+  ...extra,
+});
+
+module.exports = {
+  projects: [tier('unit'), tier('supplier'), tier('workflow'), tier('integration'), tier('replay')],
+  globalSetup: '<rootDir>/test/harness/global-setup.ts',
+  globalTeardown: '<rootDir>/test/harness/global-teardown.ts',
+  testTimeout: 120_000,
+};

@@ -1,0 +1,107 @@
+/**
+ * The supplier profile: every value the interface spec leaves "not shown", in one place.
+ *
+ * Defaults are what a live supplier with the same interface documents (shared/spec/supplier-facts.md).
+ * Another supplier, or a later version, may differ: each value can be overridden by configuration
+ * (see src/config), never by editing code.
+ */
+import { z } from 'zod';
+
+const Code = z.number().int();
+
+export const SupplierProfile = z.object({
+  /** Operation paths, relative to the base URL. The Ticket path is not in the spec. */
+  paths: z
+    .object({
+      ticket: z.string().default('/api/auth/ticket'),
+      checkAvail: z.string().default('/api/search/checkAvail'),
+      book: z.string().default('/api/trade/book'),
+      queryOrders: z.string().default('/api/trade/queryOrders'),
+    })
+    .default({
+      ticket: '/api/auth/ticket',
+      checkAvail: '/api/search/checkAvail',
+      book: '/api/trade/book',
+      queryOrders: '/api/trade/queryOrders',
+    }),
+  /** Envelope `code` values. Two business errors arrive with HTTP 200, so `code` is always read. */
+  codes: z
+    .object({
+      success: Code.default(0),
+      badRequest: Code.default(100000400),
+      unauthorized: Code.default(100000401),
+      forbidden: Code.default(100000403),
+      notFound: Code.default(100000404),
+      rateLimited: Code.default(100000429),
+      systemError: Code.default(100000500),
+      timeout: Code.default(100000504),
+      duplicate: Code.default(100001003),
+      dependencyFailure: Code.default(100001004),
+      ariChanged: Code.default(100001111),
+      creditLimitExceeded: Code.default(100001112),
+    })
+    .default({
+      success: 0,
+      badRequest: 100000400,
+      unauthorized: 100000401,
+      forbidden: 100000403,
+      notFound: 100000404,
+      rateLimited: 100000429,
+      systemError: 100000500,
+      timeout: 100000504,
+      duplicate: 100001003,
+      dependencyFailure: 100001004,
+      ariChanged: 100001111,
+      creditLimitExceeded: 100001112,
+    }),
+  /** Order `status` values. */
+  orderStatus: z
+    .object({
+      unknown: Code.default(0),
+      confirming: Code.default(1),
+      confirmed: Code.default(2),
+      cancelled: Code.default(3),
+      failed: Code.default(4),
+      cancelFailed: Code.default(5),
+    })
+    .default({ unknown: 0, confirming: 1, confirmed: 2, cancelled: 3, failed: 4, cancelFailed: 5 }),
+  /** CheckAvail `data.status` values. */
+  checkAvailStatus: z
+    .object({ available: Code.default(1), unavailable: Code.default(2) })
+    .default({ available: 1, unavailable: 2 }),
+  /** Ticket: idle ttl asked for, and how long before expiry a ticket is renewed. */
+  ticket: z
+    .object({
+      ttlSeconds: z.number().int().positive().default(24 * 3600),
+      renewBeforeSeconds: z.number().int().nonnegative().default(300),
+    })
+    .default({ ttlSeconds: 24 * 3600, renewBeforeSeconds: 300 }),
+  /** Requests per second per application key. */
+  rateLimits: z
+    .object({
+      overall: z.number().positive().default(100),
+      checkAvail: z.number().positive().default(10),
+      book: z.number().positive().default(10),
+      queryOrders: z.number().positive().default(50),
+    })
+    .default({ overall: 100, checkAvail: 10, book: 10, queryOrders: 50 }),
+  /** Per-call client timeouts. Book is long: the supplier answers slowly while it books upstream. */
+  timeoutsMs: z
+    .object({
+      ticket: z.number().int().positive().default(10_000),
+      checkAvail: z.number().int().positive().default(15_000),
+      book: z.number().int().positive().default(90_000),
+      queryOrders: z.number().int().positive().default(15_000),
+    })
+    .default({ ticket: 10_000, checkAvail: 15_000, book: 90_000, queryOrders: 15_000 }),
+});
+export type SupplierProfile = z.infer<typeof SupplierProfile>;
+
+/** The documented defaults. */
+export const defaultSupplierProfile: SupplierProfile = SupplierProfile.parse({});
+
+/** Order states after which the status never changes again. */
+export function isTerminalOrderStatus(profile: SupplierProfile, status: number): boolean {
+  const s = profile.orderStatus;
+  return [s.confirmed, s.cancelled, s.failed, s.cancelFailed].includes(status);
+}
