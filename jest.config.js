@@ -16,7 +16,13 @@ const tier = (name, extra = {}) => ({
 });
 
 module.exports = {
-  projects: [tier('unit'), tier('supplier'), tier('workflow'), tier('integration'), tier('replay')],
+  projects: [
+    tier('unit'),
+    tier('supplier'),
+    tier('workflow', { setupFiles: ['<rootDir>/test/harness/quiet-worker-logs.ts'] }),
+    tier('integration', { setupFiles: ['<rootDir>/test/harness/quiet-worker-logs.ts'] }),
+    tier('replay', { setupFiles: ['<rootDir>/test/harness/quiet-worker-logs.ts'] }),
+  ],
   globalSetup: '<rootDir>/test/harness/global-setup.ts',
   globalTeardown: '<rootDir>/test/harness/global-teardown.ts',
   testTimeout: 120_000,

@@ -1,0 +1,183 @@
+/**
+ * The booking activities: thin adapters from the workflow to the supplier client.
+ *
+ * Built by a factory over an injected client, so tests and the worker choose the client and nothing
+ * is created at import time. Expected business answers (sold out, price changed, rejected, pending,
+ * not found) are returned as values; only failures are thrown, as ApplicationFailures whose `type` is
+ * the stable SupplierErrorType, so the workflow and retry policies decide by type, never by text.
+ */
+import { ApplicationFailure } from '@temporalio/common';
+import { Context } from '@temporalio/activity';
+import type { OrderSummary } from '../contract';
+import type { CallContext, SupplierClient } from '../supplier/interface';
+import { isSupplierError, type SupplierError } from '../supplier/errors';
+import { isTerminalOrderStatus, type SupplierProfile } from '../supplier/profile';
+import type { Guest, Holder, HotelOrder, Money, RoomRatePkg } from '../supplier/schemas';
+
+export interface ActivityDeps {
+  supplier: SupplierClient;
+  profile: SupplierProfile;
+}
+
+/** The request headers an activity sends, minus the abort signal it adds itself. */
+export interface SupplierCallContext {
+  sessionId: string;
+  traceId: string;
+  currency?: string;
+  language?: string;
+  ip?: string;
+  test?: string;
+}
+
+export interface CheckAvailInput {
+  ratePkgId: string;
+  context: SupplierCallContext;
+}
+export type CheckAvailOutcome =
+  | { kind: 'available'; price?: Money }
+  | { kind: 'unavailable'; status: number }
+  /** Price or inventory changed; `price` is absent when the supplier sent no package with it. */
+  | { kind: 'ari-changed'; price?: Money };
+
+export interface BookInput {
+  customerReferenceNo: string;
+  ratePkgId: string;
+  holder: Holder;
+  guests: Guest[];
+  context: SupplierCallContext;
+}
+export type BookOutcome =
+  | { kind: 'order'; order: OrderView }
+  /** The supplier refused: no order can exist for this call. */
+  | { kind: 'rejected'; errorType: string; message: string }
+  /** The supplier may have acted: the order must be looked up. */
+  | { kind: 'ambiguous'; errorType: string; message: string };
+
+export interface QueryOrderInput {
+  customerReferenceNo: string;
+  traceId: string;
+}
+export type QueryOrderOutcome = { kind: 'found'; order: OrderView } | { kind: 'not-found' };
+
+/** An order as the workflow sees it: the summary plus a profile-independent reading of its status. */
+export interface OrderView extends OrderSummary {
+  state: 'pending' | 'confirmed' | 'failed';
+}
+
+/** Errors after which nothing can have been booked, so Book may be sent again at once. */
+export const BOOK_SAFE_TO_RETRY = ['SupplierRateLimited', 'SupplierNetworkBeforeSend'] as const;
+
+export function createActivities({ supplier, profile }: ActivityDeps) {
+  return {
+    async checkAvail({ ratePkgId, context }: CheckAvailInput): Promise<CheckAvailOutcome> {
+      try {
+        const data = await supplier.checkAvail({ ratePkgId }, withSignal(context));
+        if (data.status !== profile.checkAvailStatus.available) return { kind: 'unavailable', status: data.status };
+        return { kind: 'available', price: priceOf(data.roomRatePkg) };
+      } catch (err) {
+        if (isSupplierError(err) && err.type === 'SupplierAriChanged') return { kind: 'ari-changed' };
+        throw toFailure(err, ['SupplierBadRequest', 'SupplierForbidden', 'SupplierUnauthorized']);
+      }
+    },
+
+    async book(input: BookInput): Promise<BookOutcome> {
+      const { customerReferenceNo, ratePkgId, holder, guests, context } = input;
+      try {
+        const order = await supplier.book({ customerReferenceNo, ratePkgId, holder, guests }, withSignal(context));
+        return { kind: 'order', order: viewOf(order, profile) };
+      } catch (err) {
+        if (!isSupplierError(err)) throw err;
+        // Thrown so the workflow can wait and retry: nothing was booked by this call.
+        if ((BOOK_SAFE_TO_RETRY as readonly string[]).includes(err.type)) throw toFailure(err, []);
+        const kind = err.mayHaveActed ? 'ambiguous' : 'rejected';
+        return { kind, errorType: err.type, message: err.message };
+      }
+    },
+
+    async queryOrder({ customerReferenceNo, traceId }: QueryOrderInput): Promise<QueryOrderOutcome> {
+      try {
+        const orders = await supplier.queryOrders(
+          { customerReferenceNos: [customerReferenceNo] },
+          { traceId, signal: activitySignal() },
+        );
+        const mine = orders.filter((o) => o.customerReferenceNo === customerReferenceNo);
+        if (mine.length === 0) return { kind: 'not-found' };
+        // One reference is one order (Book is idempotent); should a supplier ever list several, a
+        // settled one decides.
+        const settled = mine.find((o) => isTerminalOrderStatus(profile, o.status));
+        return { kind: 'found', order: viewOf(settled ?? mine[0]!, profile) };
+      } catch (err) {
+        throw toFailure(err, ['SupplierBadRequest', 'SupplierForbidden']);
+      }
+    },
+  };
+}
+
+export type BookingActivities = ReturnType<typeof createActivities>;
+
+/** The price a user sees for a package: the total gross rate, else the total net rate. */
+export function priceOf(pkg: RoomRatePkg | undefined): Money | undefined {
+  return pkg?.totalRate?.grossRate ?? pkg?.totalRate?.netRate;
+}
+
+/** Keeps references, status and price; drops the holder and guests (personal data). */
+export function viewOf(order: HotelOrder, profile: SupplierProfile): OrderView {
+  const s = profile.orderStatus;
+  const state =
+    order.status === s.confirmed
+      ? 'confirmed'
+      : [s.failed, s.cancelled, s.cancelFailed].includes(order.status)
+        ? 'failed'
+        : 'pending';
+  return stripUndefined({
+    customerReferenceNo: order.customerReferenceNo,
+    status: order.status,
+    state,
+    statusRemark: order.statusRemark,
+    platformReferenceNo: order.platformReferenceNo,
+    supplierReferenceNo: order.supplierReferenceNo,
+    hotelConfirmNo: order.hotelConfirmNo,
+    hotelId: order.hotel?.hotelId,
+    checkIn: order.checkIn,
+    checkOut: order.checkOut,
+    price: order.grossRate ?? order.netRate,
+  });
+}
+
+function stripUndefined<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+}
+
+function withSignal(context: SupplierCallContext): CallContext {
+  return { ...context, signal: activitySignal() };
+}
+
+/** The activity's cancellation signal, when running inside an activity (not in plain unit tests). */
+function activitySignal(): AbortSignal | undefined {
+  try {
+    return Context.current().cancellationSignal;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A SupplierError as an ApplicationFailure with its stable type. The listed types are not retryable
+ * (retrying cannot change the answer); a rate-limit hint becomes the next retry delay.
+ */
+export function toFailure(err: unknown, nonRetryable: readonly string[]): ApplicationFailure {
+  if (!isSupplierError(err)) {
+    return err instanceof ApplicationFailure
+      ? err
+      : ApplicationFailure.create({ type: 'UnexpectedError', message: String((err as Error)?.message ?? err) });
+  }
+  const e: SupplierError = err;
+  return ApplicationFailure.create({
+    type: e.type,
+    message: e.message,
+    nonRetryable: nonRetryable.includes(e.type),
+    nextRetryDelay: e.details.retryAfterMs,
+    details: [{ operation: e.details.operation, httpStatus: e.details.httpStatus, code: e.details.code, mayHaveActed: e.mayHaveActed }],
+    cause: e,
+  });
+}

@@ -1,0 +1,110 @@
+/**
+ * The worker's configuration: one zod schema over environment variables, parsed once at start.
+ *
+ * The schema is written over the variable names themselves, so an error names the variable to fix.
+ * The Temporal connection is read the ecosystem's way, by @temporalio/envconfig (TEMPORAL_ADDRESS,
+ * TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_*, TEMPORAL_PROFILE, TEMPORAL_CONFIG_FILE).
+ */
+import { loadClientConnectConfig } from '@temporalio/envconfig';
+import type { NativeConnectionOptions } from '@temporalio/worker';
+import { z } from 'zod';
+import { DEFAULT_TASK_QUEUE } from '../contract';
+import { SupplierProfile } from '../supplier/profile';
+
+const intFromEnv = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+
+/** Every variable, its default and its meaning; the README's configuration table mirrors this. */
+export const EnvSchema = z.object({
+  /** Task queue the worker polls and clients start bookings on. */
+  BOOKING_TASK_QUEUE: z.string().min(1).default(DEFAULT_TASK_QUEUE),
+  /** Base URL of the supplier API (the sandbox supplier by default). */
+  SUPPLIER_BASE_URL: z.url().default('http://127.0.0.1:8787'),
+  /** A static bearer token; alternatively SUPPLIER_APP_KEY + SUPPLIER_APP_SECRET for Ticket. */
+  SUPPLIER_TOKEN: z.string().min(1).optional(),
+  SUPPLIER_APP_KEY: z.string().min(1).optional(),
+  SUPPLIER_APP_SECRET: z.string().min(1).optional(),
+  /** JSON with any part of the supplier profile to override, e.g. {"timeoutsMs":{"book":60000}}. */
+  SUPPLIER_PROFILE: z.string().optional(),
+  /** Connections kept open to the supplier. */
+  SUPPLIER_MAX_CONNECTIONS: intFromEnv(64),
+  /** Activities one worker runs at once (most are waiting on HTTP). */
+  WORKER_MAX_CONCURRENT_ACTIVITIES: intFromEnv(200),
+  /** Workflow tasks one worker runs at once. */
+  WORKER_MAX_CONCURRENT_WORKFLOW_TASKS: intFromEnv(40),
+  /** Workflows kept in the worker's sticky cache. */
+  WORKER_MAX_CACHED_WORKFLOWS: intFromEnv(1000),
+  /** Worker log level: TRACE, DEBUG, INFO, WARN or ERROR. */
+  LOG_LEVEL: z.enum(['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR']).default('INFO'),
+});
+
+export type SupplierCredentials = { kind: 'token'; token: string } | { kind: 'ticket'; appKey: string; appSecret: string };
+
+export interface AppConfig {
+  taskQueue: string;
+  temporal: { connection: NativeConnectionOptions; namespace: string };
+  supplier: {
+    baseUrl: string;
+    credentials: SupplierCredentials;
+    profile: SupplierProfile;
+    maxConnections: number;
+  };
+  worker: { maxConcurrentActivities: number; maxConcurrentWorkflowTasks: number; maxCachedWorkflows: number };
+  logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
+}
+
+/** Raised at start for a bad environment; the message names each variable. Never includes values. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  constructor(readonly issues: string[]) {
+    super(`Invalid configuration:\n  ${issues.join('\n  ')}`);
+  }
+}
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): AppConfig {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`));
+  }
+  const e = parsed.data;
+  const issues: string[] = [];
+
+  let credentials: SupplierCredentials | undefined;
+  if (e.SUPPLIER_TOKEN) credentials = { kind: 'token', token: e.SUPPLIER_TOKEN };
+  else if (e.SUPPLIER_APP_KEY && e.SUPPLIER_APP_SECRET) {
+    credentials = { kind: 'ticket', appKey: e.SUPPLIER_APP_KEY, appSecret: e.SUPPLIER_APP_SECRET };
+  } else {
+    issues.push('SUPPLIER_TOKEN or SUPPLIER_APP_KEY + SUPPLIER_APP_SECRET: one supplier credential is required');
+  }
+
+  let profile: SupplierProfile | undefined;
+  try {
+    const overrides: unknown = e.SUPPLIER_PROFILE ? JSON.parse(e.SUPPLIER_PROFILE) : {};
+    const result = SupplierProfile.safeParse(overrides);
+    if (result.success) profile = result.data;
+    else issues.push(...result.error.issues.map((i) => `SUPPLIER_PROFILE.${i.path.join('.')}: ${i.message}`));
+  } catch {
+    issues.push('SUPPLIER_PROFILE: not valid JSON');
+  }
+
+  const temporal = loadClientConnectConfig({ overrideEnvVars: definedOnly(env), disableFile: !env.TEMPORAL_CONFIG_FILE });
+  if (issues.length > 0 || !credentials || !profile) throw new ConfigError(issues);
+
+  return {
+    taskQueue: e.BOOKING_TASK_QUEUE,
+    temporal: {
+      connection: { ...temporal.connectionOptions, address: temporal.connectionOptions.address ?? 'localhost:7233' },
+      namespace: temporal.namespace ?? 'default',
+    },
+    supplier: { baseUrl: e.SUPPLIER_BASE_URL, credentials, profile, maxConnections: e.SUPPLIER_MAX_CONNECTIONS },
+    worker: {
+      maxConcurrentActivities: e.WORKER_MAX_CONCURRENT_ACTIVITIES,
+      maxConcurrentWorkflowTasks: e.WORKER_MAX_CONCURRENT_WORKFLOW_TASKS,
+      maxCachedWorkflows: e.WORKER_MAX_CACHED_WORKFLOWS,
+    },
+    logLevel: e.LOG_LEVEL,
+  };
+}
+
+function definedOnly(env: Record<string, string | undefined>): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((kv): kv is [string, string] => kv[1] !== undefined));
+}

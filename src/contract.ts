@@ -1,0 +1,200 @@
+/**
+ * The booking contract: everything a caller in any language needs to start, watch and steer a booking.
+ *
+ * Task queue, workflow type and id, the query/update/signal names, search-attribute keys, and the
+ * input and outcome shapes (zod schemas beside their types). Workflow code imports this module, so it
+ * stays free of Node built-ins and I/O.
+ */
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import { z } from 'zod';
+import { Guest, Holder, Money } from './supplier/schemas';
+
+/** Default task queue; deployments may set BOOKING_TASK_QUEUE. */
+export const DEFAULT_TASK_QUEUE = 'hotel-booking';
+export const WORKFLOW_TYPE = 'bookingWorkflow';
+
+/** One workflow per booking reference: starting the same booking twice finds the same workflow. */
+export function bookingWorkflowId(customerReferenceNo: string): string {
+  return `booking:${customerReferenceNo}`;
+}
+
+// --- Search attributes (registered on the dev server and in docker-compose) -------------------
+
+/** Where the booking is now; see BookingStage. Keyword, so operators filter `BookingStage = "recovering"`. */
+export const BookingStageKey = defineSearchAttributeKey('BookingStage', SearchAttributeType.KEYWORD);
+/** The caller's reference: the one id shared by the partner, this workflow and the supplier. */
+export const CustomerReferenceNoKey = defineSearchAttributeKey('CustomerReferenceNo', SearchAttributeType.KEYWORD);
+export const SEARCH_ATTRIBUTES = [
+  { name: 'BookingStage', type: 'Keyword' },
+  { name: 'CustomerReferenceNo', type: 'Keyword' },
+] as const;
+
+// --- Input ------------------------------------------------------------------------------------
+
+export const PriceChangePolicy = z.object({
+  /** Largest accepted increase, in percent of the expected price. Unset: no percentage allowance. */
+  maxIncreasePercent: z.number().nonnegative().optional(),
+  /** Largest accepted increase, in the expected price's currency. Unset: no amount allowance. */
+  maxIncreaseAmount: z.number().nonnegative().optional(),
+  /** Beyond the allowance: give up (`reject`) or wait for `approvePriceChange` (`ask`). */
+  onExceeded: z.enum(['reject', 'ask']).default('reject'),
+  /** How long `ask` waits for an answer before giving up. */
+  approvalTimeoutSeconds: z.number().int().positive().default(15 * 60),
+});
+export type PriceChangePolicy = z.infer<typeof PriceChangePolicy>;
+
+/** Headers passed to the supplier on this booking's calls. None is secret. */
+export const RequestContext = z.object({
+  currency: z.string().min(1).optional(),
+  language: z.string().min(1).optional(),
+  ip: z.string().min(1).optional(),
+  /** The supplier's `Test` header (test environments and the sandbox only). */
+  test: z.string().optional(),
+});
+export type RequestContext = z.infer<typeof RequestContext>;
+
+/**
+ * The recovery schedule after an ambiguous Book. Defaults are the spec's (section 8): poll at once,
+ * then after 30 s, 1, 2, 4, 8 min, then every 10 min. A test or chaos run may scale it down.
+ */
+export const RecoveryPolicy = z.object({
+  /** Waits between the first polls, in seconds; the first poll is always immediate. */
+  delaysSeconds: z.array(z.number().positive()).default([30, 60, 120, 240, 480]),
+  /** Wait between polls once `delaysSeconds` is used up. */
+  repeatEverySeconds: z.number().positive().default(600),
+  /** A poll at least this long after a Book that still finds no order sends Book again. */
+  rebookAfterSeconds: z.number().positive().default(600),
+  /** Book calls that may reach the supplier, in all (the first included). */
+  maxBookAttempts: z.number().int().min(1).default(2),
+  /** After this long since the first ambiguous Book, give up as `unresolved` and tell a person. */
+  deadlineSeconds: z.number().positive().default(24 * 3600),
+  /** Continue-as-new once the history has this many events (state is carried). */
+  continueAsNewAfterEvents: z.number().int().min(100).default(5_000),
+});
+export type RecoveryPolicy = z.infer<typeof RecoveryPolicy>;
+
+export const BookingRequest = z.object({
+  /** The caller's reference (uuid): the idempotency key at the supplier and the workflow id. */
+  customerReferenceNo: z.uuid(),
+  ratePkgId: z.string().min(1),
+  holder: Holder,
+  guests: z.array(Guest).min(1),
+  /** Session-Id for CheckAvail and Book; derived from the reference when absent. */
+  sessionId: z.string().min(1).optional(),
+  /** The price the user saw in HotelRates. Without it any current price is accepted. */
+  expectedPrice: Money.optional(),
+  priceChangePolicy: PriceChangePolicy.optional(),
+  context: RequestContext.optional(),
+  recovery: RecoveryPolicy.partial().optional(),
+});
+export type BookingRequest = z.input<typeof BookingRequest>;
+export type ParsedBookingRequest = z.output<typeof BookingRequest>;
+
+// --- State and outcome ------------------------------------------------------------------------
+
+export const BookingStages = [
+  'checking-availability',
+  'awaiting-price-approval',
+  'booking',
+  'recovering',
+  'completed',
+] as const;
+export type BookingStage = (typeof BookingStages)[number];
+
+/** What we keep of a supplier order: references, status and price. No personal data. */
+export interface OrderSummary {
+  customerReferenceNo: string;
+  status: number;
+  statusRemark?: string;
+  platformReferenceNo?: string;
+  supplierReferenceNo?: string;
+  hotelConfirmNo?: string;
+  hotelId?: string;
+  checkIn?: string;
+  checkOut?: string;
+  price?: Money;
+}
+
+/** One QueryOrders poll of the recovery loop. */
+export interface PollRecord {
+  /** Workflow time of the poll (ISO). */
+  at: string;
+  /** Seconds since the Book this poll verifies. */
+  sinceBookSeconds: number;
+  trigger: 'schedule' | 'supplier-hint';
+  result: 'found' | 'not-found' | 'error';
+  status?: number;
+  error?: string;
+}
+
+export interface BookAttempt {
+  at: string;
+  result: 'order' | 'rejected' | 'ambiguous';
+  status?: number;
+  error?: string;
+}
+
+export type BookingOutcome =
+  | { kind: 'confirmed'; order: OrderSummary; cancelRequested: boolean }
+  | { kind: 'failed'; reason: string; order?: OrderSummary; errorType?: string; cancelRequested: boolean }
+  | { kind: 'unavailable' }
+  | { kind: 'price-rejected'; expectedPrice: Money; currentPrice?: Money; reason: 'policy' | 'refused' | 'approval-timeout' }
+  | { kind: 'cancelled' }
+  | {
+      kind: 'unresolved';
+      customerReferenceNo: string;
+      sessionId: string;
+      lastStatus?: number;
+      bookAttempts: BookAttempt[];
+      polls: PollRecord[];
+      cancelRequested: boolean;
+    };
+export type BookingOutcomeKind = BookingOutcome['kind'];
+
+/** What the `bookingState` query answers. */
+export interface BookingState {
+  stage: BookingStage;
+  customerReferenceNo: string;
+  sessionId: string;
+  ratePkgId: string;
+  expectedPrice?: Money;
+  currentPrice?: Money;
+  acceptedPrice?: Money;
+  bookAttempts: BookAttempt[];
+  polls: PollRecord[];
+  /** Workflow time of the next scheduled poll (ISO), while recovering. */
+  nextPollAt?: string;
+  /** When recovery gives up (ISO), while recovering. */
+  deadlineAt?: string;
+  cancelRequested: boolean;
+  order?: OrderSummary;
+  outcome?: BookingOutcome;
+}
+
+// --- Messages ---------------------------------------------------------------------------------
+
+export const bookingStateQuery = defineQuery<BookingState>('bookingState');
+
+export const PriceApproval = z.object({
+  approved: z.boolean(),
+  /** The price being approved; must equal the price the workflow is waiting on, so a stale approval fails. */
+  price: Money,
+  approvedBy: z.string().min(1).optional(),
+});
+export type PriceApproval = z.infer<typeof PriceApproval>;
+export const approvePriceChangeUpdate = defineUpdate<{ accepted: boolean; stage: BookingStage }, [PriceApproval]>(
+  'approvePriceChange',
+);
+
+/** A hint from the supplier's order-status callback. Never trusted alone: it triggers a verifying poll. */
+export const SupplierOrderUpdate = z.object({
+  customerReferenceNo: z.string().optional(),
+  status: z.number().int().optional(),
+});
+export type SupplierOrderUpdate = z.infer<typeof SupplierOrderUpdate>;
+export const supplierOrderUpdateSignal = defineSignal<[SupplierOrderUpdate]>('supplierOrderUpdate');
+
+/** Error types the workflow fails with (everything else is an outcome value). */
+export const BookingErrorTypes = ['InvalidBookingRequest'] as const;
+export type BookingErrorType = (typeof BookingErrorTypes)[number];

@@ -1,0 +1,81 @@
+/**
+ * Runs the Temporal CLI's dev server (server + embedded Web UI) as a child process, for `npm start`.
+ * Tests use the SDK's TestWorkflowEnvironment with the same executable instead (test/harness).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { SEARCH_ATTRIBUTES } from '../contract';
+
+export interface DevServerOptions {
+  cliPath: string;
+  ip?: string;
+  port: number;
+  uiPort: number;
+  /** SQLite file: workflows survive a restart. */
+  dbFile: string;
+  namespace?: string;
+  /** Passed to the UI so it can decode encrypted payloads. */
+  codecEndpoint?: string;
+  logLevel?: 'debug' | 'info' | 'warn' | 'error';
+}
+
+export interface DevServer {
+  address: string;
+  uiUrl: string;
+  process: ChildProcess;
+  stop(): Promise<void>;
+}
+
+export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
+  const ip = options.ip ?? '127.0.0.1';
+  mkdirSync(path.dirname(options.dbFile), { recursive: true });
+  const args = [
+    'server',
+    'start-dev',
+    '--ip', ip,
+    '--port', String(options.port),
+    '--ui-port', String(options.uiPort),
+    '--db-filename', options.dbFile,
+    '--namespace', options.namespace ?? 'default',
+    '--log-level', options.logLevel ?? 'warn',
+    ...SEARCH_ATTRIBUTES.flatMap((sa) => ['--search-attribute', `${sa.name}=${sa.type}`]),
+    ...(options.codecEndpoint ? ['--ui-codec-endpoint', options.codecEndpoint] : []),
+  ];
+  const child = spawn(options.cliPath, args, { stdio: ['ignore', 'inherit', 'inherit'] });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const ready = Promise.all([waitForPort(ip, options.port, 60_000), waitForPort(ip, options.uiPort, 60_000)]);
+  const first = await Promise.race([ready.then(() => 'ready' as const), exited.then((code) => code)]);
+  if (first !== 'ready') throw new Error(`Temporal dev server exited with code ${first} before it was ready`);
+
+  return {
+    address: `${ip}:${options.port}`,
+    uiUrl: `http://${ip}:${options.uiPort}`,
+    process: child,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** Resolves once something accepts TCP connections on the port. */
+export async function waitForPort(host: string, port: number, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const open = await new Promise<boolean>((resolve) => {
+      const socket = net.connect({ host, port }, () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.on('error', () => resolve(false));
+    });
+    if (open) return;
+    if (Date.now() > deadline) throw new Error(`Nothing listening on ${host}:${port} after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}

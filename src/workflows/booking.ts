@@ -1,0 +1,442 @@
+/**
+ * bookingWorkflow: CheckAvail → Book → durable recovery loop.
+ *
+ * The story, in order:
+ *  1. Validate the request (an invalid one fails at once, naming each field).
+ *  2. CheckAvail; judge the price against what the user saw and the price-change policy, asking a
+ *     person through the `approvePriceChange` update when the policy says so.
+ *  3. Book with the caller's reference. From here on, workflow cancellation no longer abandons the
+ *     booking: money may be at stake, so the order's fate is still found out and reported.
+ *  4. When Book's outcome is unknown (timeout, 504, reset after send, pending order), poll QueryOrders
+ *     on the spec's schedule; re-send Book (same reference, so never a second order) only when the
+ *     order is still not found 10 minutes after the Book; after the deadline, report `unresolved`.
+ */
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  CancellationScope,
+  condition,
+  continueAsNew,
+  isCancellation,
+  log,
+  proxyActivities,
+  setCurrentDetails,
+  setHandler,
+  sleep,
+  upsertSearchAttributes,
+  allHandlersFinished,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { BookingActivities, BookOutcome, CheckAvailOutcome, OrderView } from '../activities/booking';
+import {
+  approvePriceChangeUpdate,
+  bookingStateQuery,
+  BookingRequest,
+  bookingWorkflowId,
+  BookingStageKey,
+  PriceApproval,
+  RecoveryPolicy,
+  supplierOrderUpdateSignal,
+  type BookAttempt,
+  type BookingOutcome,
+  type BookingStage,
+  type BookingState,
+  type ParsedBookingRequest,
+  type PollRecord,
+} from '../contract';
+import { describeIssues, type Money } from '../supplier/schemas';
+import { judgePrice } from './price';
+import { pollOffsetSeconds } from './schedule';
+
+const { checkAvail } = proxyActivities<BookingActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 8 },
+});
+
+/**
+ * Book is never retried by Temporal: an activity that timed out may have reached the supplier, so
+ * the workflow decides (recovery), and it re-sends Book itself only where no order can exist.
+ * The timeout is above the client's 90 s Book timeout, so the client classifies first.
+ */
+const { book } = proxyActivities<BookingActivities>({
+  startToCloseTimeout: '2 minutes',
+  retry: { maximumAttempts: 1 },
+});
+
+/** A failing QueryOrders is retried with backoff and is not a poll; after 5 minutes it counts as an error poll. */
+const { queryOrder } = proxyActivities<BookingActivities>({
+  startToCloseTimeout: '30 seconds',
+  scheduleToCloseTimeout: '5 minutes',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+});
+
+/** How often an ARI-changed answer without a package leads to another CheckAvail. */
+const MAX_ARI_RECHECKS = 3;
+/** Book refused before any work (429, connection refused) is re-sent for at most this long. */
+const BOOK_RETRY_WINDOW_MS = 10 * 60_000;
+/** Polls kept in state (and carried over continue-as-new); older ones are dropped, counted. */
+const MAX_POLLS_KEPT = 200;
+
+/** State carried across continue-as-new while recovering. Internal: not part of the contract. */
+interface ResumeState {
+  state: BookingState;
+  anchorMs: number;
+  nextIndex: number;
+  deadlineMs: number;
+}
+export type BookingWorkflowInput = BookingRequest & { resume?: ResumeState };
+
+export async function bookingWorkflow(input: BookingWorkflowInput): Promise<BookingOutcome> {
+  const request = parseRequest(input);
+  const recovery = RecoveryPolicy.parse(request.recovery ?? {});
+  const sessionId = request.sessionId ?? `sess-${request.customerReferenceNo}`;
+  const traceId = workflowInfo().workflowId;
+  const context = { ...request.context, sessionId, traceId };
+
+  const state: BookingState = input.resume?.state ?? {
+    stage: 'checking-availability',
+    customerReferenceNo: request.customerReferenceNo,
+    sessionId,
+    ratePkgId: request.ratePkgId,
+    expectedPrice: request.expectedPrice,
+    bookAttempts: [],
+    polls: [],
+    cancelRequested: false,
+  };
+  let approval: PriceApproval | undefined;
+  let pendingPrice: Money | undefined;
+  let hints = 0;
+
+  setHandler(bookingStateQuery, () => state);
+  setHandler(
+    approvePriceChangeUpdate,
+    (answer) => {
+      approval = answer;
+      return { accepted: answer.approved, stage: state.stage };
+    },
+    {
+      validator: (answer) => {
+        const parsed = PriceApproval.safeParse(answer);
+        if (!parsed.success) throw new Error(`Invalid approval: ${describeIssues(parsed.error).join('; ')}`);
+        if (state.stage !== 'awaiting-price-approval' || !pendingPrice) {
+          throw new Error(`No price change is awaiting approval (stage: ${state.stage})`);
+        }
+        if (!sameMoney(parsed.data.price, pendingPrice)) {
+          throw new Error(
+            `Approval is for ${fmt(parsed.data.price)} but the price awaiting approval is ${fmt(pendingPrice)}`,
+          );
+        }
+      },
+    },
+  );
+  setHandler(supplierOrderUpdateSignal, () => {
+    hints++;
+  });
+  // Cancellation is noted, not obeyed, once Book may have reached the supplier.
+  CancellationScope.current().cancelRequested.catch(() => {
+    state.cancelRequested = true;
+  });
+
+  const setStage = (stage: BookingStage, details?: string) => {
+    state.stage = stage;
+    upsertSearchAttributes([{ key: BookingStageKey, value: stage }]);
+    setCurrentDetails(details ?? describe(state));
+  };
+  const finish = (outcome: BookingOutcome): BookingOutcome => {
+    state.outcome = outcome;
+    state.nextPollAt = undefined;
+    state.stage = 'completed';
+    // The outcome kind, not just "completed", so operators can filter for `unresolved` bookings.
+    upsertSearchAttributes([{ key: BookingStageKey, value: outcome.kind }]);
+    setCurrentDetails(`Outcome: ${outcome.kind}. ${describe(state)}`);
+    if (outcome.kind === 'unresolved') {
+      log.error('Booking unresolved at the recovery deadline: needs manual follow-up', {
+        customerReferenceNo: state.customerReferenceNo,
+      });
+    }
+    return outcome;
+  };
+
+  if (input.resume) {
+    setCurrentDetails(describe(state));
+    return finish(await CancellationScope.nonCancellable(() => recover(input.resume!)));
+  }
+
+  // --- 1. Availability and price (cancellable: nothing is booked yet) ---------------------------
+  setStage('checking-availability');
+  let accepted: Money | undefined;
+  try {
+    let outcome: CheckAvailOutcome = await checkAvail({ ratePkgId: request.ratePkgId, context });
+    for (let i = 0; outcome.kind === 'ari-changed' && !outcome.price && i < MAX_ARI_RECHECKS; i++) {
+      outcome = await checkAvail({ ratePkgId: request.ratePkgId, context });
+    }
+    if (outcome.kind === 'unavailable') return finish({ kind: 'unavailable' });
+    if (outcome.kind === 'ari-changed' && !outcome.price) {
+      return finish({
+        kind: 'failed',
+        reason: `Price changed and the current price could not be read after ${MAX_ARI_RECHECKS + 1} checks`,
+        errorType: 'SupplierAriChanged',
+        cancelRequested: state.cancelRequested,
+      });
+    }
+    const current = outcome.price;
+    state.currentPrice = current;
+    const verdict = judgePrice(request.expectedPrice, current, request.priceChangePolicy);
+    if (verdict === 'reject') {
+      return finish({ kind: 'price-rejected', expectedPrice: request.expectedPrice!, currentPrice: current, reason: 'policy' });
+    }
+    if (verdict === 'ask') {
+      pendingPrice = current;
+      setStage('awaiting-price-approval', `Price changed from ${fmt(request.expectedPrice)} to ${fmt(current)}: awaiting approval`);
+      const timeoutSeconds = request.priceChangePolicy?.approvalTimeoutSeconds ?? 900;
+      const answered = await condition(() => approval !== undefined, `${timeoutSeconds} seconds`);
+      if (!answered || !approval?.approved) {
+        return finish({
+          kind: 'price-rejected',
+          expectedPrice: request.expectedPrice!,
+          currentPrice: current,
+          reason: answered ? 'refused' : 'approval-timeout',
+        });
+      }
+    }
+    accepted = current;
+    state.acceptedPrice = current;
+  } catch (err) {
+    if (isCancellation(err)) return finish({ kind: 'cancelled' });
+    if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure) {
+      return finish({
+        kind: 'failed',
+        reason: `CheckAvail failed: ${err.cause.message}`,
+        errorType: err.cause.type ?? undefined,
+        cancelRequested: state.cancelRequested,
+      });
+    }
+    throw err;
+  }
+  if (state.cancelRequested) return finish({ kind: 'cancelled' });
+  void accepted;
+
+  // --- 2 and 3. Book and recover (not cancellable: Book may reach the supplier) ------------------
+  return finish(await CancellationScope.nonCancellable(() => bookAndResolve()));
+
+  async function bookAndResolve(): Promise<BookingOutcome> {
+    const firstBookMs = Date.now();
+    const result = await sendBook();
+    const decided = decideAfterBook(result);
+    if (decided) return decided;
+    return recover({ state, anchorMs: Date.now(), nextIndex: 0, deadlineMs: firstBookMs + recovery.deadlineSeconds * 1000 });
+  }
+
+  /** Sends Book, re-sending only after answers that prove no order was made. */
+  async function sendBook(): Promise<BookOutcome> {
+    setStage('booking');
+    const started = Date.now();
+    for (let wait = 1_000; ; wait = Math.min(wait * 2, 60_000)) {
+      const at = new Date().toISOString();
+      try {
+        const outcome = await book({
+          customerReferenceNo: request.customerReferenceNo,
+          ratePkgId: request.ratePkgId,
+          holder: request.holder,
+          guests: request.guests,
+          context,
+        });
+        state.bookAttempts.push(attemptRecord(at, outcome));
+        return outcome;
+      } catch (err) {
+        const type = err instanceof ActivityFailure && err.cause instanceof ApplicationFailure ? err.cause.type : undefined;
+        if (type === 'SupplierRateLimited' || type === 'SupplierNetworkBeforeSend') {
+          if (Date.now() - started >= BOOK_RETRY_WINDOW_MS) {
+            return { kind: 'rejected', errorType: type, message: `Book refused for ${BOOK_RETRY_WINDOW_MS / 60_000} minutes` };
+          }
+          const hinted = err instanceof ActivityFailure && err.cause instanceof ApplicationFailure ? err.cause.nextRetryDelay : undefined;
+          await sleep(hinted ?? wait, { summary: `Book refused (${type}); retrying` });
+          continue;
+        }
+        // The activity itself failed or timed out (e.g. the worker died mid-call): the supplier may
+        // have acted, so this is an unknown outcome, resolved by looking the order up.
+        const message = err instanceof Error ? err.message : String(err);
+        const outcome: BookOutcome = { kind: 'ambiguous', errorType: type ?? 'ActivityFailure', message };
+        state.bookAttempts.push(attemptRecord(at, outcome));
+        return outcome;
+      }
+    }
+  }
+
+  /** A final outcome from a Book answer, or undefined when the order must be looked up. */
+  function decideAfterBook(result: BookOutcome): BookingOutcome | undefined {
+    if (result.kind === 'rejected') {
+      return { kind: 'failed', reason: result.message, errorType: result.errorType, cancelRequested: state.cancelRequested };
+    }
+    if (result.kind === 'order') return decideOnOrder(result.order);
+    return undefined;
+  }
+
+  function decideOnOrder(order: OrderView): BookingOutcome | undefined {
+    state.order = stripState(order);
+    if (order.state === 'confirmed') return { kind: 'confirmed', order: stripState(order), cancelRequested: state.cancelRequested };
+    if (order.state === 'failed') {
+      return {
+        kind: 'failed',
+        reason: order.statusRemark ?? `Order ended in status ${order.status}`,
+        order: stripState(order),
+        cancelRequested: state.cancelRequested,
+      };
+    }
+    return undefined;
+  }
+
+  /** The durable polling loop. Poll k happens `pollOffsetSeconds(k)` after the Book it verifies. */
+  async function recover(from: ResumeState): Promise<BookingOutcome> {
+    let { anchorMs, nextIndex } = from;
+    const { deadlineMs } = from;
+    state.deadlineAt = new Date(deadlineMs).toISOString();
+    let hintsSeen = hints;
+    setStage('recovering');
+
+    for (;;) {
+      if (shouldContinueAsNew()) {
+        await condition(allHandlersFinished);
+        return continueAsNew<typeof bookingWorkflow>({
+          ...stripResume(input),
+          resume: { state, anchorMs, nextIndex, deadlineMs },
+        });
+      }
+      const dueMs = Math.min(anchorMs + pollOffsetSeconds(nextIndex, recovery) * 1000, deadlineMs);
+      state.nextPollAt = new Date(dueMs).toISOString();
+      setCurrentDetails(describe(state));
+
+      const waitMs = dueMs - Date.now();
+      const hinted = waitMs > 0 ? await condition(() => hints > hintsSeen, waitMs) : false;
+      hintsSeen = hints;
+      const trigger = hinted ? 'supplier-hint' : 'schedule';
+      if (!hinted) nextIndex++;
+
+      const poll = await pollOnce(anchorMs, trigger);
+      if (poll.kind === 'found') {
+        const decided = decideOnOrder(poll.order);
+        if (decided) return decided;
+      }
+      if (!hinted && dueMs >= deadlineMs) {
+        return {
+          kind: 'unresolved',
+          customerReferenceNo: state.customerReferenceNo,
+          sessionId,
+          lastStatus: state.order?.status,
+          bookAttempts: state.bookAttempts,
+          polls: state.polls,
+          cancelRequested: state.cancelRequested,
+        };
+      }
+      const sinceBookMs = Date.now() - anchorMs;
+      if (
+        !hinted &&
+        poll.kind === 'not-found' &&
+        sinceBookMs >= recovery.rebookAfterSeconds * 1000 &&
+        state.bookAttempts.filter((a) => a.result !== 'rejected').length < recovery.maxBookAttempts
+      ) {
+        // Still no order long after Book: the request most likely never arrived. The same reference
+        // makes a re-sent Book safe: the supplier returns any existing order instead of a second one.
+        const result = await sendBook();
+        const decided = decideAfterBook(result);
+        if (decided) return decided;
+        setStage('recovering');
+        anchorMs = Date.now();
+        nextIndex = 0;
+      }
+    }
+  }
+
+  async function pollOnce(anchorMs: number, trigger: PollRecord['trigger']) {
+    const at = new Date();
+    const record: PollRecord = { at: at.toISOString(), sinceBookSeconds: Math.round((at.getTime() - anchorMs) / 1000), trigger, result: 'error' };
+    try {
+      const result = await queryOrder({ customerReferenceNo: request.customerReferenceNo, traceId });
+      record.result = result.kind;
+      if (result.kind === 'found') record.status = result.order.status;
+      pushPoll(record);
+      return result;
+    } catch (err) {
+      // QueryOrders kept failing for its whole retry window: the booking is still unknown, not failed.
+      record.error = err instanceof ActivityFailure && err.cause instanceof ApplicationFailure ? (err.cause.type ?? err.cause.message) : String(err);
+      pushPoll(record);
+      return { kind: 'error' as const };
+    }
+  }
+
+  function pushPoll(record: PollRecord) {
+    state.polls.push(record);
+    if (state.polls.length > MAX_POLLS_KEPT) state.polls.splice(0, state.polls.length - MAX_POLLS_KEPT);
+  }
+
+  function shouldContinueAsNew(): boolean {
+    const info = workflowInfo();
+    return info.continueAsNewSuggested || info.historyLength >= recovery.continueAsNewAfterEvents;
+  }
+}
+
+function parseRequest(input: BookingWorkflowInput): ParsedBookingRequest {
+  const parsed = BookingRequest.safeParse(stripResume(input ?? ({} as BookingWorkflowInput)));
+  if (!parsed.success) {
+    const issues = describeIssues(parsed.error);
+    throw ApplicationFailure.create({
+      type: 'InvalidBookingRequest',
+      message: `Invalid booking request: ${issues.join('; ')}`,
+      nonRetryable: true,
+      details: [{ issues }],
+    });
+  }
+  const expectedId = bookingWorkflowId(parsed.data.customerReferenceNo);
+  if (workflowInfo().workflowId !== expectedId) {
+    // One workflow per reference is what makes a retried start harmless; another id would allow two.
+    throw ApplicationFailure.create({
+      type: 'InvalidBookingRequest',
+      message: `workflowId: must be "${expectedId}" for this customerReferenceNo`,
+      nonRetryable: true,
+      details: [{ issues: [`workflowId: must be "${expectedId}"`] }],
+    });
+  }
+  return parsed.data;
+}
+
+function stripResume(input: BookingWorkflowInput): BookingRequest {
+  const { resume: _resume, ...request } = input;
+  return request;
+}
+
+function stripState(order: OrderView) {
+  const { state: _state, ...summary } = order;
+  return summary;
+}
+
+function attemptRecord(at: string, outcome: BookOutcome): BookAttempt {
+  if (outcome.kind === 'order') return { at, result: 'order', status: outcome.order.status };
+  return { at, result: outcome.kind, error: outcome.errorType };
+}
+
+function sameMoney(a: Money, b: Money): boolean {
+  return a.currency === b.currency && a.amount === b.amount;
+}
+
+function fmt(m: Money | undefined): string {
+  return m ? `${m.amount} ${m.currency}` : 'unknown';
+}
+
+/** The one-paragraph view an operator sees in the Web UI ("current details"). No personal data. */
+function describe(s: BookingState): string {
+  const lastPoll = s.polls[s.polls.length - 1];
+  return [
+    `Stage: ${s.stage}`,
+    `Reference: ${s.customerReferenceNo}`,
+    `Rate package: ${s.ratePkgId}`,
+    s.acceptedPrice ? `Price: ${fmt(s.acceptedPrice)}` : undefined,
+    `Book attempts: ${s.bookAttempts.length}`,
+    s.polls.length ? `Polls: ${s.polls.length}` : undefined,
+    lastPoll ? `Last poll: ${lastPoll.at} → ${lastPoll.result}${lastPoll.status !== undefined ? ` (status ${lastPoll.status})` : ''}` : undefined,
+    s.nextPollAt ? `Next poll: ${s.nextPollAt}` : undefined,
+    s.deadlineAt ? `Gives up at: ${s.deadlineAt}` : undefined,
+    s.cancelRequested ? 'Cancel requested: the booking is still being resolved' : undefined,
+  ]
+    .filter(Boolean)
+    .join('\n');
+}

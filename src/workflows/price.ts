@@ -1,0 +1,28 @@
+/** The price-change decision, as a pure function of what the user saw, what CheckAvail says, and the policy. */
+import type { PriceChangePolicy } from '../contract';
+import type { Money } from '../supplier/schemas';
+
+export type PriceVerdict = 'accept' | 'reject' | 'ask';
+
+/**
+ * A decrease or an equal price is accepted; an increase within every allowance set by the policy is
+ * accepted; anything else (an increase beyond it, another currency, no price to compare) goes to the
+ * policy's `onExceeded`. Without an expected price there is nothing to compare, so any price is accepted.
+ */
+export function judgePrice(
+  expected: Money | undefined,
+  current: Money | undefined,
+  policy: Partial<PriceChangePolicy> | undefined,
+): PriceVerdict {
+  if (!expected) return 'accept';
+  const exceeded = policy?.onExceeded ?? 'reject';
+  if (!current || current.currency !== expected.currency) return exceeded;
+  const increase = current.amount - expected.amount;
+  if (increase <= 0) return 'accept';
+  const pct = expected.amount > 0 ? (increase / expected.amount) * 100 : Infinity;
+  const { maxIncreasePercent, maxIncreaseAmount } = policy ?? {};
+  if (maxIncreasePercent === undefined && maxIncreaseAmount === undefined) return exceeded;
+  const withinPct = maxIncreasePercent === undefined || pct <= maxIncreasePercent + 1e-9;
+  const withinAmount = maxIncreaseAmount === undefined || increase <= maxIncreaseAmount + 1e-9;
+  return withinPct && withinAmount ? 'accept' : exceeded;
+}

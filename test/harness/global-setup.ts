@@ -1,0 +1,77 @@
+/**
+ * Starts the real Temporal servers once per test run, shared by every test file:
+ *  - the Java time-skipping test server, for the `workflow` tier;
+ *  - the Temporal CLI dev server (search attributes registered), for the `integration` tier;
+ * and bundles the workflow code once, so each file's workers start in milliseconds.
+ * Addresses reach the test files through environment variables (see ./temporal.ts).
+ */
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { SearchAttributeType } from '@temporalio/common';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { resolveServerExecutable } from '../../src/temporal/binaries';
+import { BookingStageKey, CustomerReferenceNoKey } from '../../src/contract';
+
+const ALL_TIERS = ['unit', 'supplier', 'workflow', 'integration', 'replay'];
+
+/** The tiers this run selected with --selectProjects (all when none). */
+function selectedTiers(): string[] {
+  const argv = process.argv;
+  const i = argv.findIndex((a) => a === '--selectProjects' || a.startsWith('--selectProjects='));
+  if (i < 0) return ALL_TIERS;
+  const inline = argv[i]!.includes('=') ? [argv[i]!.split('=')[1]!] : [];
+  const following = [];
+  for (let j = i + 1; j < argv.length && !argv[j]!.startsWith('-'); j++) following.push(argv[j]!);
+  return [...inline, ...following];
+}
+
+export default async function globalSetup(): Promise<void> {
+  const tiers = selectedTiers();
+  const needs = (...names: string[]) => names.some((n) => tiers.includes(n));
+  const started: TestWorkflowEnvironment[] = [];
+  (globalThis as Record<string, unknown>).__temporalEnvs = started;
+
+  if (needs('workflow', 'integration', 'replay')) {
+    const t0 = Date.now();
+    const { code } = await bundleWorkflowCode({
+      workflowsPath: require.resolve('../../src/workflows'),
+      logger: { info() {}, warn() {}, error: console.error, debug() {}, trace() {}, log() {} } as never,
+    });
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'booking-bundle-'));
+    const file = path.join(dir, 'workflow-bundle.js');
+    writeFileSync(file, code);
+    process.env.TEST_WORKFLOW_BUNDLE = file;
+    log(`workflow bundle built in ${Date.now() - t0} ms`);
+  }
+  if (needs('workflow')) {
+    const t0 = Date.now();
+    const env = await TestWorkflowEnvironment.createTimeSkipping({
+      server: { executable: resolveServerExecutable('test-server') },
+    });
+    started.push(env);
+    process.env.TEST_TIME_SKIPPING_ADDRESS = env.address;
+    log(`time-skipping test server on ${env.address} in ${Date.now() - t0} ms`);
+  }
+  if (needs('integration')) {
+    const t0 = Date.now();
+    const env = await TestWorkflowEnvironment.createLocal({
+      server: {
+        executable: resolveServerExecutable('cli'),
+        ui: true,
+        searchAttributes: [
+          { name: BookingStageKey.name, type: SearchAttributeType.KEYWORD },
+          { name: CustomerReferenceNoKey.name, type: SearchAttributeType.KEYWORD },
+        ],
+      },
+    });
+    started.push(env);
+    process.env.TEST_DEV_SERVER_ADDRESS = env.address;
+    log(`dev server on ${env.address} in ${Date.now() - t0} ms`);
+  }
+}
+
+function log(message: string): void {
+  process.stderr.write(`[test harness] ${message}\n`);
+}

@@ -1,0 +1,7 @@
+/** Stops the servers global-setup started, so no process outlives the run. */
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+
+export default async function globalTeardown(): Promise<void> {
+  const envs = ((globalThis as Record<string, unknown>).__temporalEnvs ?? []) as TestWorkflowEnvironment[];
+  await Promise.all(envs.map((env) => env.teardown()));
+}

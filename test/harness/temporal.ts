@@ -1,0 +1,34 @@
+/**
+ * What a test file uses to reach the servers global-setup started: a time-skipping environment or a
+ * dev-server environment over the shared server, and the prebuilt workflow bundle.
+ */
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+
+/** The SDK types `create` as private; it is the only way to attach time skipping to a server someone else started. */
+type CreateFn = (opts: {
+  server: { type: 'existing' };
+  supportsTimeSkipping: boolean;
+  address: string;
+  namespace?: string;
+}) => Promise<TestWorkflowEnvironment>;
+const create = (TestWorkflowEnvironment as unknown as { create: CreateFn }).create.bind(TestWorkflowEnvironment);
+
+function required(name: string): string {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set: run this file through jest so test/harness/global-setup.ts starts the servers`);
+  return value;
+}
+
+/** Time-skipping environment on the shared Java test server. Tests using it run one workflow at a time. */
+export function connectTimeSkipping(): Promise<TestWorkflowEnvironment> {
+  return create({ server: { type: 'existing' }, supportsTimeSkipping: true, address: required('TEST_TIME_SKIPPING_ADDRESS') });
+}
+
+/** Environment on the shared dev server (real time, full server, search attributes registered). */
+export function connectDevServer(): Promise<TestWorkflowEnvironment> {
+  return TestWorkflowEnvironment.createFromExistingServer({ address: required('TEST_DEV_SERVER_ADDRESS') });
+}
+
+export function workflowBundle(): { codePath: string } {
+  return { codePath: required('TEST_WORKFLOW_BUNDLE') };
+}
