@@ -10,7 +10,7 @@
 const tier = (name, extra = {}) => ({
   displayName: name,
   testMatch: [`<rootDir>/test/${name}/**/*.test.ts`],
-  transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json', isolatedModules: true }] },
+  transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json' }] },
   testEnvironment: 'node',
   ...extra,
 });
@@ -26,4 +26,6 @@ module.exports = {
   globalSetup: '<rootDir>/test/harness/global-setup.ts',
   globalTeardown: '<rootDir>/test/harness/global-teardown.ts',
   testTimeout: 120_000,
+  // One test file at a time: time skipping is global to the shared test server, and the machine has 2 cores.
+  maxWorkers: 1,
 };

@@ -34,6 +34,7 @@ import {
   BookingRequest,
   bookingWorkflowId,
   BookingStageKey,
+  CustomerReferenceNoKey,
   PriceApproval,
   RecoveryPolicy,
   supplierOrderUpdateSignal,
@@ -156,6 +157,9 @@ export async function bookingWorkflow(input: BookingWorkflowInput): Promise<Book
     }
     return outcome;
   };
+
+  // Also set here, not only by the client helper, for bookings started from other languages or the CLI.
+  upsertSearchAttributes([{ key: CustomerReferenceNoKey, value: request.customerReferenceNo }]);
 
   if (input.resume) {
     setCurrentDetails(describe(state));

@@ -1,0 +1,109 @@
+/**
+ * The client helper for backend services: start a booking, watch it, steer it, await its outcome.
+ *
+ * `startBooking` is safe to retry: the workflow id is derived from the caller's customerReferenceNo
+ * and a start for a reference that already has a workflow returns that workflow, running or done.
+ * So a caller that times out and calls again never causes a second booking.
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  Client,
+  Connection,
+  WorkflowExecutionAlreadyStartedError,
+  type WorkflowHandle,
+} from '@temporalio/client';
+import { loadClientConnectConfig } from '@temporalio/envconfig';
+import {
+  approvePriceChangeUpdate,
+  BookingRequest,
+  bookingStateQuery,
+  bookingWorkflowId,
+  CustomerReferenceNoKey,
+  DEFAULT_TASK_QUEUE,
+  WORKFLOW_TYPE,
+  type BookingOutcome,
+  type BookingState,
+  type PriceApproval,
+} from '../contract';
+import { describeIssues } from '../supplier/schemas';
+import type { bookingWorkflow } from '../workflows';
+
+export * from '../contract';
+
+export type BookingHandle = WorkflowHandle<typeof bookingWorkflow>;
+
+/** A request that fails validation; `issues` name each field. Nothing was started. */
+export class InvalidBookingRequestError extends Error {
+  override readonly name = 'InvalidBookingRequestError';
+  readonly type = 'InvalidBookingRequest';
+  constructor(readonly issues: string[]) {
+    super(`Invalid booking request: ${issues.join('; ')}`);
+  }
+}
+
+/** A new booking reference, for callers that have none yet. Keep it: it is the key to retry with. */
+export function newReference(): string {
+  return randomUUID();
+}
+
+/** A Temporal client configured the ecosystem's way (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, API key, TLS). */
+export async function connectClient(env: Record<string, string | undefined> = process.env): Promise<Client> {
+  const overrideEnvVars = Object.fromEntries(Object.entries(env).filter((kv): kv is [string, string] => kv[1] !== undefined));
+  const { connectionOptions, namespace } = loadClientConnectConfig({ overrideEnvVars, disableFile: !env.TEMPORAL_CONFIG_FILE });
+  const connection = await Connection.connect(connectionOptions);
+  return new Client({ connection, namespace: namespace ?? 'default' });
+}
+
+export interface StartBookingOptions {
+  taskQueue?: string;
+}
+
+/**
+ * Starts the booking workflow, or returns the one that already exists for this reference.
+ * Throws InvalidBookingRequestError, naming each field, before anything is started.
+ */
+export async function startBooking(
+  client: Client,
+  request: BookingRequest,
+  options: StartBookingOptions = {},
+): Promise<BookingHandle> {
+  const parsed = BookingRequest.safeParse(request);
+  if (!parsed.success) throw new InvalidBookingRequestError(describeIssues(parsed.error));
+  const workflowId = bookingWorkflowId(parsed.data.customerReferenceNo);
+  try {
+    const handle = await client.workflow.start<typeof bookingWorkflow>(WORKFLOW_TYPE, {
+      workflowId,
+      taskQueue: options.taskQueue ?? process.env.BOOKING_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
+      args: [request],
+      // A retried start while the booking runs attaches to it; after it ended, the id is never reused.
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      typedSearchAttributes: [{ key: CustomerReferenceNoKey, value: parsed.data.customerReferenceNo }],
+      // Shown in the Web UI's list and header; references only, never personal data.
+      staticSummary: `Booking ${parsed.data.ratePkgId} · ref ${parsed.data.customerReferenceNo}`,
+    });
+    return handle;
+  } catch (err) {
+    // The booking ran before and ended: its workflow, not a new one, is the answer.
+    if (err instanceof WorkflowExecutionAlreadyStartedError) return client.workflow.getHandle<typeof bookingWorkflow>(workflowId);
+    throw err;
+  }
+}
+
+export function getBookingHandle(client: Client, customerReferenceNo: string): BookingHandle {
+  return client.workflow.getHandle<typeof bookingWorkflow>(bookingWorkflowId(customerReferenceNo));
+}
+
+export function getBookingState(client: Client, customerReferenceNo: string): Promise<BookingState> {
+  return getBookingHandle(client, customerReferenceNo).query(bookingStateQuery);
+}
+
+/** Answers a price-change question. Rejected (with the reason) unless the booking awaits exactly this price. */
+export function approvePriceChange(client: Client, customerReferenceNo: string, approval: PriceApproval) {
+  return getBookingHandle(client, customerReferenceNo).executeUpdate(approvePriceChangeUpdate, { args: [approval] });
+}
+
+/** Waits for the outcome, following continue-as-new. */
+export function awaitOutcome(client: Client, customerReferenceNo: string): Promise<BookingOutcome> {
+  return getBookingHandle(client, customerReferenceNo).result();
+}

@@ -1,0 +1,136 @@
+/**
+ * Shared pieces of the booking tests: a sandbox supplier, a real HTTP supplier client, a worker
+ * running the booking workflow, and request builders.
+ */
+import { randomUUID } from 'node:crypto';
+import { Worker } from '@temporalio/worker';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import { createActivities } from '../../src/activities/booking';
+import { bookingWorkflowId, type BookingOutcome, type BookingRequest } from '../../src/contract';
+import { createHttpSupplierClient } from '../../src/supplier/http-client';
+import { ticketTokens } from '../../src/supplier/token';
+import { SupplierProfile } from '../../src/supplier/profile';
+import type { SupplierClient } from '../../src/supplier/interface';
+import { startSandbox, type Sandbox } from '../../src/sandbox/server';
+import type { bookingWorkflow } from '../../src/workflows';
+import { workflowBundle } from './temporal';
+
+/** Short client timeouts so "hang" scenarios end in about a second of real time. */
+export const testProfile = SupplierProfile.parse({ timeoutsMs: { book: 1_500, checkAvail: 1_500, queryOrders: 1_500 } });
+
+export interface BookingRig {
+  sandbox: Sandbox;
+  supplier: SupplierClient;
+  taskQueue: string;
+  worker: Worker;
+  /** Starts the worker; the returned promise settles when it stops. */
+  run(): Promise<void>;
+  /** Stops the worker and waits for it. */
+  stopWorker(): Promise<void>;
+  /** A fresh worker on the same queue, as after a crash and restart. */
+  restartWorker(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function createBookingRig(env: TestWorkflowEnvironment, name: string): Promise<BookingRig> {
+  const sandbox = await startSandbox({ port: 0 });
+  const supplier = createHttpSupplierClient({
+    baseUrl: sandbox.url,
+    profile: testProfile,
+    tokens: ticketTokens({ baseUrl: sandbox.url, profile: testProfile, appKey: 'sandbox-app', appSecret: 'sandbox-secret' }),
+  });
+  const taskQueue = `${name}-${randomUUID().slice(0, 8)}`;
+  const makeWorker = () =>
+    Worker.create({
+      connection: env.nativeConnection,
+      taskQueue,
+      workflowBundle: workflowBundle(),
+      activities: createActivities({ supplier, profile: testProfile }),
+    });
+  let running: Promise<void> | undefined;
+  const rig: BookingRig = {
+    sandbox,
+    supplier,
+    taskQueue,
+    worker: await makeWorker(),
+    run() {
+      running = rig.worker.run();
+      return running;
+    },
+    async stopWorker() {
+      if (rig.worker.getState() === 'RUNNING') rig.worker.shutdown();
+      await running;
+    },
+    async restartWorker() {
+      await rig.stopWorker();
+      rig.worker = await makeWorker();
+      void rig.run();
+    },
+    async close() {
+      await rig.stopWorker();
+      await supplier.close();
+      await sandbox.close();
+    },
+  };
+  void rig.run();
+  return rig;
+}
+
+export const holder = {
+  firstName: 'Ada',
+  lastName: 'Lovelace',
+  email: 'ada@example.com',
+  phone: { countryCode: 'GB', countryNumber: 44, number: '2079460000' },
+};
+export const guests = [
+  { roomIndex: 0, firstName: 'Ada', lastName: 'Lovelace', nationalityCode: 'GB', age: 36, isChild: false },
+];
+
+export function bookingRequest(overrides: Partial<BookingRequest> & { test?: string } = {}): BookingRequest {
+  const { test, ...rest } = overrides;
+  return {
+    customerReferenceNo: randomUUID(),
+    ratePkgId: 'pkg-standard-double',
+    holder,
+    guests,
+    ...rest,
+    context: { ...rest.context, ...(test !== undefined ? { test } : {}) },
+  };
+}
+
+export async function startBooking(
+  env: TestWorkflowEnvironment,
+  rig: BookingRig,
+  request: BookingRequest,
+): Promise<WorkflowHandleWithFirstExecutionRunId<typeof bookingWorkflow>> {
+  return env.client.workflow.start<typeof bookingWorkflow>('bookingWorkflow', {
+    taskQueue: rig.taskQueue,
+    workflowId: bookingWorkflowId(request.customerReferenceNo),
+    args: [request],
+  });
+}
+
+export async function book(env: TestWorkflowEnvironment, rig: BookingRig, request: BookingRequest): Promise<BookingOutcome> {
+  const handle = await startBooking(env, rig, request);
+  return handle.result();
+}
+
+/** The promise of the whole product: never two supplier orders for one reference. */
+export function expectAtMostOneOrderPerReference(sandbox: Sandbox): void {
+  const counts = new Map<string, number>();
+  for (const order of sandbox.orders()) counts.set(order.customerReferenceNo, (counts.get(order.customerReferenceNo) ?? 0) + 1);
+  const duplicates = [...counts].filter(([, n]) => n > 1);
+  expect(duplicates).toEqual([]);
+}
+
+/** Polls `check` until it returns a value, in real time (the time-skipping clock stays locked meanwhile). */
+export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

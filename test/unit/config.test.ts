@@ -1,0 +1,51 @@
+/** The one config schema: defaults, overrides, and errors that name the variable. */
+import { ConfigError, loadConfig } from '../../src/config';
+
+const base = { SUPPLIER_APP_KEY: 'k', SUPPLIER_APP_SECRET: 's3cret-value' };
+
+test('defaults point at a local Temporal and the sandbox supplier', () => {
+  const config = loadConfig(base);
+  expect(config.taskQueue).toBe('hotel-booking');
+  expect(config.temporal.connection.address).toBe('localhost:7233');
+  expect(config.temporal.namespace).toBe('default');
+  expect(config.supplier.baseUrl).toBe('http://127.0.0.1:8787');
+  expect(config.supplier.credentials).toEqual({ kind: 'ticket', appKey: 'k', appSecret: 's3cret-value' });
+  expect(config.supplier.profile.codes.ariChanged).toBe(100001111);
+  expect(config.supplier.profile.orderStatus.confirmed).toBe(2);
+  expect(config.supplier.profile.timeoutsMs.book).toBe(90_000);
+});
+
+test('Temporal connection follows the ecosystem variables', () => {
+  const config = loadConfig({ ...base, TEMPORAL_ADDRESS: 'temporal:7233', TEMPORAL_NAMESPACE: 'bookings' });
+  expect(config.temporal.connection.address).toBe('temporal:7233');
+  expect(config.temporal.namespace).toBe('bookings');
+});
+
+test('a static token wins over app credentials; profile values are overridable one by one', () => {
+  const config = loadConfig({ ...base, SUPPLIER_TOKEN: 'tok', SUPPLIER_PROFILE: '{"timeoutsMs":{"book":60000},"codes":{"ariChanged":42}}' });
+  expect(config.supplier.credentials).toEqual({ kind: 'token', token: 'tok' });
+  expect(config.supplier.profile.timeoutsMs.book).toBe(60_000);
+  expect(config.supplier.profile.timeoutsMs.checkAvail).toBe(15_000);
+  expect(config.supplier.profile.codes.ariChanged).toBe(42);
+  expect(config.supplier.profile.codes.success).toBe(0);
+});
+
+test('errors name each bad variable and never echo a secret', () => {
+  let error: unknown;
+  try {
+    loadConfig({ SUPPLIER_APP_SECRET: 's3cret-value', SUPPLIER_BASE_URL: 'not a url', SUPPLIER_PROFILE: '{"timeoutsMs":{"book":-1}}' });
+  } catch (e) {
+    error = e;
+  }
+  expect(error).toBeInstanceOf(ConfigError);
+  const message = (error as Error).message;
+  expect(message).toContain('SUPPLIER_BASE_URL');
+  expect(message).not.toContain('s3cret-value');
+});
+
+test('missing credentials and a bad profile are both reported at once', () => {
+  expect(() => loadConfig({ SUPPLIER_PROFILE: '{"timeoutsMs":{"book":-1}}' })).toThrow(
+    /SUPPLIER_TOKEN or SUPPLIER_APP_KEY[\s\S]*SUPPLIER_PROFILE\.timeoutsMs\.book/,
+  );
+  expect(() => loadConfig({ ...base, SUPPLIER_PROFILE: '{not json' })).toThrow(/SUPPLIER_PROFILE: not valid JSON/);
+});

@@ -1,0 +1,353 @@
+/**
+ * bookingWorkflow on the Java time-skipping server, against the sandbox supplier over real HTTP.
+ * One workflow at a time: time skipping is global to the server (see the README's testing notes).
+ */
+import { WorkflowFailedError } from '@temporalio/client';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { ApplicationFailure } from '@temporalio/common';
+import { temporal } from '@temporalio/proto';
+import { connectTimeSkipping } from '../harness/temporal';
+import {
+  book,
+  bookingRequest,
+  createBookingRig,
+  eventually,
+  expectAtMostOneOrderPerReference,
+  startBooking,
+  type BookingRig,
+} from '../harness/booking';
+import { approvePriceChangeUpdate, bookingStateQuery, supplierOrderUpdateSignal } from '../../src/contract';
+import { basePriceFor } from '../../src/sandbox/server';
+
+let env: TestWorkflowEnvironment;
+let rig: BookingRig;
+
+beforeAll(async () => {
+  env = await connectTimeSkipping();
+  rig = await createBookingRig(env, 'booking-wf');
+});
+afterAll(async () => {
+  await rig?.close();
+  await env?.teardown();
+});
+afterEach(() => expectAtMostOneOrderPerReference(rig.sandbox));
+
+const EventType = temporal.api.enums.v1.EventType;
+const seconds = (t: { seconds?: unknown; nanos?: number | null } | null | undefined) =>
+  Number(t?.seconds ?? 0) + (t?.nanos ?? 0) / 1e9;
+
+/** Seconds from the last Book's completion to each QueryOrders activity being scheduled, by the server's clock. */
+async function pollOffsetsFromHistory(workflowId: string): Promise<number[]> {
+  const history = await env.client.workflow.getHandle(workflowId).fetchHistory();
+  const events = history.events ?? [];
+  const activityType = new Map<number, string>();
+  let bookDoneAt: number | undefined;
+  const offsets: number[] = [];
+  for (const e of events) {
+    if (e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) {
+      const name = e.activityTaskScheduledEventAttributes?.activityType?.name ?? '';
+      activityType.set(Number(e.eventId), name);
+      if (name === 'queryOrder' && bookDoneAt !== undefined) offsets.push(Math.round(seconds(e.eventTime) - bookDoneAt));
+    }
+    if (e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED) {
+      const scheduledId = Number(e.activityTaskCompletedEventAttributes?.scheduledEventId);
+      if (activityType.get(scheduledId) === 'book') bookDoneAt = seconds(e.eventTime);
+    }
+  }
+  return offsets;
+}
+
+const ordersFor = (ref: string) => rig.sandbox.orders().filter((o) => o.customerReferenceNo === ref);
+const bookCallsFor = (ref: string) => rig.sandbox.calls('book').filter((c) => c.customerReferenceNos?.includes(ref));
+
+describe('happy path and immediate answers', () => {
+  test('available, booked, confirmed at once', async () => {
+    const request = bookingRequest({ test: 'confirmAfterMs=0' });
+    const outcome = await book(env, rig, request);
+    expect(outcome.kind).toBe('confirmed');
+    if (outcome.kind !== 'confirmed') return;
+    expect(outcome.order.customerReferenceNo).toBe(request.customerReferenceNo);
+    expect(outcome.order.status).toBe(2);
+    expect(outcome.order.platformReferenceNo).toBeTruthy();
+    expect(outcome.cancelRequested).toBe(false);
+    expect(ordersFor(request.customerReferenceNo)).toHaveLength(1);
+    // The outcome carries no personal data.
+    expect(JSON.stringify(outcome)).not.toContain('Lovelace');
+  });
+
+  test('sold out ends as unavailable and books nothing', async () => {
+    const request = bookingRequest({ test: 'scenario=soldOut' });
+    expect(await book(env, rig, request)).toEqual({ kind: 'unavailable' });
+    expect(bookCallsFor(request.customerReferenceNo)).toHaveLength(0);
+  });
+
+  test.each([
+    ['book=400', 'SupplierBadRequest'],
+    ['book=403', 'SupplierForbidden'],
+    ['book=creditLimit', 'SupplierCreditLimit'],
+  ])('Book answered %s ends as failed with the reason', async (test, errorType) => {
+    const request = bookingRequest({ test });
+    const outcome = await book(env, rig, request);
+    expect(outcome).toMatchObject({ kind: 'failed', errorType });
+    expect(ordersFor(request.customerReferenceNo)).toHaveLength(0);
+  });
+
+  test('CheckAvail 503 twice is retried, then the booking goes through', async () => {
+    const request = bookingRequest({ test: 'checkAvail=503&checkAvailTimes=2&confirmAfterMs=0' });
+    expect((await book(env, rig, request)).kind).toBe('confirmed');
+    expect(rig.sandbox.calls('checkAvail').filter((c) => c.sessionId === `sess-${request.customerReferenceNo}`)).toHaveLength(3);
+  });
+
+  test('Book refused with 429 is re-sent (nothing could exist) and makes one order', async () => {
+    const request = bookingRequest({ test: 'book=429&bookTimes=2&confirmAfterMs=0' });
+    expect((await book(env, rig, request)).kind).toBe('confirmed');
+    expect(bookCallsFor(request.customerReferenceNo)).toHaveLength(3);
+    expect(ordersFor(request.customerReferenceNo)).toHaveLength(1);
+  });
+});
+
+describe('price changes', () => {
+  const pkg = 'pkg-price-check';
+  const base = () => basePriceFor(pkg);
+
+  test('a decrease is accepted', async () => {
+    const request = bookingRequest({ ratePkgId: pkg, expectedPrice: base(), test: 'scenario=priceChanged&priceDeltaPercent=-10&confirmAfterMs=0' });
+    expect((await book(env, rig, request)).kind).toBe('confirmed');
+  });
+
+  test('an increase within the policy is accepted', async () => {
+    const request = bookingRequest({
+      ratePkgId: pkg,
+      expectedPrice: base(),
+      priceChangePolicy: { maxIncreasePercent: 15, onExceeded: 'reject' },
+      test: 'scenario=priceChanged&priceDeltaPercent=10&confirmAfterMs=0',
+    });
+    const outcome = await book(env, rig, request);
+    expect(outcome.kind).toBe('confirmed');
+  });
+
+  test('an increase beyond the policy with onExceeded=reject ends price-rejected and books nothing', async () => {
+    const request = bookingRequest({
+      ratePkgId: pkg,
+      expectedPrice: base(),
+      priceChangePolicy: { maxIncreasePercent: 5, onExceeded: 'reject' },
+      test: 'scenario=priceChanged&priceDeltaPercent=10',
+    });
+    const outcome = await book(env, rig, request);
+    expect(outcome).toMatchObject({ kind: 'price-rejected', reason: 'policy', expectedPrice: base() });
+    if (outcome.kind === 'price-rejected') expect(outcome.currentPrice?.amount).toBeCloseTo(base().amount * 1.1, 2);
+    expect(bookCallsFor(request.customerReferenceNo)).toHaveLength(0);
+  });
+
+  async function awaitingApproval(requestTest = 'scenario=priceChanged&priceDeltaPercent=10&confirmAfterMs=0') {
+    const request = bookingRequest({
+      ratePkgId: pkg,
+      expectedPrice: base(),
+      priceChangePolicy: { onExceeded: 'ask', approvalTimeoutSeconds: 600 },
+      test: requestTest,
+    });
+    const handle = await startBooking(env, rig, request);
+    const state = await eventually(async () => {
+      const s = await handle.query(bookingStateQuery);
+      return s.stage === 'awaiting-price-approval' ? s : undefined;
+    });
+    return { request, handle, state };
+  }
+
+  test('ask: approval given → booked at the new price', async () => {
+    const { handle, state } = await awaitingApproval();
+    // A stale approval (another price) is refused by the validator.
+    await expect(handle.executeUpdate(approvePriceChangeUpdate, { args: [{ approved: true, price: base() }] })).rejects.toThrow(
+      /awaiting approval is/,
+    );
+    const answer = await handle.executeUpdate(approvePriceChangeUpdate, { args: [{ approved: true, price: state.currentPrice! }] });
+    expect(answer.accepted).toBe(true);
+    const outcome = await handle.result();
+    expect(outcome.kind).toBe('confirmed');
+    expect((await handle.query(bookingStateQuery)).acceptedPrice).toEqual(state.currentPrice);
+  });
+
+  test('ask: approval refused → price-rejected (refused)', async () => {
+    const { request, handle, state } = await awaitingApproval();
+    await handle.executeUpdate(approvePriceChangeUpdate, { args: [{ approved: false, price: state.currentPrice! }] });
+    expect(await handle.result()).toMatchObject({ kind: 'price-rejected', reason: 'refused' });
+    expect(bookCallsFor(request.customerReferenceNo)).toHaveLength(0);
+  });
+
+  test('ask: no answer before the approval timeout → price-rejected (approval-timeout)', async () => {
+    const { handle } = await awaitingApproval();
+    expect(await handle.result()).toMatchObject({ kind: 'price-rejected', reason: 'approval-timeout' });
+  });
+
+  test('cancelled while awaiting approval (before Book) → cancelled, nothing booked', async () => {
+    const { request, handle } = await awaitingApproval();
+    await handle.cancel();
+    expect(await handle.result()).toEqual({ kind: 'cancelled' });
+    expect(bookCallsFor(request.customerReferenceNo)).toHaveLength(0);
+  });
+});
+
+describe('recovery after an ambiguous Book', () => {
+  test('504 after the order was created, confirmed at poll 4: polls at 0, 30, 90, 210 s by the server clock', async () => {
+    const request = bookingRequest({ test: 'book=504AfterCreate&confirmAfterQueries=4' });
+    const outcome = await book(env, rig, request);
+    expect(outcome.kind).toBe('confirmed');
+    expect(await pollOffsetsFromHistory(`booking:${request.customerReferenceNo}`)).toEqual([0, 30, 90, 210]);
+    expect(ordersFor(request.customerReferenceNo)).toHaveLength(1);
+    expect(bookCallsFor(request.customerReferenceNo)).toHaveLength(1);
+  });
+
+  test('the schedule continues every 10 minutes after 8 minutes: confirmed at poll 9', async () => {
+    const request = bookingRequest({ test: 'book=504AfterCreate&confirmAfterQueries=9' });
+    expect((await book(env, rig, request)).kind).toBe('confirmed');
+    expect(await pollOffsetsFromHistory(`booking:${request.customerReferenceNo}`)).toEqual([0, 30, 90, 210, 450, 930, 1530, 2130, 2730]);
+  });
+
+  test('pending (Confirming) answer, then failed at the supplier → failed with its remark', async () => {
+    const request = bookingRequest({ test: 'outcome=failed&confirmAfterQueries=3' });
+    const outcome = await book(env, rig, request);
+    expect(outcome).toMatchObject({ kind: 'failed' });
+    if (outcome.kind === 'failed') expect(outcome.order?.status).toBe(4);
+    expect(bookCallsFor(request.customerReferenceNo)).toHaveLength(1);
+  });
+
+  test.each(['hangAfterCreate', 'resetAfterCreate', 'malformedAfterCreate', '500AfterCreate'])(
+    'Book %s is an unknown outcome, resolved by QueryOrders without a second Book',
+    async (fault) => {
+      const request = bookingRequest({ test: `book=${fault}&confirmAfterQueries=2` });
+      const outcome = await book(env, rig, request);
+      expect(outcome.kind).toBe('confirmed');
+      const state = await env.client.workflow.getHandle(`booking:${request.customerReferenceNo}`).query(bookingStateQuery);
+      expect(state.bookAttempts.map((a) => a.result)).toEqual(['ambiguous']);
+      expect(state.polls.map((p) => p.result)).toEqual(['found', 'found']);
+      expect(bookCallsFor(request.customerReferenceNo)).toHaveLength(1);
+    },
+  );
+
+  test('not found 10 minutes after Book → Book re-sent with the same reference → confirmed, one order', async () => {
+    const request = bookingRequest({ test: 'book=504BeforeCreate&bookTimes=1&confirmAfterMs=0' });
+    const outcome = await book(env, rig, request);
+    expect(outcome.kind).toBe('confirmed');
+    const state = await env.client.workflow.getHandle(`booking:${request.customerReferenceNo}`).query(bookingStateQuery);
+    expect(state.polls.map((p) => [p.sinceBookSeconds, p.result])).toEqual([
+      [0, 'not-found'],
+      [30, 'not-found'],
+      [90, 'not-found'],
+      [210, 'not-found'],
+      [450, 'not-found'],
+      [930, 'not-found'],
+    ]);
+    expect(state.bookAttempts.map((a) => a.result)).toEqual(['ambiguous', 'order']);
+    expect(bookCallsFor(request.customerReferenceNo)).toHaveLength(2);
+    expect(ordersFor(request.customerReferenceNo)).toHaveLength(1);
+  });
+
+  test('never resolved → unresolved at the 24 h deadline, with every reference and the poll log', async () => {
+    const request = bookingRequest({ test: 'book=504AfterCreate&outcome=pending' });
+    const outcome = await book(env, rig, request);
+    expect(outcome.kind).toBe('unresolved');
+    if (outcome.kind !== 'unresolved') return;
+    expect(outcome.customerReferenceNo).toBe(request.customerReferenceNo);
+    expect(outcome.sessionId).toBe(`sess-${request.customerReferenceNo}`);
+    expect(outcome.lastStatus).toBe(1);
+    const last = outcome.polls[outcome.polls.length - 1]!;
+    expect(last.sinceBookSeconds).toBe(24 * 3600);
+    expect(outcome.polls.every((p) => p.result === 'found' && p.status === 1)).toBe(true);
+    // 0, 30, 90, 210, 450, 930, then every 600 s up to 86130, then the deadline poll at 86400.
+    expect(outcome.polls).toHaveLength(6 + Math.floor((86_400 - 930) / 600) + 1);
+    expect(bookCallsFor(request.customerReferenceNo)).toHaveLength(1);
+  });
+
+  test('a QueryOrders 429 storm is retried inside the activity and never counts as a poll', async () => {
+    const request = bookingRequest({ test: 'book=504AfterCreate&confirmAfterQueries=1' });
+    rig.sandbox.configure({ queryOrders: { fault: '429', times: 5 } });
+    const outcome = await book(env, rig, request);
+    expect(outcome.kind).toBe('confirmed');
+    const state = await env.client.workflow.getHandle(`booking:${request.customerReferenceNo}`).query(bookingStateQuery);
+    expect(state.polls).toHaveLength(1);
+    expect(state.polls[0]).toMatchObject({ sinceBookSeconds: 0, result: 'found', status: 2 });
+    const queries = rig.sandbox.calls('queryOrders').filter((c) => c.customerReferenceNos?.includes(request.customerReferenceNo));
+    expect(queries.filter((c) => c.httpStatus === 429)).toHaveLength(5);
+  });
+
+  test('a supplier callback hint triggers an immediate verifying poll', async () => {
+    const request = bookingRequest({ test: 'book=504AfterCreate&outcome=pending' });
+    const handle = await startBooking(env, rig, request);
+    await eventually(async () => ((await handle.query(bookingStateQuery)).polls.length >= 1 ? true : undefined));
+    const before = await env.currentTimeMs();
+    // A hint alone is not trusted: the order is still pending, so the verifying poll keeps waiting.
+    await handle.signal(supplierOrderUpdateSignal, { customerReferenceNo: request.customerReferenceNo, status: 2 });
+    await eventually(async () => ((await handle.query(bookingStateQuery)).polls.length >= 2 ? true : undefined));
+    expect((await handle.query(bookingStateQuery)).stage).toBe('recovering');
+    await setSandboxStatus(request.customerReferenceNo, 2);
+    await handle.signal(supplierOrderUpdateSignal, { customerReferenceNo: request.customerReferenceNo, status: 2 });
+    const outcome = await handle.result();
+    expect(outcome.kind).toBe('confirmed');
+    const state = await handle.query(bookingStateQuery);
+    expect(state.polls.map((p) => p.trigger)).toEqual(['schedule', 'supplier-hint', 'supplier-hint']);
+    // Confirmed before the 30 s poll was due.
+    expect((await env.currentTimeMs()) - before).toBeLessThan(30_000);
+  });
+
+  test('cancelled after Book: the order is still resolved, and the cancel request is reported', async () => {
+    const request = bookingRequest({ test: 'book=504AfterCreate&confirmAfterQueries=3' });
+    const handle = await startBooking(env, rig, request);
+    await eventually(async () => ((await handle.query(bookingStateQuery)).stage === 'recovering' ? true : undefined));
+    await handle.cancel();
+    const outcome = await handle.result();
+    expect(outcome).toMatchObject({ kind: 'confirmed', cancelRequested: true });
+  });
+
+  test('a worker stopped and restarted in the middle of the recovery loop resumes it', async () => {
+    const request = bookingRequest({ test: 'book=504AfterCreate&confirmAfterQueries=5' });
+    const handle = await startBooking(env, rig, request);
+    await eventually(async () => ((await handle.query(bookingStateQuery)).polls.length >= 1 ? true : undefined));
+    await rig.restartWorker();
+    const outcome = await handle.result();
+    expect(outcome.kind).toBe('confirmed');
+    expect(await pollOffsetsFromHistory(handle.workflowId)).toEqual([0, 30, 90, 210, 450]);
+    expect(bookCallsFor(request.customerReferenceNo)).toHaveLength(1);
+  });
+
+  test('long recoveries continue-as-new and carry their state', async () => {
+    const request = bookingRequest({
+      test: 'book=504AfterCreate&confirmAfterQueries=30',
+      recovery: { continueAsNewAfterEvents: 100 },
+    });
+    const handle = await startBooking(env, rig, request);
+    const outcome = await handle.result();
+    expect(outcome.kind).toBe('confirmed');
+    const state = await env.client.workflow.getHandle(handle.workflowId).query(bookingStateQuery);
+    expect(state.polls).toHaveLength(30);
+    expect(state.bookAttempts).toHaveLength(1);
+    const description = await env.client.workflow.getHandle(handle.workflowId).describe();
+    expect(description.runId).not.toBe(handle.firstExecutionRunId);
+  });
+});
+
+describe('invalid input', () => {
+  test('fails at once with InvalidBookingRequest naming each bad field', async () => {
+    const request = bookingRequest();
+    const bad = { ...request, ratePkgId: '', holder: { ...request.holder, email: 'not-an-email' }, guests: [] };
+    const handle = await startBooking(env, rig, bad);
+    const error: unknown = await handle.result().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(WorkflowFailedError);
+    const cause = (error as WorkflowFailedError).cause;
+    expect(cause).toBeInstanceOf(ApplicationFailure);
+    expect((cause as ApplicationFailure).type).toBe('InvalidBookingRequest');
+    expect((cause as ApplicationFailure).nonRetryable).toBe(true);
+    expect(cause?.message).toMatch(/ratePkgId/);
+    expect(cause?.message).toMatch(/holder\.email/);
+    expect(cause?.message).toMatch(/guests/);
+    expect(bookCallsFor(request.customerReferenceNo)).toHaveLength(0);
+  });
+});
+
+async function setSandboxStatus(customerReferenceNo: string, status: number): Promise<void> {
+  const res = await fetch(`${rig.sandbox.url}/_sandbox/orders/status`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ customerReferenceNo, status }),
+  });
+  expect(res.status).toBe(200);
+}
