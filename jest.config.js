@@ -5,6 +5,7 @@
  *   workflow    the booking workflow on the Java time-skipping test server + sandbox supplier
  *   integration worker, client helper and CLI on the Temporal dev server + sandbox supplier
  *   replay      committed histories replayed against the current workflow code
+ *   e2e         headless Chromium against the dev server's Web UI
  * Servers are started once per run by test/harness/global-setup.ts and shared by the files.
  */
 const tier = (name, extra = {}) => ({
@@ -22,6 +23,7 @@ module.exports = {
     tier('workflow', { setupFiles: ['<rootDir>/test/harness/quiet-worker-logs.ts'] }),
     tier('integration', { setupFiles: ['<rootDir>/test/harness/quiet-worker-logs.ts'] }),
     tier('replay', { setupFiles: ['<rootDir>/test/harness/quiet-worker-logs.ts'] }),
+    tier('e2e', { setupFiles: ['<rootDir>/test/harness/quiet-worker-logs.ts'] }),
   ],
   globalSetup: '<rootDir>/test/harness/global-setup.ts',
   globalTeardown: '<rootDir>/test/harness/global-teardown.ts',

@@ -103,74 +103,96 @@ export const BookingStages = [
 export type BookingStage = (typeof BookingStages)[number];
 
 /** What we keep of a supplier order: references, status and price. No personal data. */
-export interface OrderSummary {
-  customerReferenceNo: string;
-  status: number;
-  statusRemark?: string;
-  platformReferenceNo?: string;
-  supplierReferenceNo?: string;
-  hotelConfirmNo?: string;
-  hotelId?: string;
-  checkIn?: string;
-  checkOut?: string;
-  price?: Money;
-}
+export const OrderSummary = z.object({
+  customerReferenceNo: z.string(),
+  status: z.number().int(),
+  statusRemark: z.string().optional(),
+  platformReferenceNo: z.string().optional(),
+  supplierReferenceNo: z.string().optional(),
+  hotelConfirmNo: z.string().optional(),
+  hotelId: z.string().optional(),
+  checkIn: z.string().optional(),
+  checkOut: z.string().optional(),
+  price: Money.optional(),
+});
+export type OrderSummary = z.infer<typeof OrderSummary>;
 
 /** One QueryOrders poll of the recovery loop. */
-export interface PollRecord {
+export const PollRecord = z.object({
   /** Workflow time of the poll (ISO). */
-  at: string;
+  at: z.string(),
   /** Seconds since the Book this poll verifies. */
-  sinceBookSeconds: number;
-  trigger: 'schedule' | 'supplier-hint';
-  result: 'found' | 'not-found' | 'error';
-  status?: number;
-  error?: string;
-}
+  sinceBookSeconds: z.number(),
+  trigger: z.enum(['schedule', 'supplier-hint']),
+  result: z.enum(['found', 'not-found', 'error']),
+  status: z.number().int().optional(),
+  error: z.string().optional(),
+});
+export type PollRecord = z.infer<typeof PollRecord>;
 
-export interface BookAttempt {
-  at: string;
-  result: 'order' | 'rejected' | 'ambiguous';
-  status?: number;
-  error?: string;
-}
+export const BookAttempt = z.object({
+  at: z.string(),
+  result: z.enum(['order', 'rejected', 'ambiguous']),
+  status: z.number().int().optional(),
+  error: z.string().optional(),
+});
+export type BookAttempt = z.infer<typeof BookAttempt>;
 
-export type BookingOutcome =
-  | { kind: 'confirmed'; order: OrderSummary; cancelRequested: boolean }
-  | { kind: 'failed'; reason: string; order?: OrderSummary; errorType?: string; cancelRequested: boolean }
-  | { kind: 'unavailable' }
-  | { kind: 'price-rejected'; expectedPrice: Money; currentPrice?: Money; reason: 'policy' | 'refused' | 'approval-timeout' }
-  | { kind: 'cancelled' }
-  | {
-      kind: 'unresolved';
-      customerReferenceNo: string;
-      sessionId: string;
-      lastStatus?: number;
-      bookAttempts: BookAttempt[];
-      polls: PollRecord[];
-      cancelRequested: boolean;
-    };
+/** Whether a cancel request arrived after Book was sent (the booking was still resolved). */
+const cancelRequested = z.boolean();
+
+/** Every way a booking ends. Returned, never thrown; only invalid input fails the workflow. */
+export const BookingOutcome = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('confirmed'), order: OrderSummary, cancelRequested }),
+  z.object({
+    kind: z.literal('failed'),
+    reason: z.string(),
+    order: OrderSummary.optional(),
+    errorType: z.string().optional(),
+    cancelRequested,
+  }),
+  z.object({ kind: z.literal('unavailable') }),
+  z.object({
+    kind: z.literal('price-rejected'),
+    expectedPrice: Money,
+    currentPrice: Money.optional(),
+    reason: z.enum(['policy', 'refused', 'approval-timeout']),
+  }),
+  z.object({ kind: z.literal('cancelled') }),
+  /** Still unknown at the deadline: someone must follow up with these references. */
+  z.object({
+    kind: z.literal('unresolved'),
+    customerReferenceNo: z.string(),
+    sessionId: z.string(),
+    lastStatus: z.number().int().optional(),
+    bookAttempts: z.array(BookAttempt),
+    polls: z.array(PollRecord),
+    cancelRequested,
+  }),
+]);
+export type BookingOutcome = z.infer<typeof BookingOutcome>;
 export type BookingOutcomeKind = BookingOutcome['kind'];
 
 /** What the `bookingState` query answers. */
-export interface BookingState {
-  stage: BookingStage;
-  customerReferenceNo: string;
-  sessionId: string;
-  ratePkgId: string;
-  expectedPrice?: Money;
-  currentPrice?: Money;
-  acceptedPrice?: Money;
-  bookAttempts: BookAttempt[];
-  polls: PollRecord[];
+export const BookingState = z.object({
+  stage: z.enum(BookingStages),
+  customerReferenceNo: z.string(),
+  sessionId: z.string(),
+  ratePkgId: z.string(),
+  expectedPrice: Money.optional(),
+  currentPrice: Money.optional(),
+  acceptedPrice: Money.optional(),
+  bookAttempts: z.array(BookAttempt),
+  polls: z.array(PollRecord),
   /** Workflow time of the next scheduled poll (ISO), while recovering. */
-  nextPollAt?: string;
+  nextPollAt: z.string().optional(),
   /** When recovery gives up (ISO), while recovering. */
-  deadlineAt?: string;
-  cancelRequested: boolean;
-  order?: OrderSummary;
-  outcome?: BookingOutcome;
-}
+  deadlineAt: z.string().optional(),
+  cancelRequested: z.boolean(),
+  order: OrderSummary.optional(),
+  outcome: BookingOutcome.optional(),
+});
+export type BookingState = z.infer<typeof BookingState>;
 
 // --- Messages ---------------------------------------------------------------------------------
 

@@ -9,12 +9,13 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { SearchAttributeType } from '@temporalio/common';
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { resolveServerExecutable } from '../../src/temporal/binaries';
 import { BookingStageKey, CustomerReferenceNoKey } from '../../src/contract';
 
-const ALL_TIERS = ['unit', 'supplier', 'workflow', 'integration', 'replay'];
+const ALL_TIERS = ['unit', 'supplier', 'workflow', 'integration', 'replay', 'e2e'];
 
 /** The tiers this run selected with --selectProjects (all when none). */
 function selectedTiers(): string[] {
@@ -33,7 +34,7 @@ export default async function globalSetup(): Promise<void> {
   const started: TestWorkflowEnvironment[] = [];
   (globalThis as Record<string, unknown>).__temporalEnvs = started;
 
-  if (needs('workflow', 'integration', 'replay')) {
+  if (needs('workflow', 'integration', 'replay', 'e2e')) {
     const t0 = Date.now();
     const { code } = await bundleWorkflowCode({
       workflowsPath: require.resolve('../../src/workflows'),
@@ -54,12 +55,14 @@ export default async function globalSetup(): Promise<void> {
     process.env.TEST_TIME_SKIPPING_ADDRESS = env.address;
     log(`time-skipping test server on ${env.address} in ${Date.now() - t0} ms`);
   }
-  if (needs('integration')) {
+  if (needs('integration', 'e2e')) {
     const t0 = Date.now();
+    const uiPort = await freePort();
     const env = await TestWorkflowEnvironment.createLocal({
       server: {
         executable: resolveServerExecutable('cli'),
         ui: true,
+        uiPort,
         searchAttributes: [
           { name: BookingStageKey.name, type: SearchAttributeType.KEYWORD },
           { name: CustomerReferenceNoKey.name, type: SearchAttributeType.KEYWORD },
@@ -68,8 +71,20 @@ export default async function globalSetup(): Promise<void> {
     });
     started.push(env);
     process.env.TEST_DEV_SERVER_ADDRESS = env.address;
-    log(`dev server on ${env.address} in ${Date.now() - t0} ms`);
+    process.env.TEST_DEV_SERVER_UI_URL = `http://127.0.0.1:${uiPort}`;
+    log(`dev server on ${env.address} (Web UI on ${uiPort}) in ${Date.now() - t0} ms`);
   }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
 }
 
 function log(message: string): void {

@@ -1,0 +1,109 @@
+/**
+ * Re-records the replay histories: runs every scenario of test/replay/scenarios.ts on a real dev
+ * server against the sandbox supplier, and writes each workflow's full history (every run of a
+ * continue-as-new chain is not needed: the scenarios stay within one run) to test/replay/histories.
+ *
+ *   npm run record-histories
+ *
+ * Re-record when a workflow change is deliberately incompatible and no running booking can be on
+ * the old code (see README: changing the workflow safely). Never re-record to silence a failure.
+ */
+import { writeFileSync, mkdirSync, readdirSync, unlinkSync } from 'node:fs';
+import path from 'node:path';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import { SearchAttributeType } from '@temporalio/common';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { createActivities } from '../src/activities/booking';
+import { approvePriceChangeUpdate, bookingStateQuery, BookingStageKey, CustomerReferenceNoKey, supplierOrderUpdateSignal } from '../src/contract';
+import { startBooking } from '../src/client';
+import { startSandbox } from '../src/sandbox/server';
+import { createHttpSupplierClient } from '../src/supplier/http-client';
+import { ticketTokens } from '../src/supplier/token';
+import { resolveServerExecutable } from '../src/temporal/binaries';
+import { bookingRequest, testProfile } from '../test/harness/booking';
+import { replayScenarios, type ReplayScenario } from '../test/replay/scenarios';
+
+const OUT = path.resolve(__dirname, '../test/replay/histories');
+
+async function waitFor<T>(check: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check().catch(() => undefined);
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function main(): Promise<void> {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  const env = await TestWorkflowEnvironment.createLocal({
+    server: {
+      executable: resolveServerExecutable('cli'),
+      searchAttributes: [
+        { name: BookingStageKey.name, type: SearchAttributeType.KEYWORD },
+        { name: CustomerReferenceNoKey.name, type: SearchAttributeType.KEYWORD },
+      ],
+    },
+  });
+  const sandbox = await startSandbox({ port: 0 });
+  const supplier = createHttpSupplierClient({
+    baseUrl: sandbox.url,
+    profile: testProfile,
+    tokens: ticketTokens({ baseUrl: sandbox.url, profile: testProfile, appKey: 'sandbox-app', appSecret: 'sandbox-secret' }),
+  });
+  const taskQueue = 'record-histories';
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue,
+    workflowsPath: require.resolve('../src/workflows'),
+    activities: createActivities({ supplier, profile: testProfile }),
+  });
+
+  mkdirSync(OUT, { recursive: true });
+  for (const f of readdirSync(OUT)) if (f.endsWith('.json')) unlinkSync(path.join(OUT, f));
+
+  const record = async (scenario: ReplayScenario) => {
+    const request = bookingRequest({ ...scenario.request, test: scenario.test });
+    const handle = await startBooking(env.client, request, { taskQueue });
+    if (scenario.steer === 'approve-price' || scenario.steer === 'refuse-price') {
+      const state = await waitFor(async () => {
+        const s = await handle.query(bookingStateQuery);
+        return s.stage === 'awaiting-price-approval' ? s : undefined;
+      });
+      await handle.executeUpdate(approvePriceChangeUpdate, {
+        args: [{ approved: scenario.steer === 'approve-price', price: state.currentPrice! }],
+      });
+    }
+    if (scenario.steer === 'cancel-in-recovery') {
+      await waitFor(async () => ((await handle.query(bookingStateQuery)).stage === 'recovering' ? true : undefined));
+      await handle.cancel();
+    }
+    if (scenario.steer === 'hint-after-first-poll') {
+      await waitFor(async () => ((await handle.query(bookingStateQuery)).polls.length >= 1 ? true : undefined));
+      await handle.signal(supplierOrderUpdateSignal, { customerReferenceNo: request.customerReferenceNo, status: 2 });
+    }
+    const outcome = await handle.result();
+    const history = await handle.fetchHistory();
+    const file = path.join(OUT, `${scenario.name}.json`);
+    writeFileSync(
+      file,
+      JSON.stringify({ scenario: scenario.name, workflowId: handle.workflowId, outcome: outcome.kind, history: JSON.parse(historyToJSON(history)) }, null, 1) + '\n',
+    );
+    console.log(`${scenario.name.padEnd(32)} ${outcome.kind.padEnd(16)} ${history.events?.length ?? 0} events`);
+  };
+
+  try {
+    await worker.runUntil(Promise.all(replayScenarios.map(record)));
+  } finally {
+    await supplier.close();
+    await sandbox.close();
+    await env.teardown();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

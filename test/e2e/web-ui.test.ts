@@ -1,0 +1,69 @@
+/**
+ * An operator's view, end to end: headless Chromium opens the dev server's Web UI, filters by
+ * CustomerReferenceNo, opens the booking and sees its stage and current details.
+ * The screenshot is kept in test-results/ as an artifact.
+ */
+import { mkdirSync, existsSync } from 'node:fs';
+import path from 'node:path';
+import { chromium, type Browser } from 'playwright-core';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { bookingStateQuery } from '../../src/contract';
+import { startBooking } from '../../src/client';
+import { connectDevServer } from '../harness/temporal';
+import { bookingRequest, createBookingRig, eventually, type BookingRig } from '../harness/booking';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const ARTIFACTS = path.resolve(__dirname, '../../test-results');
+
+let env: TestWorkflowEnvironment;
+let rig: BookingRig;
+let browser: Browser;
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) throw new Error(`No browser at ${CHROMIUM}: apt-get install chromium, or set CHROMIUM_PATH`);
+  env = await connectDevServer();
+  rig = await createBookingRig(env, 'web-ui');
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    // As root in a container Chromium needs --no-sandbox; the rest keeps it off the (closed) network.
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+});
+afterAll(async () => {
+  await browser?.close();
+  await rig?.close();
+  await env?.teardown();
+});
+
+test('an operator finds a booking by reference and sees its stage and current details', async () => {
+  // A booking parked in recovery: Book answered 504, the order stays pending, next poll in 10 minutes.
+  const request = bookingRequest({
+    test: 'book=504AfterCreate&outcome=pending',
+    recovery: { delaysSeconds: [600] },
+  });
+  const handle = await startBooking(env.client, request, { taskQueue: rig.taskQueue });
+  await eventually(async () => ((await handle.query(bookingStateQuery)).polls.length >= 1 ? true : undefined));
+
+  const ui = process.env.TEST_DEV_SERVER_UI_URL!;
+  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  const query = encodeURIComponent(`CustomerReferenceNo="${request.customerReferenceNo}"`);
+  await page.goto(`${ui}/namespaces/default/workflows?query=${query}`);
+
+  // The list shows exactly this booking, with its one-line summary.
+  const row = page.getByText(handle.workflowId, { exact: false }).first();
+  await row.waitFor({ timeout: 30_000 });
+  await row.click();
+
+  // The workflow page shows the stage and the current details the workflow keeps up to date.
+  await page.getByText('Stage: recovering', { exact: false }).first().waitFor({ timeout: 30_000 });
+  const text = await page.locator('body').innerText();
+  expect(text).toContain(request.customerReferenceNo);
+  expect(text).toMatch(/Next poll:/);
+  expect(text).toMatch(/Last poll: .* found \(status 1\)/);
+  // No personal data in what the operator sees by default.
+  expect(text).not.toContain(request.holder.email);
+
+  mkdirSync(ARTIFACTS, { recursive: true });
+  await page.screenshot({ path: path.join(ARTIFACTS, 'web-ui-booking.png'), fullPage: true });
+  await handle.terminate('web UI test done');
+});

@@ -1,0 +1,39 @@
+/**
+ * Replays every committed history (test/replay/histories, recorded from real runs on the dev server
+ * by `npm run record-histories`) against the current workflow code, with its real workflow id.
+ * A failure here means a change would break bookings already running: use patching (see README).
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Worker } from '@temporalio/worker';
+import { DeterminismViolationError } from '@temporalio/workflow';
+import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
+import { workflowBundle } from '../harness/temporal';
+
+const dir = path.join(__dirname, 'histories');
+const files = readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
+
+function load(file: string) {
+  const { workflowId, history } = JSON.parse(readFileSync(path.join(dir, file), 'utf8'));
+  return { workflowId: workflowId as string, history: historyFromJSON(history) };
+}
+
+test('there are recorded histories to replay', () => {
+  expect(files.length).toBeGreaterThanOrEqual(10);
+});
+
+test.each(files)('%s replays against the current workflow', async (file) => {
+  const { workflowId, history } = load(file);
+  expect(workflowId).toMatch(/^booking:/);
+  await expect(Worker.runReplayHistory({ workflowBundle: workflowBundle() }, history, workflowId)).resolves.toBeUndefined();
+});
+
+test('a deliberately changed workflow fails replay with a nondeterminism error', async () => {
+  const { workflowId, history } = load(files.find((f) => f.startsWith('confirmed-at-once')) ?? files[0]!);
+  const error = await Worker.runReplayHistory(
+    { workflowsPath: require.resolve('./fixtures/changed-workflow') },
+    history,
+    workflowId,
+  ).catch((e: unknown) => e);
+  expect(error).toBeInstanceOf(DeterminismViolationError);
+});
