@@ -1,0 +1,34 @@
+/** Token buckets per client and operation, refilled continuously; capacity is one second's worth. */
+export type LimitedOperation = 'overall' | 'checkAvail' | 'book' | 'queryOrders';
+export type RateLimits = Record<LimitedOperation, number>;
+
+export class RateLimiter {
+  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+
+  constructor(
+    public limits: RateLimits,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Takes one token from the operation's bucket and the overall one; false when either is empty. */
+  take(clientKey: string, operation: Exclude<LimitedOperation, 'overall'>): boolean {
+    const keys = [`${clientKey}|${operation}`, `${clientKey}|overall`] as const;
+    const ops = [operation, 'overall'] as const;
+    const t = this.now();
+    const buckets = keys.map((key, i) => {
+      const rate = this.limits[ops[i]!];
+      const b = this.buckets.get(key) ?? { tokens: rate, at: t };
+      b.tokens = Math.min(rate, b.tokens + ((t - b.at) / 1000) * rate);
+      b.at = t;
+      this.buckets.set(key, b);
+      return b;
+    });
+    if (buckets.some((b) => b.tokens < 1)) return false;
+    for (const b of buckets) b.tokens -= 1;
+    return true;
+  }
+
+  reset(): void {
+    this.buckets.clear();
+  }
+}

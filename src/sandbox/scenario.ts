@@ -1,0 +1,65 @@
+/**
+ * The `Test` request header: `key=value&key2=value2`, unknown keys ignored (as the real supplier does).
+ * The supplier documents `scenario`; the other keys are the sandbox's own, for faults tests need.
+ */
+export type Scenario = 'available' | 'soldOut' | 'priceChanged' | 'serviceUnavailable' | 'unknownInternalError';
+export type CheckAvailFault = '429' | '500' | '503' | '400' | '403' | 'hang' | 'malformed' | 'reset' | 'ariChanged';
+export type BookFault =
+  | '429'
+  | '400'
+  | '403'
+  | 'creditLimit'
+  | '504BeforeCreate'
+  | '504AfterCreate'
+  | '500AfterCreate'
+  | 'hangBeforeCreate'
+  | 'hangAfterCreate'
+  | 'resetBeforeCreate'
+  | 'resetAfterCreate'
+  | 'malformedAfterCreate';
+export type OrderOutcome = 'confirmed' | 'failed' | 'cancelled' | 'pending';
+
+export interface TestFlags {
+  scenario: Scenario;
+  priceDeltaPercent: number;
+  checkAvail?: CheckAvailFault;
+  checkAvailTimes?: number;
+  book?: BookFault;
+  bookTimes?: number;
+  outcome: OrderOutcome;
+  confirmAfterMs?: number;
+  confirmAfterQueries?: number;
+}
+
+const SCENARIOS: Scenario[] = ['available', 'soldOut', 'priceChanged', 'serviceUnavailable', 'unknownInternalError'];
+const CHECK_AVAIL_FAULTS: CheckAvailFault[] = ['429', '500', '503', '400', '403', 'hang', 'malformed', 'reset', 'ariChanged'];
+const BOOK_FAULTS: BookFault[] = [
+  '429', '400', '403', 'creditLimit', '504BeforeCreate', '504AfterCreate', '500AfterCreate',
+  'hangBeforeCreate', 'hangAfterCreate', 'resetBeforeCreate', 'resetAfterCreate', 'malformedAfterCreate',
+];
+const OUTCOMES: OrderOutcome[] = ['confirmed', 'failed', 'cancelled', 'pending'];
+
+function oneOf<T extends string>(value: string | null, allowed: T[]): T | undefined {
+  return value !== null && (allowed as string[]).includes(value) ? (value as T) : undefined;
+}
+
+function count(value: string | null): number | undefined {
+  if (value === null || !/^\d+$/.test(value)) return undefined;
+  return Number(value);
+}
+
+export function parseTestHeader(header: string | undefined): TestFlags {
+  const p = new URLSearchParams(header ?? '');
+  const delta = Number(p.get('priceDeltaPercent'));
+  return {
+    scenario: oneOf(p.get('scenario'), SCENARIOS) ?? 'available',
+    priceDeltaPercent: p.has('priceDeltaPercent') && Number.isFinite(delta) ? delta : 10,
+    checkAvail: oneOf(p.get('checkAvail'), CHECK_AVAIL_FAULTS),
+    checkAvailTimes: count(p.get('checkAvailTimes')),
+    book: oneOf(p.get('book'), BOOK_FAULTS),
+    bookTimes: count(p.get('bookTimes')),
+    outcome: oneOf(p.get('outcome'), OUTCOMES) ?? 'confirmed',
+    confirmAfterMs: count(p.get('confirmAfterMs')),
+    confirmAfterQueries: count(p.get('confirmAfterQueries')),
+  };
+}

@@ -1,0 +1,163 @@
+/**
+ * The sandbox's orders. Status is computed when read, from the order's creation time or the number
+ * of QueryOrders answers that included it, so parked orders cost no timers.
+ */
+import { createHash } from 'node:crypto';
+import type { SupplierProfile } from '../supplier/profile';
+import type { Guest, Holder, HotelOrder, Money, RoomRatePkg } from '../supplier/schemas';
+import type { OrderOutcome } from './scenario';
+
+export interface StoredOrder {
+  customerReferenceNo: string;
+  platformReferenceNo: string;
+  supplierReferenceNo: string;
+  ratePkgId: string;
+  sessionId: string;
+  clientKey: string;
+  createdAt: number;
+  outcome: OrderOutcome;
+  statusRemark?: string;
+  /** Real time from creation to the outcome; ignored when confirmAfterQueries is set. */
+  confirmAfterMs: number;
+  confirmAfterQueries?: number;
+  queriesSeen: number;
+  forcedStatus?: number;
+  price: Money;
+  holder: Holder;
+  guests: Guest[];
+  test: string;
+}
+
+/** A deterministic base price per package (100.00 to 499.99 USD), so tests can know it in advance. */
+export function basePriceFor(ratePkgId: string): Money {
+  const n = createHash('sha256').update(ratePkgId).digest().readUInt32BE(0);
+  return { currency: 'USD', amount: 100 + (n % 40_000) / 100 };
+}
+
+export function round2(n: number): number {
+  return Math.round(n * 100) / 100;
+}
+
+const DAY = 24 * 3600 * 1000;
+const dateOnly = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+
+/** Stay dates derived from the package id, so the same package always means the same stay. */
+export function stayFor(ratePkgId: string, now: number): { checkIn: string; checkOut: string; nights: number } {
+  const offset = 14 + (basePriceFor(ratePkgId).amount % 30);
+  const start = Math.floor(now / DAY) * DAY + Math.floor(offset) * DAY;
+  return { checkIn: dateOnly(start), checkOut: dateOnly(start + 2 * DAY), nights: 2 };
+}
+
+export function ratePackage(ratePkgId: string, price: Money, now: number): RoomRatePkg {
+  const stay = stayFor(ratePkgId, now);
+  const net = { currency: price.currency, amount: round2(price.amount * 0.9) };
+  return {
+    ratePkgId,
+    refundableMode: 'full',
+    refundableUntil: new Date(Date.parse(stay.checkIn) - 2 * DAY).toISOString(),
+    cancelFees: [{ until: stay.checkIn + 'T00:00:00Z', fee: { currency: price.currency, amount: round2(price.amount * 0.5) } }],
+    originalRoomNaming: { id: 'dbl', name: 'Double Room', supplier: 1 },
+    rate: { grossRate: { currency: price.currency, amount: round2(price.amount / stay.nights) }, netRate: { currency: price.currency, amount: round2(net.amount / stay.nights) } },
+    totalRate: { grossRate: price, netRate: net, commissionableRate: price, respectGrossRate: false },
+    rateComment: 'Sandbox rate',
+    includesPackaging: false,
+    checkIn: stay.checkIn,
+    checkOut: stay.checkOut,
+    board: { boardId: 'BB', boardName: { en: 'Bed and breakfast' } },
+    tax: { total: { currency: price.currency, amount: 0 }, items: [] },
+  };
+}
+
+export class OrderStore {
+  private readonly byRef = new Map<string, StoredOrder>();
+  private seq = 0;
+
+  constructor(
+    private readonly profile: SupplierProfile,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  get(ref: string): StoredOrder | undefined {
+    return this.byRef.get(ref);
+  }
+
+  all(): StoredOrder[] {
+    return [...this.byRef.values()];
+  }
+
+  create(order: Omit<StoredOrder, 'platformReferenceNo' | 'supplierReferenceNo' | 'createdAt' | 'queriesSeen'>): StoredOrder {
+    const n = ++this.seq;
+    const stored: StoredOrder = {
+      ...order,
+      platformReferenceNo: `PRN${String(n).padStart(8, '0')}`,
+      supplierReferenceNo: `SRN${String(n).padStart(8, '0')}`,
+      createdAt: this.now(),
+      queriesSeen: 0,
+    };
+    this.byRef.set(order.customerReferenceNo, stored);
+    return stored;
+  }
+
+  clear(): void {
+    this.byRef.clear();
+  }
+
+  /** The status now: forced, else the outcome once its delay or query count is reached, else Confirming. */
+  statusOf(order: StoredOrder): number {
+    const s = this.profile.orderStatus;
+    if (order.forcedStatus !== undefined) return order.forcedStatus;
+    if (order.outcome === 'pending' || !this.resolved(order)) return s.confirming;
+    return { confirmed: s.confirmed, failed: s.failed, cancelled: s.cancelled }[order.outcome];
+  }
+
+  private resolved(order: StoredOrder): boolean {
+    if (order.confirmAfterQueries !== undefined) return order.queriesSeen >= order.confirmAfterQueries;
+    return this.now() - order.createdAt >= order.confirmAfterMs;
+  }
+
+  /** The order as the interface returns it (HotelOrder). */
+  toHotelOrder(order: StoredOrder): HotelOrder {
+    const status = this.statusOf(order);
+    const s = this.profile.orderStatus;
+    const stay = stayFor(order.ratePkgId, order.createdAt);
+    const pkg = ratePackage(order.ratePkgId, order.price, order.createdAt);
+    const remark =
+      status === s.confirmed ? 'Confirmed' : status === s.confirming ? 'Awaiting supplier confirmation' : (order.statusRemark ?? 'Rejected by the hotel');
+    return {
+      status,
+      statusRemark: remark,
+      checkIn: stay.checkIn,
+      checkOut: stay.checkOut,
+      nightCount: stay.nights,
+      roomCount: 1,
+      bookingTime: new Date(order.createdAt).toISOString(),
+      ...(status === s.confirmed ? { hotelConfirmNo: `HCN-${order.platformReferenceNo.slice(3)}` } : {}),
+      holder: {
+        firstName: order.holder.firstName,
+        lastName: order.holder.lastName,
+        email: order.holder.email,
+        phone: { countryCode: order.holder.phone.countryCode, number: order.holder.phone.number },
+      },
+      platformReferenceNo: order.platformReferenceNo,
+      customerReferenceNo: order.customerReferenceNo,
+      commissionableRate: order.price,
+      netRate: pkg.totalRate!.netRate,
+      grossRate: order.price,
+      respectGrossRate: false,
+      ...(status === s.cancelled ? { cancelTime: new Date(order.createdAt).toISOString(), cancelReason: order.statusRemark ?? 'Cancelled by the hotel' } : {}),
+      supplier: 1,
+      supplierReferenceNo: order.supplierReferenceNo,
+      hotel: { hotelId: 'H-SANDBOX-1', destinationId: 'D-1', name: { en: 'Sandbox Grand Hotel' }, rating: 4 },
+      rooms: [
+        {
+          ...pkg,
+          roomTypeId: 'dbl',
+          roomTypeName: { en: 'Double Room' },
+          hotelId: 'H-SANDBOX-1',
+          roomIndex: 0,
+          guests: order.guests,
+        },
+      ],
+    };
+  }
+}

@@ -1,0 +1,259 @@
+/**
+ * The supplier client over HTTP, with undici: one pooled keep-alive dispatcher, per-operation
+ * timeouts, the spec's headers, and every ending classified into a SupplierError.
+ *
+ * Classification is conservative where money is at stake: when we cannot tell whether a request
+ * reached the supplier, it is treated as if it did (`mayHaveActed`), so a Book is verified, not re-sent.
+ */
+import { randomUUID } from 'node:crypto';
+import { Agent, request, type Dispatcher } from 'undici';
+import type { z } from 'zod';
+import { SupplierError, type SupplierErrorType, type SupplierOperation } from './errors';
+import type { CallContext, SupplierClient, TokenProvider } from './interface';
+import type { SupplierProfile } from './profile';
+import {
+  BookData,
+  CheckAvailData,
+  describeIssues,
+  Envelope,
+  QueryOrdersData,
+  type BookRequest,
+  type CheckAvailRequest,
+  type HotelOrder,
+  type QueryOrdersRequest,
+} from './schemas';
+
+export interface HttpSupplierClientOptions {
+  baseUrl: string;
+  profile: SupplierProfile;
+  tokens: TokenProvider;
+  /** Connections kept per origin. */
+  maxConnections?: number;
+  /** A dispatcher to use instead of the client's own pool (tests: undici MockAgent). Not closed by close(). */
+  dispatcher?: Dispatcher;
+  now?: () => number;
+  newRequestId?: () => string;
+}
+
+/** Errors thrown while connecting: the request was never written, so nothing can have happened upstream. */
+const BEFORE_SEND_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
+
+export function createHttpSupplierClient(options: HttpSupplierClientOptions): SupplierClient {
+  const { profile, tokens } = options;
+  const baseUrl = options.baseUrl.replace(/\/+$/, '');
+  const ownDispatcher = options.dispatcher
+    ? undefined
+    : new Agent({ connections: options.maxConnections ?? 64, keepAliveTimeout: 30_000, pipelining: 1 });
+  const dispatcher = options.dispatcher ?? ownDispatcher!;
+  const now = options.now ?? Date.now;
+  const newRequestId = options.newRequestId ?? randomUUID;
+
+  async function call<T>(
+    operation: Exclude<SupplierOperation, 'ticket'>,
+    body: unknown,
+    context: CallContext,
+    dataSchema: z.ZodType<T>,
+  ): Promise<T> {
+    const withSession = operation !== 'queryOrders';
+    if (withSession && !context.sessionId) {
+      throw new SupplierError('SupplierBadRequest', `${operation}: Session-Id is required`, { operation });
+    }
+    const timeoutMs = context.timeoutMs ?? profile.timeoutsMs[operation];
+    let token = await tokens.getToken(context.signal);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await send(operation, body, context, dataSchema, token, timeoutMs, withSession);
+      } catch (err) {
+        // 401 proves nothing was done; one re-issue covers an expired ticket.
+        if (err instanceof SupplierError && err.type === 'SupplierUnauthorized' && attempt === 1) {
+          tokens.invalidate(token);
+          token = await tokens.getToken(context.signal);
+          continue;
+        }
+        throw err;
+      }
+    }
+  }
+
+  async function send<T>(
+    operation: Exclude<SupplierOperation, 'ticket'>,
+    body: unknown,
+    context: CallContext,
+    dataSchema: z.ZodType<T>,
+    token: string,
+    timeoutMs: number,
+    withSession: boolean,
+  ): Promise<T> {
+    const requestId = newRequestId();
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      'request-id': requestId,
+      'client-request-timestamp': String(Math.floor(now() / 1000)),
+    };
+    if (context.traceId) headers['trace-id'] = context.traceId;
+    if (context.language) headers['language'] = context.language;
+    if (context.ip) headers['ip'] = context.ip;
+    if (withSession) {
+      headers['session-id'] = context.sessionId!;
+      headers['timeout-milliseconds'] = String(timeoutMs);
+      if (context.currency) headers['currency'] = context.currency;
+      if (context.test) headers['test'] = context.test;
+    }
+
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, timeoutMs);
+    const onCallerAbort = () => controller.abort();
+    context.signal?.addEventListener('abort', onCallerAbort, { once: true });
+    const base = { operation, requestId };
+
+    try {
+      let res: Dispatcher.ResponseData;
+      try {
+        res = await request(`${baseUrl}${profile.paths[operation]}`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify(body),
+          dispatcher,
+          signal: controller.signal,
+        });
+      } catch (err) {
+        throw classifyTransport(err, base, timedOut, timeoutMs);
+      }
+      let text: string;
+      try {
+        text = await res.body.text();
+      } catch (err) {
+        throw classifyTransport(err, { ...base, httpStatus: res.statusCode }, timedOut, timeoutMs);
+      }
+      return interpret(operation, res.statusCode, res.headers, text, dataSchema, requestId);
+    } finally {
+      clearTimeout(timer);
+      context.signal?.removeEventListener('abort', onCallerAbort);
+    }
+  }
+
+  function interpret<T>(
+    operation: SupplierOperation,
+    status: number,
+    headers: Dispatcher.ResponseData['headers'],
+    text: string,
+    dataSchema: z.ZodType<T>,
+    requestId: string,
+  ): T {
+    let json: unknown;
+    let envelope: Envelope | undefined;
+    try {
+      json = JSON.parse(text);
+      const parsed = Envelope.safeParse(json);
+      if (parsed.success) envelope = parsed.data;
+    } catch {
+      json = undefined;
+    }
+    const details = { operation, httpStatus: status, requestId, code: envelope?.code, supplierMessage: envelope?.msg };
+
+    if (status !== 200) {
+      const type = typeForStatus(status);
+      const retryAfterMs = status === 429 ? parseRetryAfter(headers['retry-after'], now()) : undefined;
+      throw new SupplierError(type, `${operation}: HTTP ${status}${envelope?.msg ? ` (${envelope.msg})` : ''}`, {
+        ...details,
+        ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+      });
+    }
+    if (!envelope) {
+      const issues = json === undefined ? ['(body): not JSON'] : describeIssues(Envelope.safeParse(json).error!, '');
+      throw new SupplierError('SupplierInvalidResponse', `${operation}: invalid response envelope: ${issues.join('; ')}`, { ...details, issues });
+    }
+    if (envelope.code !== profile.codes.success) {
+      const type = typeForCode(envelope.code);
+      throw new SupplierError(type, `${operation}: supplier code ${envelope.code}${envelope.msg ? ` (${envelope.msg})` : ''}`, details);
+    }
+    const data = dataSchema.safeParse(envelope.data);
+    if (!data.success) {
+      const issues = describeIssues(data.error, 'data');
+      throw new SupplierError('SupplierInvalidResponse', `${operation}: invalid response: ${issues.join('; ')}`, { ...details, issues });
+    }
+    return data.data;
+  }
+
+  function typeForStatus(status: number): SupplierErrorType {
+    if (status === 400) return 'SupplierBadRequest';
+    if (status === 401) return 'SupplierUnauthorized';
+    if (status === 403) return 'SupplierForbidden';
+    if (status === 404) return 'SupplierNotFound';
+    if (status === 429) return 'SupplierRateLimited';
+    if (status === 504) return 'SupplierGatewayTimeout';
+    if (status >= 500) return 'SupplierServerError';
+    // Any other status is outside the interface: we cannot say what the supplier did.
+    return 'SupplierInvalidResponse';
+  }
+
+  function typeForCode(code: number): SupplierErrorType {
+    const c = profile.codes;
+    const byCode: Record<number, SupplierErrorType> = {
+      [c.ariChanged]: 'SupplierAriChanged',
+      [c.creditLimitExceeded]: 'SupplierCreditLimit',
+      [c.badRequest]: 'SupplierBadRequest',
+      [c.unauthorized]: 'SupplierUnauthorized',
+      [c.forbidden]: 'SupplierForbidden',
+      [c.notFound]: 'SupplierNotFound',
+      [c.rateLimited]: 'SupplierRateLimited',
+      [c.timeout]: 'SupplierGatewayTimeout',
+      [c.systemError]: 'SupplierServerError',
+      [c.dependencyFailure]: 'SupplierServerError',
+    };
+    return byCode[code] ?? 'SupplierBusinessError';
+  }
+
+  return {
+    checkAvail: (req: CheckAvailRequest, context: CallContext) => call('checkAvail', req, context, CheckAvailData),
+    async book(req: BookRequest, context: CallContext): Promise<HotelOrder> {
+      return (await call('book', req, context, BookData)).hotelOrder;
+    },
+    async queryOrders(req: QueryOrdersRequest, context): Promise<HotelOrder[]> {
+      return (await call('queryOrders', req, context, QueryOrdersData)).orders;
+    },
+    async close() {
+      await ownDispatcher?.close();
+    },
+  };
+}
+
+/** A transport failure as a SupplierError. Only failures while connecting are known not to have reached the supplier. */
+export function classifyTransport(
+  err: unknown,
+  details: { operation: SupplierOperation; requestId?: string; httpStatus?: number },
+  timedOut: boolean,
+  timeoutMs: number,
+): SupplierError {
+  const code = (err as { code?: string })?.code ?? (err as { cause?: { code?: string } })?.cause?.code;
+  if (timedOut) {
+    return new SupplierError('SupplierClientTimeout', `${details.operation}: no answer within ${timeoutMs} ms`, details, { cause: err });
+  }
+  if (code && BEFORE_SEND_CODES.has(code)) {
+    return new SupplierError('SupplierNetworkBeforeSend', `${details.operation}: could not connect (${code})`, details, { cause: err });
+  }
+  const name = (err as Error)?.name;
+  if (name === 'AbortError' || code === 'UND_ERR_ABORTED') {
+    return new SupplierError('SupplierClientTimeout', `${details.operation}: aborted by the caller`, details, { cause: err });
+  }
+  return new SupplierError(
+    'SupplierNetworkAfterSend',
+    `${details.operation}: connection failed after the request was sent (${code ?? name ?? 'unknown'})`,
+    details,
+    { cause: err },
+  );
+}
+
+/** Retry-After as milliseconds: delta-seconds or an HTTP date. */
+export function parseRetryAfter(value: string | string[] | undefined, nowMs: number): number | undefined {
+  const v = Array.isArray(value) ? value[0] : value;
+  if (!v) return undefined;
+  if (/^\d+$/.test(v.trim())) return Number(v.trim()) * 1000;
+  const date = Date.parse(v);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - nowMs);
+}

@@ -1,0 +1,83 @@
+/** docker-compose.yml stays in step with the worker's config schema and the booking contract. */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parse } from 'yaml';
+import { EnvSchema, loadConfig } from '../../src/config';
+import { SEARCH_ATTRIBUTES } from '../../src/contract';
+
+interface Service {
+  image?: string;
+  build?: unknown;
+  command?: string | string[];
+  entrypoint?: string | string[];
+  environment?: Record<string, string | number | boolean | null> | string[];
+}
+
+const compose = parse(readFileSync(path.join(__dirname, '../../docker-compose.yml'), 'utf8')) as {
+  services: Record<string, Service>;
+};
+const services = compose.services;
+
+/** A service's environment as a map, whichever of the two compose forms it is written in. */
+function envOf(service: Service): Record<string, string> {
+  const env = service.environment ?? {};
+  if (Array.isArray(env)) {
+    return Object.fromEntries(env.map((kv) => [kv.split('=')[0]!, kv.slice(kv.indexOf('=') + 1)]));
+  }
+  return Object.fromEntries(Object.entries(env).map(([k, v]) => [k, v == null ? '' : String(v)]));
+}
+
+/** What compose substitutes when the variable is unset: `${VAR:-default}` -> default. */
+function resolveDefaults(value: string): string {
+  return value.replace(
+    /\$\{[A-Za-z_][A-Za-z0-9_]*(?::?-([^}]*))?\}/g,
+    (_m, fallback: string | undefined) => fallback ?? '',
+  );
+}
+
+const worker = services.worker!;
+const workerEnv = envOf(worker);
+
+test('the worker is set only through variables the config reads', () => {
+  const known = new Set(Object.keys(EnvSchema.shape));
+  const unknown = Object.keys(workerEnv).filter((k) => !known.has(k) && !k.startsWith('TEMPORAL_'));
+  expect(unknown).toEqual([]);
+});
+
+test('the worker environment (defaults resolved) passes loadConfig', () => {
+  const env = Object.fromEntries(Object.entries(workerEnv).map(([k, v]) => [k, resolveDefaults(v)]));
+  const config = loadConfig(env);
+  expect(config.temporal.connection.address).toBe('temporal:7233');
+  expect(config.temporal.namespace).toBe('default');
+  expect(config.supplier.credentials).toEqual({ kind: 'ticket', appKey: 'sandbox-app', appSecret: 'sandbox-secret' });
+});
+
+test("the worker's TEMPORAL_ADDRESS is the temporal service on 7233", () => {
+  const [host, port] = workerEnv.TEMPORAL_ADDRESS!.split(':');
+  expect(Object.keys(services)).toContain(host);
+  expect(host).toBe('temporal');
+  expect(port).toBe('7233');
+});
+
+test('the setup service registers exactly the contract search attributes', () => {
+  const setup = services['temporal-setup']!;
+  const script = [setup.entrypoint, setup.command].flat().filter(Boolean).join('\n');
+  const registered = [...script.matchAll(/search-attribute create\b[^\n]*?--name\s+(\S+)[^\n]*?--type\s+(\S+)/g)].map(
+    (m) => ({
+      name: m[1],
+      type: m[2],
+    }),
+  );
+  const byName = (a: { name?: string }, b: { name?: string }) => (a.name ?? '').localeCompare(b.name ?? '');
+  expect(registered.sort(byName)).toEqual(SEARCH_ATTRIBUTES.map((a) => ({ ...a })).sort(byName));
+});
+
+test('every pulled image is pinned to a tag other than latest', () => {
+  const pulled = Object.entries(services).filter(([, s]) => s.build === undefined);
+  expect(pulled.length).toBeGreaterThan(0);
+  for (const [name, s] of pulled) {
+    const image = s.image ?? '';
+    const tag = image.includes('@') ? 'digest' : image.slice(image.lastIndexOf('/') + 1).split(':')[1];
+    expect({ name, image, pinned: Boolean(tag) && tag !== 'latest' }).toEqual({ name, image, pinned: true });
+  }
+});
