@@ -33,7 +33,16 @@ export interface BookingRig {
   close(): Promise<void>;
 }
 
-export async function createBookingRig(env: TestWorkflowEnvironment, name: string): Promise<BookingRig> {
+export interface RigOptions {
+  /**
+   * Workflows cached per worker. 0 turns sticky execution off: the Java test server does not move a
+   * workflow task off the sticky queue of a worker that shut down (a real server does after 5 s), so
+   * tests that restart a worker there use 0.
+   */
+  maxCachedWorkflows?: number;
+}
+
+export async function createBookingRig(env: TestWorkflowEnvironment, name: string, options: RigOptions = {}): Promise<BookingRig> {
   const sandbox = await startSandbox({ port: 0 });
   const supplier = createHttpSupplierClient({
     baseUrl: sandbox.url,
@@ -47,6 +56,7 @@ export async function createBookingRig(env: TestWorkflowEnvironment, name: strin
       taskQueue,
       workflowBundle: workflowBundle(),
       activities: createActivities({ supplier, profile: testProfile }),
+      ...(options.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: options.maxCachedWorkflows } : {}),
     });
   let running: Promise<void> | undefined;
   const rig: BookingRig = {

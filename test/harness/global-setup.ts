@@ -8,6 +8,7 @@
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { SearchAttributeType } from '@temporalio/common';
+import { temporal } from '@temporalio/proto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -52,6 +53,15 @@ export default async function globalSetup(): Promise<void> {
       server: { executable: resolveServerExecutable('test-server') },
     });
     started.push(env);
+    // The Java test server takes no search-attribute flags, but its operator service registers them;
+    // without them every upsert from the workflow is rejected and workflow tasks retry forever.
+    await env.connection.operatorService.addSearchAttributes({
+      namespace: env.namespace ?? 'default',
+      searchAttributes: {
+        [BookingStageKey.name]: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
+        [CustomerReferenceNoKey.name]: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
+      },
+    });
     process.env.TEST_TIME_SKIPPING_ADDRESS = env.address;
     log(`time-skipping test server on ${env.address} in ${Date.now() - t0} ms`);
   }
