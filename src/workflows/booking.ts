@@ -193,7 +193,9 @@ export async function bookingWorkflow(input: BookingWorkflowInput): Promise<Book
       pendingPrice = current;
       setStage('awaiting-price-approval', `Price changed from ${fmt(request.expectedPrice)} to ${fmt(current)}: awaiting approval`);
       const timeoutSeconds = request.priceChangePolicy?.approvalTimeoutSeconds ?? 900;
-      const answered = await condition(() => approval !== undefined, `${timeoutSeconds} seconds`);
+      const answered = await condition(() => approval !== undefined, `${timeoutSeconds} seconds`, {
+        summary: 'Awaiting price approval',
+      });
       if (!answered || !approval?.approved) {
         return finish({
           kind: 'price-rejected',
@@ -311,7 +313,10 @@ export async function bookingWorkflow(input: BookingWorkflowInput): Promise<Book
       setCurrentDetails(describe(state));
 
       const waitMs = dueMs - Date.now();
-      const hinted = waitMs > 0 ? await condition(() => hints > hintsSeen, waitMs) : false;
+      const hinted =
+        waitMs > 0
+          ? await condition(() => hints > hintsSeen, waitMs, { summary: `Wait for QueryOrders poll ${nextIndex + 1}` })
+          : false;
       hintsSeen = hints;
       const trigger = hinted ? 'supplier-hint' : 'schedule';
       if (!hinted) nextIndex++;
@@ -426,7 +431,7 @@ function fmt(m: Money | undefined): string {
   return m ? `${m.amount} ${m.currency}` : 'unknown';
 }
 
-/** The one-paragraph view an operator sees in the Web UI ("current details"). No personal data. */
+/** The view an operator sees in the Web UI ("current details", rendered as Markdown). No personal data. */
 function describe(s: BookingState): string {
   const lastPoll = s.polls[s.polls.length - 1];
   return [
@@ -442,5 +447,6 @@ function describe(s: BookingState): string {
     s.cancelRequested ? 'Cancel requested: the booking is still being resolved' : undefined,
   ]
     .filter(Boolean)
+    .map((line) => `- ${line}`)
     .join('\n');
 }

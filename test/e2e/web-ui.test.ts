@@ -5,7 +5,7 @@
  */
 import { mkdirSync, existsSync } from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bookingStateQuery } from '../../src/contract';
 import { startBooking } from '../../src/client';
@@ -14,6 +14,12 @@ import { bookingRequest, createBookingRig, eventually, type BookingRig } from '.
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ARTIFACTS = path.resolve(__dirname, '../../test-results');
+
+/** The visible text of the page and of every frame in it. */
+async function pageText(page: Page): Promise<string> {
+  const texts = await Promise.all(page.frames().map((f) => f.locator('body').innerText().catch(() => '')));
+  return texts.join('\n');
+}
 
 let env: TestWorkflowEnvironment;
 let rig: BookingRig;
@@ -50,18 +56,28 @@ test('an operator finds a booking by reference and sees its stage and current de
   await page.goto(`${ui}/namespaces/default/workflows?query=${query}`);
 
   // The list shows exactly this booking, with its one-line summary.
-  const row = page.getByText(handle.workflowId, { exact: false }).first();
+  const row = page.getByRole('link', { name: handle.workflowId }).first();
   await row.waitFor({ timeout: 30_000 });
   await row.click();
 
-  // The workflow page shows the stage and the current details the workflow keeps up to date.
-  await page.getByText('Stage: recovering', { exact: false }).first().waitFor({ timeout: 30_000 });
-  const text = await page.locator('body').innerText();
-  expect(text).toContain(request.customerReferenceNo);
+  // The history names the activities and the timer the booking is waiting on.
+  await page.getByText('Wait for QueryOrders poll 2', { exact: false }).first().waitFor({ timeout: 30_000 });
+  const history = await page.locator('body').innerText();
+  for (const name of ['checkAvail', 'book', 'queryOrder']) expect(history).toContain(name);
+
+  // "User Metadata" holds the summary and the current details the workflow keeps up to date.
+  await page.getByRole('link', { name: 'User Metadata' }).or(page.getByRole('tab', { name: 'User Metadata' })).first().click();
+  // The UI renders summary and details as Markdown inside frames, so read every frame's text.
+  const text = await eventually(async () => {
+    const all = await pageText(page);
+    return all.includes('Stage: recovering') ? all : undefined;
+  }, 30_000);
+  expect(text).toContain(`ref ${request.customerReferenceNo}`);
   expect(text).toMatch(/Next poll:/);
   expect(text).toMatch(/Last poll: .* found \(status 1\)/);
-  // No personal data in what the operator sees by default.
+  // Summary and details carry references only, never personal data.
   expect(text).not.toContain(request.holder.email);
+  expect(text).not.toContain(request.holder.lastName);
 
   mkdirSync(ARTIFACTS, { recursive: true });
   await page.screenshot({ path: path.join(ARTIFACTS, 'web-ui-booking.png'), fullPage: true });
