@@ -15,8 +15,16 @@ import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { SearchAttributeType } from '@temporalio/common';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { createActivities } from '../src/activities/booking';
-import { approvePriceChangeUpdate, bookingStateQuery, BookingStageKey, CustomerReferenceNoKey, supplierOrderUpdateSignal } from '../src/contract';
+import {
+  approvePriceChangeUpdate,
+  bookingStateQuery,
+  BookingStageKey,
+  CustomerReferenceNoKey,
+  supplierOrderUpdateSignal,
+} from '../src/contract';
+import { Client } from '@temporalio/client';
 import { startBooking } from '../src/client';
+import { testDataConverter } from '../test/fixtures/encryption';
 import { startSandbox } from '../src/sandbox/server';
 import { createHttpSupplierClient } from '../src/supplier/http-client';
 import { ticketTokens } from '../src/supplier/token';
@@ -48,18 +56,30 @@ async function main(): Promise<void> {
     },
   });
   // Limits high enough that no 429 retry lands in a history by accident of timing.
-  const sandbox = await startSandbox({ port: 0, rateLimits: { overall: 10_000, checkAvail: 10_000, book: 10_000, queryOrders: 10_000 } });
+  const sandbox = await startSandbox({
+    port: 0,
+    rateLimits: { overall: 10_000, checkAvail: 10_000, book: 10_000, queryOrders: 10_000 },
+  });
   const supplier = createHttpSupplierClient({
     baseUrl: sandbox.url,
     profile: testProfile,
-    tokens: ticketTokens({ baseUrl: sandbox.url, profile: testProfile, appKey: 'sandbox-app', appSecret: 'sandbox-secret' }),
+    tokens: ticketTokens({
+      baseUrl: sandbox.url,
+      profile: testProfile,
+      appKey: 'sandbox-app',
+      appSecret: 'sandbox-secret',
+    }),
   });
   const taskQueue = 'record-histories';
+  // Recorded encrypted, as production stores them: the histories on disk hold no personal data in clear.
+  const dataConverter = testDataConverter();
+  const client = new Client({ connection: env.connection, dataConverter });
   const worker = await Worker.create({
     connection: env.nativeConnection,
     taskQueue,
     workflowsPath: require.resolve('../src/workflows'),
     activities: createActivities({ supplier, profile: testProfile }),
+    dataConverter,
   });
 
   mkdirSync(OUT, { recursive: true });
@@ -67,7 +87,7 @@ async function main(): Promise<void> {
 
   const record = async (scenario: ReplayScenario) => {
     const request = bookingRequest({ ...scenario.request, test: scenario.test });
-    const handle = await startBooking(env.client, request, { taskQueue });
+    const handle = await startBooking(client, request, { taskQueue });
     if (scenario.steer === 'approve-price' || scenario.steer === 'refuse-price') {
       const state = await waitFor(async () => {
         const s = await handle.query(bookingStateQuery);
@@ -87,13 +107,24 @@ async function main(): Promise<void> {
     }
     const outcome = await handle.result();
     if (outcome.kind !== scenario.expected) {
-      throw new Error(`${scenario.name}: expected outcome ${scenario.expected}, got ${outcome.kind}; nothing written for it`);
+      throw new Error(
+        `${scenario.name}: expected outcome ${scenario.expected}, got ${outcome.kind}; nothing written for it`,
+      );
     }
     const history = await handle.fetchHistory();
     const file = path.join(OUT, `${scenario.name}.json`);
     writeFileSync(
       file,
-      JSON.stringify({ scenario: scenario.name, workflowId: handle.workflowId, outcome: outcome.kind, history: JSON.parse(historyToJSON(history)) }, null, 1) + '\n',
+      JSON.stringify(
+        {
+          scenario: scenario.name,
+          workflowId: handle.workflowId,
+          outcome: outcome.kind,
+          history: JSON.parse(historyToJSON(history)),
+        },
+        null,
+        1,
+      ) + '\n',
     );
     console.log(`${scenario.name.padEnd(32)} ${outcome.kind.padEnd(16)} ${history.events?.length ?? 0} events`);
   };

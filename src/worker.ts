@@ -5,7 +5,9 @@
  * (src/config). `createBookingWorker` is what tests, the stack launcher and benchmarks use.
  */
 import { NativeConnection, Runtime, DefaultLogger, Worker, type WorkerOptions } from '@temporalio/worker';
+import type { DataConverter } from '@temporalio/common';
 import { createActivities } from './activities/booking';
+import { dataConverterFor } from './codec/config';
 import { loadConfig, type AppConfig } from './config';
 import type { SupplierClient } from './supplier/interface';
 import { createHttpSupplierClient } from './supplier/http-client';
@@ -20,7 +22,12 @@ export interface BookingWorkerDeps {
   profile: SupplierProfile;
   /** A prebuilt bundle (tests, benchmarks); otherwise the workflows are bundled at start. */
   workflowBundle?: WorkerOptions['workflowBundle'];
-  tuning?: Pick<WorkerOptions, 'maxConcurrentActivityTaskExecutions' | 'maxConcurrentWorkflowTaskExecutions' | 'maxCachedWorkflows'>;
+  tuning?: Pick<
+    WorkerOptions,
+    'maxConcurrentActivityTaskExecutions' | 'maxConcurrentWorkflowTaskExecutions' | 'maxCachedWorkflows'
+  >;
+  /** Payload encryption (src/codec); clients of these workflows must use the same keys. */
+  dataConverter?: DataConverter;
 }
 
 export async function createBookingWorker(deps: BookingWorkerDeps): Promise<Worker> {
@@ -33,6 +40,7 @@ export async function createBookingWorker(deps: BookingWorkerDeps): Promise<Work
       ? { workflowBundle: deps.workflowBundle }
       : { workflowsPath: require.resolve('./workflows') }),
     ...deps.tuning,
+    ...(deps.dataConverter ? { dataConverter: deps.dataConverter } : {}),
   });
 }
 
@@ -58,6 +66,7 @@ async function main(): Promise<void> {
       taskQueue: config.taskQueue,
       supplier,
       profile: config.supplier.profile,
+      dataConverter: dataConverterFor(config.encryption),
       tuning: {
         maxConcurrentActivityTaskExecutions: config.worker.maxConcurrentActivities,
         maxConcurrentWorkflowTaskExecutions: config.worker.maxConcurrentWorkflowTasks,
@@ -66,7 +75,8 @@ async function main(): Promise<void> {
     });
     console.log(
       `Worker polling task queue "${config.taskQueue}" on ${config.temporal.connection.address} ` +
-        `(namespace ${config.temporal.namespace}); supplier ${config.supplier.baseUrl}`,
+        `(namespace ${config.temporal.namespace}); supplier ${config.supplier.baseUrl}; ` +
+        `payload encryption ${config.encryption ? `on (key ${config.encryption.activeKeyId})` : 'OFF: personal data is stored in clear'}`,
     );
     // Worker.run() returns after SIGINT/SIGTERM once in-flight tasks are done (the SDK's shutdown handling).
     await worker.run();

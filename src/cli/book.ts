@@ -10,8 +10,17 @@
  *   --task-queue <name>     default BOOKING_TASK_QUEUE or hotel-booking
  *   --json                  print only the outcome, as JSON
  */
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { connectClient, getBookingState, newReference, startBooking, type BookingRequest, type BookingState } from '../client';
+import {
+  connectClient,
+  getBookingState,
+  newReference,
+  startBooking,
+  type BookingRequest,
+  type BookingState,
+} from '../client';
 
 const { values } = parseArgs({
   options: {
@@ -46,14 +55,31 @@ function progressLine(s: BookingState): string {
     .join('  ');
 }
 
+/**
+ * `npm start` encrypts payloads with a key it keeps in its data folder; use it too unless the
+ * environment says otherwise (PAYLOAD_ENCRYPTION_KEYS set, or set empty to turn encryption off).
+ */
+function withStackKeys(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const file = path.join(env.STACK_DATA_DIR ?? path.resolve(__dirname, '../../.data'), 'payload-encryption-keys');
+  if (env.PAYLOAD_ENCRYPTION_KEYS !== undefined || !existsSync(file)) return env;
+  return { ...env, PAYLOAD_ENCRYPTION_KEYS: readFileSync(file, 'utf8').trim() };
+}
+
 async function main(): Promise<number> {
   const reference = values.ref ?? newReference();
   const request: BookingRequest = {
     customerReferenceNo: reference,
     ratePkgId: values['rate-pkg']!,
     // Demo traveller: the sandbox supplier accepts any well-formed holder and guests.
-    holder: { firstName: 'Demo', lastName: 'Traveller', email: 'demo@example.com', phone: { countryCode: 'US', countryNumber: 1, number: '5550100' } },
-    guests: [{ roomIndex: 0, firstName: 'Demo', lastName: 'Traveller', nationalityCode: 'US', age: 30, isChild: false }],
+    holder: {
+      firstName: 'Demo',
+      lastName: 'Traveller',
+      email: 'demo@example.com',
+      phone: { countryCode: 'US', countryNumber: 1, number: '5550100' },
+    },
+    guests: [
+      { roomIndex: 0, firstName: 'Demo', lastName: 'Traveller', nationalityCode: 'US', age: 30, isChild: false },
+    ],
     ...(values['expected-price'] ? { expectedPrice: parseMoney(values['expected-price']) } : {}),
     ...(values['on-price-exceeded'] || values['max-increase-percent']
       ? {
@@ -66,7 +92,7 @@ async function main(): Promise<number> {
     ...(values.scenario ? { context: { test: values.scenario } } : {}),
   };
 
-  const client = await connectClient();
+  const client = await connectClient(withStackKeys(process.env));
   try {
     const handle = await startBooking(client, request, { taskQueue: values['task-queue'] });
     if (!values.json) console.log(`Booking ${reference} started as workflow ${handle.workflowId}`);

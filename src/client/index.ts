@@ -6,12 +6,7 @@
  * So a caller that times out and calls again never causes a second booking.
  */
 import { randomUUID } from 'node:crypto';
-import {
-  Client,
-  Connection,
-  WorkflowExecutionAlreadyStartedError,
-  type WorkflowHandle,
-} from '@temporalio/client';
+import { Client, Connection, WorkflowExecutionAlreadyStartedError, type WorkflowHandle } from '@temporalio/client';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import {
   approvePriceChangeUpdate,
@@ -26,6 +21,7 @@ import {
   type PriceApproval,
 } from '../contract';
 import { describeIssues } from '../supplier/schemas';
+import { dataConverterFor, EncryptionEnv, encryptionFromEnv } from '../codec/config';
 import type { bookingWorkflow } from '../workflows';
 
 export * from '../contract';
@@ -46,12 +42,25 @@ export function newReference(): string {
   return randomUUID();
 }
 
-/** A Temporal client configured the ecosystem's way (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, API key, TLS). */
+/**
+ * A Temporal client configured the ecosystem's way (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, API key, TLS),
+ * with the workers' payload encryption (PAYLOAD_ENCRYPTION_KEYS, PAYLOAD_ENCRYPTION_KEY_ID).
+ */
 export async function connectClient(env: Record<string, string | undefined> = process.env): Promise<Client> {
-  const overrideEnvVars = Object.fromEntries(Object.entries(env).filter((kv): kv is [string, string] => kv[1] !== undefined));
-  const { connectionOptions, namespace } = loadClientConnectConfig({ overrideEnvVars, disableFile: !env.TEMPORAL_CONFIG_FILE });
+  const overrideEnvVars = Object.fromEntries(
+    Object.entries(env).filter((kv): kv is [string, string] => kv[1] !== undefined),
+  );
+  const { connectionOptions, namespace } = loadClientConnectConfig({
+    overrideEnvVars,
+    disableFile: !env.TEMPORAL_CONFIG_FILE,
+  });
+  const parsed = EncryptionEnv.safeParse(env);
+  const { encryption, issues } = parsed.success
+    ? encryptionFromEnv(parsed.data)
+    : { encryption: undefined, issues: parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`) };
+  if (issues.length > 0) throw new Error(`Invalid configuration:\n  ${issues.join('\n  ')}`);
   const connection = await Connection.connect(connectionOptions);
-  return new Client({ connection, namespace: namespace ?? 'default' });
+  return new Client({ connection, namespace: namespace ?? 'default', dataConverter: dataConverterFor(encryption) });
 }
 
 export interface StartBookingOptions {
@@ -85,7 +94,8 @@ export async function startBooking(
     return handle;
   } catch (err) {
     // The booking ran before and ended: its workflow, not a new one, is the answer.
-    if (err instanceof WorkflowExecutionAlreadyStartedError) return client.workflow.getHandle<typeof bookingWorkflow>(workflowId);
+    if (err instanceof WorkflowExecutionAlreadyStartedError)
+      return client.workflow.getHandle<typeof bookingWorkflow>(workflowId);
     throw err;
   }
 }

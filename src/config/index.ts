@@ -10,11 +10,14 @@ import type { NativeConnectionOptions } from '@temporalio/worker';
 import { z } from 'zod';
 import { DEFAULT_TASK_QUEUE } from '../contract';
 import { SupplierProfile } from '../supplier/profile';
+import type { EncryptionCodecOptions } from '../codec/encryption';
+import { EncryptionEnv, encryptionFromEnv } from '../codec/config';
 
 const intFromEnv = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+const onOff = (fallback: 'on' | 'off') => z.enum(['on', 'off']).default(fallback);
 
 /** Every variable, its default and its meaning; the README's configuration table mirrors this. */
-export const EnvSchema = z.object({
+export const EnvSchema = EncryptionEnv.extend({
   /** Task queue the worker polls and clients start bookings on. */
   BOOKING_TASK_QUEUE: z.string().min(1).default(DEFAULT_TASK_QUEUE),
   /** Base URL of the supplier API (the sandbox supplier by default). */
@@ -27,6 +30,12 @@ export const EnvSchema = z.object({
   SUPPLIER_PROFILE: z.string().optional(),
   /** Connections kept open to the supplier. */
   SUPPLIER_MAX_CONNECTIONS: intFromEnv(64),
+  /** Milliseconds order lookups arriving behind a QueryOrders in flight wait to share the next request. */
+  SUPPLIER_QUERY_BATCH_WINDOW_MS: z.coerce.number().int().nonnegative().default(20),
+  /** Customer references carried by one QueryOrders request at most. */
+  SUPPLIER_QUERY_BATCH_MAX_REFERENCES: intFromEnv(50),
+  /** on: wait for the profile's rateLimits (per operation and overall) before each request; off: send at once. */
+  SUPPLIER_RATE_LIMIT: onOff('on'),
   /** Activities one worker runs at once (most are waiting on HTTP). */
   WORKER_MAX_CONCURRENT_ACTIVITIES: intFromEnv(200),
   /** Workflow tasks one worker runs at once. */
@@ -37,7 +46,8 @@ export const EnvSchema = z.object({
   LOG_LEVEL: z.enum(['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR']).default('INFO'),
 });
 
-export type SupplierCredentials = { kind: 'token'; token: string } | { kind: 'ticket'; appKey: string; appSecret: string };
+export type SupplierCredentials =
+  { kind: 'token'; token: string } | { kind: 'ticket'; appKey: string; appSecret: string };
 
 export interface AppConfig {
   taskQueue: string;
@@ -47,9 +57,15 @@ export interface AppConfig {
     credentials: SupplierCredentials;
     profile: SupplierProfile;
     maxConnections: number;
+    /** How concurrent order lookups share QueryOrders requests. */
+    queryBatch: { windowMs: number; maxReferences: number };
+    /** Whether requests wait for the profile's rate limits. */
+    rateLimit: boolean;
   };
   worker: { maxConcurrentActivities: number; maxConcurrentWorkflowTasks: number; maxCachedWorkflows: number };
   logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
+  /** Payload encryption, when configured (see PAYLOAD_ENCRYPTION_KEYS). */
+  encryption?: EncryptionCodecOptions;
 }
 
 /** Raised at start for a bad environment; the message names each variable. Never includes values. */
@@ -86,7 +102,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     issues.push('SUPPLIER_PROFILE: not valid JSON');
   }
 
-  const temporal = loadClientConnectConfig({ overrideEnvVars: definedOnly(env), disableFile: !env.TEMPORAL_CONFIG_FILE });
+  const temporal = loadClientConnectConfig({
+    overrideEnvVars: definedOnly(env),
+    disableFile: !env.TEMPORAL_CONFIG_FILE,
+  });
+  const { encryption, issues: encryptionIssues } = encryptionFromEnv(e);
+  issues.push(...encryptionIssues);
+
   if (issues.length > 0 || !credentials || !profile) throw new ConfigError(issues);
 
   return {
@@ -95,13 +117,21 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       connection: { ...temporal.connectionOptions, address: temporal.connectionOptions.address ?? 'localhost:7233' },
       namespace: temporal.namespace ?? 'default',
     },
-    supplier: { baseUrl: e.SUPPLIER_BASE_URL, credentials, profile, maxConnections: e.SUPPLIER_MAX_CONNECTIONS },
+    supplier: {
+      baseUrl: e.SUPPLIER_BASE_URL,
+      credentials,
+      profile,
+      maxConnections: e.SUPPLIER_MAX_CONNECTIONS,
+      queryBatch: { windowMs: e.SUPPLIER_QUERY_BATCH_WINDOW_MS, maxReferences: e.SUPPLIER_QUERY_BATCH_MAX_REFERENCES },
+      rateLimit: e.SUPPLIER_RATE_LIMIT === 'on',
+    },
     worker: {
       maxConcurrentActivities: e.WORKER_MAX_CONCURRENT_ACTIVITIES,
       maxConcurrentWorkflowTasks: e.WORKER_MAX_CONCURRENT_WORKFLOW_TASKS,
       maxCachedWorkflows: e.WORKER_MAX_CACHED_WORKFLOWS,
     },
     logLevel: e.LOG_LEVEL,
+    ...(encryption ? { encryption } : {}),
   };
 }
 

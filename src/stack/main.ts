@@ -5,10 +5,14 @@
  * embedded), the sandbox supplier, and a booking worker, prints every URL, and on Ctrl-C stops the
  * worker first (in-flight tasks finish), then the sandbox, then the server: no orphan process.
  */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { NativeConnection } from '@temporalio/worker';
 import { z } from 'zod';
 import { loadConfig } from '../config';
+import { dataConverterFor } from '../codec/config';
+import { createEncryptionCodec, newEncryptionKey } from '../codec/encryption';
+import { startCodecServer } from '../codec/server';
 import { startSandbox } from '../sandbox/server';
 import { resolveServerExecutable } from '../temporal/binaries';
 import { startDevServer } from '../temporal/dev-server';
@@ -21,20 +25,40 @@ const StackEnv = z.object({
   STACK_UI_PORT: z.coerce.number().int().positive().default(8233),
   /** Port of the sandbox supplier. */
   STACK_SANDBOX_PORT: z.coerce.number().int().nonnegative().default(8787),
-  /** Where the dev server keeps its SQLite database. */
+  /** Where the dev server keeps its SQLite database (and the stack's own encryption key). */
   STACK_DATA_DIR: z.string().default(path.resolve(__dirname, '../../.data')),
+  /** Port of the codec server the Web UI calls to show decrypted payloads. */
+  STACK_CODEC_PORT: z.coerce.number().int().nonnegative().default(8235),
 });
+
+/**
+ * The demo stack always encrypts payloads. Without PAYLOAD_ENCRYPTION_KEYS it makes a key once and keeps
+ * it beside the database (which it must outlive: the stored bookings are encrypted with it); `npm run book`
+ * reads the same file. A real deployment sets the variables instead.
+ */
+export function stackEncryptionEnv(dataDir: string, env: NodeJS.ProcessEnv): Record<string, string> {
+  if (env.PAYLOAD_ENCRYPTION_KEYS) return {};
+  const file = path.join(dataDir, 'payload-encryption-keys');
+  if (!existsSync(file)) {
+    mkdirSync(dataDir, { recursive: true });
+    writeFileSync(file, `stack-${new Date().toISOString().slice(0, 10)}:${newEncryptionKey()}\n`, { mode: 0o600 });
+  }
+  return { PAYLOAD_ENCRYPTION_KEYS: readFileSync(file, 'utf8').trim() };
+}
 
 async function main(): Promise<void> {
   const env = StackEnv.parse(process.env);
   const exe = resolveServerExecutable('cli', { ...process.env, TEMPORAL_ALLOW_SDK_DOWNLOAD: '0' });
   if (exe.type !== 'existing-path') throw new Error('No Temporal CLI executable');
 
+  const encryptionEnv = stackEncryptionEnv(env.STACK_DATA_DIR, process.env);
+  const codecUrl = `http://127.0.0.1:${env.STACK_CODEC_PORT}`;
   const server = await startDevServer({
     cliPath: exe.path,
     port: env.STACK_TEMPORAL_PORT,
     uiPort: env.STACK_UI_PORT,
     dbFile: path.join(env.STACK_DATA_DIR, 'temporal.db'),
+    codecEndpoint: codecUrl,
   });
   const stops: Array<() => Promise<void>> = [() => server.stop()];
   const stopAll = async () => {
@@ -49,9 +73,18 @@ async function main(): Promise<void> {
       SUPPLIER_APP_KEY: 'sandbox-app',
       SUPPLIER_APP_SECRET: 'sandbox-secret',
       ...process.env,
+      ...encryptionEnv,
       TEMPORAL_ADDRESS: server.address,
       SUPPLIER_BASE_URL: sandbox.url,
     });
+    const codec = await startCodecServer({
+      codec: createEncryptionCodec(config.encryption!),
+      port: env.STACK_CODEC_PORT,
+      allowedOrigin: server.uiUrl,
+      token: process.env.CODEC_SERVER_TOKEN || undefined,
+    });
+    stops.push(() => codec.close());
+
     const connection = await NativeConnection.connect(config.temporal.connection);
     stops.push(() => connection.close());
     const supplier = createSupplierFromConfig(config.supplier);
@@ -62,6 +95,7 @@ async function main(): Promise<void> {
       taskQueue: config.taskQueue,
       supplier,
       profile: config.supplier.profile,
+      dataConverter: dataConverterFor(config.encryption),
     });
 
     console.log(
@@ -71,6 +105,7 @@ async function main(): Promise<void> {
         `  Temporal gRPC     ${server.address}`,
         `  Temporal Web UI   ${server.uiUrl}`,
         `  Sandbox supplier  ${sandbox.url}  (inspect: ${sandbox.url}/_sandbox/orders)`,
+        `  Codec server      ${codec.url}  (payloads encrypted with key "${config.encryption!.activeKeyId}"; the Web UI decodes through it)`,
         `  Worker            task queue "${config.taskQueue}", namespace "${config.temporal.namespace}"`,
         '',
         'Try: npm run book -- --scenario confirmAfterMs=0',
@@ -85,10 +120,11 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err instanceof Error ? err.message : err);
-    process.exit(1);
-  },
-);
+if (require.main === module)
+  main().then(
+    () => process.exit(0),
+    (err) => {
+      console.error(err instanceof Error ? err.message : err);
+      process.exit(1);
+    },
+  );

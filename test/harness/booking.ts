@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Worker } from '@temporalio/worker';
+import type { DataConverter } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import { createActivities } from '../../src/activities/booking';
@@ -17,7 +18,9 @@ import type { bookingWorkflow } from '../../src/workflows';
 import { workflowBundle } from './temporal';
 
 /** Short client timeouts so "hang" scenarios end in about a second of real time. */
-export const testProfile = SupplierProfile.parse({ timeoutsMs: { book: 1_500, checkAvail: 1_500, queryOrders: 1_500 } });
+export const testProfile = SupplierProfile.parse({
+  timeoutsMs: { book: 1_500, checkAvail: 1_500, queryOrders: 1_500 },
+});
 
 export interface BookingRig {
   sandbox: Sandbox;
@@ -40,14 +43,25 @@ export interface RigOptions {
    * tests that restart a worker there use 0.
    */
   maxCachedWorkflows?: number;
+  /** The worker's data converter (payload encryption). */
+  dataConverter?: DataConverter;
 }
 
-export async function createBookingRig(env: TestWorkflowEnvironment, name: string, options: RigOptions = {}): Promise<BookingRig> {
+export async function createBookingRig(
+  env: TestWorkflowEnvironment,
+  name: string,
+  options: RigOptions = {},
+): Promise<BookingRig> {
   const sandbox = await startSandbox({ port: 0 });
   const supplier = createHttpSupplierClient({
     baseUrl: sandbox.url,
     profile: testProfile,
-    tokens: ticketTokens({ baseUrl: sandbox.url, profile: testProfile, appKey: 'sandbox-app', appSecret: 'sandbox-secret' }),
+    tokens: ticketTokens({
+      baseUrl: sandbox.url,
+      profile: testProfile,
+      appKey: 'sandbox-app',
+      appSecret: 'sandbox-secret',
+    }),
   });
   const taskQueue = `${name}-${randomUUID().slice(0, 8)}`;
   const makeWorker = () =>
@@ -57,6 +71,7 @@ export async function createBookingRig(env: TestWorkflowEnvironment, name: strin
       workflowBundle: workflowBundle(),
       activities: createActivities({ supplier, profile: testProfile }),
       ...(options.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: options.maxCachedWorkflows } : {}),
+      ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
     });
   let running: Promise<void> | undefined;
   const rig: BookingRig = {
@@ -121,7 +136,11 @@ export async function startBooking(
   });
 }
 
-export async function book(env: TestWorkflowEnvironment, rig: BookingRig, request: BookingRequest): Promise<BookingOutcome> {
+export async function book(
+  env: TestWorkflowEnvironment,
+  rig: BookingRig,
+  request: BookingRequest,
+): Promise<BookingOutcome> {
   const handle = await startBooking(env, rig, request);
   return handle.result();
 }
@@ -129,7 +148,8 @@ export async function book(env: TestWorkflowEnvironment, rig: BookingRig, reques
 /** The promise of the whole product: never two supplier orders for one reference. */
 export function expectAtMostOneOrderPerReference(sandbox: Sandbox): void {
   const counts = new Map<string, number>();
-  for (const order of sandbox.orders()) counts.set(order.customerReferenceNo, (counts.get(order.customerReferenceNo) ?? 0) + 1);
+  for (const order of sandbox.orders())
+    counts.set(order.customerReferenceNo, (counts.get(order.customerReferenceNo) ?? 0) + 1);
   const duplicates = [...counts].filter(([, n]) => n > 1);
   expect(duplicates).toEqual([]);
 }

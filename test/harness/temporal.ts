@@ -15,13 +15,20 @@ const create = (TestWorkflowEnvironment as unknown as { create: CreateFn }).crea
 
 function required(name: string): string {
   const value = process.env[name];
-  if (!value) throw new Error(`${name} is not set: run this file through jest so test/harness/global-setup.ts starts the servers`);
+  if (!value)
+    throw new Error(
+      `${name} is not set: run this file through jest so test/harness/global-setup.ts starts the servers`,
+    );
   return value;
 }
 
 /** Time-skipping environment on the shared Java test server. Tests using it run one workflow at a time. */
 export function connectTimeSkipping(): Promise<TestWorkflowEnvironment> {
-  return create({ server: { type: 'existing' }, supportsTimeSkipping: true, address: required('TEST_TIME_SKIPPING_ADDRESS') });
+  return create({
+    server: { type: 'existing' },
+    supportsTimeSkipping: true,
+    address: required('TEST_TIME_SKIPPING_ADDRESS'),
+  });
 }
 
 /** Environment on the shared dev server (real time, full server, search attributes registered). */

@@ -17,7 +17,12 @@ import {
 } from '../../src/client';
 import { resolveServerExecutable } from '../../src/temporal/binaries';
 import { connectDevServer } from '../harness/temporal';
-import { bookingRequest, createBookingRig, expectAtMostOneOrderPerReference, type BookingRig } from '../harness/booking';
+import {
+  bookingRequest,
+  createBookingRig,
+  expectAtMostOneOrderPerReference,
+  type BookingRig,
+} from '../harness/booking';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, '../..');
@@ -59,7 +64,10 @@ describe('client helper', () => {
   });
 
   test('state is readable while the booking runs and carries no personal data', async () => {
-    const request = bookingRequest({ test: 'book=504AfterCreate&confirmAfterQueries=2', recovery: { delaysSeconds: [1] } });
+    const request = bookingRequest({
+      test: 'book=504AfterCreate&confirmAfterQueries=2',
+      recovery: { delaysSeconds: [1] },
+    });
     await startBooking(env.client, request, { taskQueue: rig.taskQueue });
     const outcome = await awaitOutcome(env.client, request.customerReferenceNo);
     expect(outcome.kind).toBe('confirmed');
@@ -101,13 +109,20 @@ describe('from outside TypeScript', () => {
     const { stdout } = await run(
       cli(),
       [
-        'workflow', 'execute',
-        '--address', env.address,
-        '--type', 'bookingWorkflow',
-        '--task-queue', rig.taskQueue,
-        '--workflow-id', `booking:${request.customerReferenceNo}`,
-        '--input', JSON.stringify(request),
-        '--output', 'json',
+        'workflow',
+        'execute',
+        '--address',
+        env.address,
+        '--type',
+        'bookingWorkflow',
+        '--task-queue',
+        rig.taskQueue,
+        '--workflow-id',
+        `booking:${request.customerReferenceNo}`,
+        '--input',
+        JSON.stringify(request),
+        '--output',
+        'json',
       ],
       { timeout: 60_000 },
     );
@@ -117,11 +132,26 @@ describe('from outside TypeScript', () => {
   });
 
   test('npm run book -- --json prints the outcome and exits 0 only when confirmed', async () => {
-    const env0 = { ...process.env, TEMPORAL_ADDRESS: env.address, TEMPORAL_NAMESPACE: 'default' };
+    // Encryption off explicitly: this rig's worker has none, whatever key a local `npm start` left in .data/.
+    const env0 = {
+      ...process.env,
+      TEMPORAL_ADDRESS: env.address,
+      TEMPORAL_NAMESPACE: 'default',
+      PAYLOAD_ENCRYPTION_KEYS: '',
+    };
     const book = (scenario: string) =>
       run(
         process.execPath,
-        [require.resolve('ts-node/dist/bin'), '--transpile-only', 'src/cli/book.ts', '--json', '--task-queue', rig.taskQueue, '--scenario', scenario],
+        [
+          require.resolve('ts-node/dist/bin'),
+          '--transpile-only',
+          'src/cli/book.ts',
+          '--json',
+          '--task-queue',
+          rig.taskQueue,
+          '--scenario',
+          scenario,
+        ],
         { cwd: ROOT, env: env0, timeout: 90_000 },
       );
     const ok = await book('confirmAfterMs=0');
@@ -129,6 +159,8 @@ describe('from outside TypeScript', () => {
 
     const soldOut = await book('scenario=soldOut').catch((e: { code: number; stdout: string }) => e);
     expect((soldOut as { code: number }).code).toBe(2);
-    expect(JSON.parse((soldOut as { stdout: string }).stdout.trim().split('\n').pop()!)).toEqual({ kind: 'unavailable' });
+    expect(JSON.parse((soldOut as { stdout: string }).stdout.trim().split('\n').pop()!)).toEqual({
+      kind: 'unavailable',
+    });
   });
 });
