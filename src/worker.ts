@@ -67,6 +67,7 @@ async function main(): Promise<void> {
       supplier,
       profile: config.supplier.profile,
       dataConverter: dataConverterFor(config.encryption),
+      ...(config.workflowBundlePath ? { workflowBundle: { codePath: config.workflowBundlePath } } : {}),
       tuning: {
         maxConcurrentActivityTaskExecutions: config.worker.maxConcurrentActivities,
         maxConcurrentWorkflowTaskExecutions: config.worker.maxConcurrentWorkflowTasks,

@@ -83,7 +83,8 @@ export async function startBooking(
     const handle = await client.workflow.start<typeof bookingWorkflow>(WORKFLOW_TYPE, {
       workflowId,
       taskQueue: options.taskQueue ?? process.env.BOOKING_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
-      args: [request],
+      // The parsed request: unknown fields (an internal `resume`, say) never reach the workflow.
+      args: [parsed.data],
       // A retried start while the booking runs attaches to it; after it ended, the id is never reused.
       workflowIdConflictPolicy: 'USE_EXISTING',
       workflowIdReusePolicy: 'REJECT_DUPLICATE',

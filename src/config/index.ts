@@ -44,6 +44,8 @@ export const EnvSchema = EncryptionEnv.extend({
   WORKER_MAX_CACHED_WORKFLOWS: intFromEnv(1000),
   /** Worker log level: TRACE, DEBUG, INFO, WARN or ERROR. */
   LOG_LEVEL: z.enum(['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR']).default('INFO'),
+  /** A workflow bundle built ahead (`npm run bundle`), so a restarted worker polls in about a second, not after webpack. */
+  WORKER_WORKFLOW_BUNDLE: z.string().min(1).optional(),
 });
 
 export type SupplierCredentials =
@@ -64,6 +66,8 @@ export interface AppConfig {
   };
   worker: { maxConcurrentActivities: number; maxConcurrentWorkflowTasks: number; maxCachedWorkflows: number };
   logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
+  /** Path of a prebuilt workflow bundle, if any. */
+  workflowBundlePath?: string;
   /** Payload encryption, when configured (see PAYLOAD_ENCRYPTION_KEYS). */
   encryption?: EncryptionCodecOptions;
 }
@@ -131,6 +135,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxCachedWorkflows: e.WORKER_MAX_CACHED_WORKFLOWS,
     },
     logLevel: e.LOG_LEVEL,
+    ...(e.WORKER_WORKFLOW_BUNDLE ? { workflowBundlePath: e.WORKER_WORKFLOW_BUNDLE } : {}),
     ...(encryption ? { encryption } : {}),
   };
 }

@@ -109,6 +109,8 @@ export function createHttpSupplierClient(options: HttpSupplierClientOptions): Su
     }, timeoutMs);
     const onCallerAbort = () => controller.abort();
     context.signal?.addEventListener('abort', onCallerAbort, { once: true });
+    // A signal aborted before the call never fires 'abort': without this, the request would still be sent.
+    if (context.signal?.aborted) controller.abort();
     const base = { operation, requestId };
 
     try {
@@ -130,7 +132,7 @@ export function createHttpSupplierClient(options: HttpSupplierClientOptions): Su
       } catch (err) {
         throw classifyTransport(err, { ...base, httpStatus: res.statusCode }, timedOut, timeoutMs);
       }
-      return interpret(operation, res.statusCode, res.headers, text, dataSchema, requestId);
+      return interpret(operation, res.statusCode, res.headers, text, dataSchema, requestId, token);
     } finally {
       clearTimeout(timer);
       context.signal?.removeEventListener('abort', onCallerAbort);
@@ -144,13 +146,17 @@ export function createHttpSupplierClient(options: HttpSupplierClientOptions): Su
     text: string,
     dataSchema: z.ZodType<T>,
     requestId: string,
+    token: string,
   ): T {
+    // Text copied from the body into an error may echo the Authorization header back: never the token.
+    const redact = (s: string) => (token ? s.split(token).join('[redacted]') : s);
     let json: unknown;
     let envelope: Envelope | undefined;
     try {
       json = JSON.parse(text);
       const parsed = Envelope.safeParse(json);
       if (parsed.success) envelope = parsed.data;
+      if (envelope?.msg !== undefined) envelope.msg = redact(envelope.msg);
     } catch {
       json = undefined;
     }
@@ -174,7 +180,7 @@ export function createHttpSupplierClient(options: HttpSupplierClientOptions): Su
     }
     const data = dataSchema.safeParse(envelope.data);
     if (!data.success) {
-      const issues = describeIssues(data.error, 'data');
+      const issues = describeIssues(data.error, 'data').map(redact);
       throw new SupplierError('SupplierInvalidResponse', `${operation}: invalid response: ${issues.join('; ')}`, { ...details, issues });
     }
     return data.data;
@@ -253,7 +259,11 @@ export function classifyTransport(
 export function parseRetryAfter(value: string | string[] | undefined, nowMs: number): number | undefined {
   const v = Array.isArray(value) ? value[0] : value;
   if (!v) return undefined;
-  if (/^\d+$/.test(v.trim())) return Number(v.trim()) * 1000;
+  if (/^\d+$/.test(v.trim())) {
+    // Beyond the safe integer range (or Infinity) it is no usable delay, and Temporal cannot encode it.
+    const ms = Number(v.trim()) * 1000;
+    return Number.isSafeInteger(ms) ? ms : undefined;
+  }
   const date = Date.parse(v);
   return Number.isNaN(date) ? undefined : Math.max(0, date - nowMs);
 }

@@ -37,7 +37,7 @@ export function ticketTokens(options: TicketTokenOptions): TokenProvider {
   let cached: { token: string; issuedAt: number; lastUsed: number } | undefined;
   let inFlight: Promise<string> | undefined;
 
-  async function issue(signal?: AbortSignal): Promise<string> {
+  async function issue(): Promise<string> {
     const timeoutMs = profile.timeoutsMs.ticket;
     const controller = new AbortController();
     let timedOut = false;
@@ -45,8 +45,6 @@ export function ticketTokens(options: TicketTokenOptions): TokenProvider {
       timedOut = true;
       controller.abort();
     }, timeoutMs);
-    const onAbort = () => controller.abort();
-    signal?.addEventListener('abort', onAbort, { once: true });
     try {
       let status: number;
       let text: string;
@@ -70,28 +68,40 @@ export function ticketTokens(options: TicketTokenOptions): TokenProvider {
       } catch {
         envelope = undefined;
       }
-      const details = { operation: 'ticket' as const, httpStatus: status, code: envelope?.code, supplierMessage: envelope?.msg };
+      // A supplier that echoes the request would put the secret into errors, logs and history: cut it out.
+      const supplierMessage = envelope?.msg?.split(appSecret).join('[redacted]');
+      const details = { operation: 'ticket' as const, httpStatus: status, code: envelope?.code, supplierMessage };
       if (status === 401 || envelope?.code === profile.codes.unauthorized) {
         // The message names the key, never the secret.
-        throw new SupplierError('SupplierUnauthorized', `ticket: credentials for app key "${appKey}" were refused`, details);
+        throw new SupplierError(
+          'SupplierUnauthorized',
+          `ticket: credentials for app key "${appKey}" were refused`,
+          details,
+        );
       }
       if (status === 403) throw new SupplierError('SupplierForbidden', 'ticket: forbidden', details);
       if (status === 429) throw new SupplierError('SupplierRateLimited', 'ticket: rate limited', details);
       if (status >= 500) throw new SupplierError('SupplierServerError', `ticket: HTTP ${status}`, details);
       if (status !== 200 || !envelope || envelope.code !== profile.codes.success) {
-        throw new SupplierError('SupplierInvalidResponse', `ticket: unexpected answer (HTTP ${status}, code ${envelope?.code})`, details);
+        throw new SupplierError(
+          'SupplierInvalidResponse',
+          `ticket: unexpected answer (HTTP ${status}, code ${envelope?.code})`,
+          details,
+        );
       }
       const data = TicketData.safeParse(envelope.data);
       if (!data.success) {
         const issues = describeIssues(data.error, 'data');
-        throw new SupplierError('SupplierInvalidResponse', `ticket: invalid response: ${issues.join('; ')}`, { ...details, issues });
+        throw new SupplierError('SupplierInvalidResponse', `ticket: invalid response: ${issues.join('; ')}`, {
+          ...details,
+          issues,
+        });
       }
       const t = now();
       cached = { token: data.data.ticket, issuedAt: t, lastUsed: t };
       return data.data.ticket;
     } finally {
       clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
     }
   }
 
@@ -107,12 +117,27 @@ export function ticketTokens(options: TicketTokenOptions): TokenProvider {
         cached.lastUsed = t;
         return cached.token;
       }
-      // Concurrent callers share one Ticket request.
-      inFlight ??= issue(signal).finally(() => (inFlight = undefined));
-      return inFlight;
+      // A caller that has already given up sends nothing.
+      if (signal?.aborted) throw abortedByCaller();
+      // Concurrent callers share one Ticket request. It runs to its own timeout, not to the first caller's
+      // signal: one caller's cancellation must not fail the others; each stops waiting on its own signal.
+      inFlight ??= issue().finally(() => (inFlight = undefined));
+      return signal ? untilAborted(inFlight, signal) : inFlight;
     },
     invalidate(token) {
       if (cached?.token === token) cached = undefined;
     },
   };
+}
+
+const abortedByCaller = () =>
+  new SupplierError('SupplierClientTimeout', 'ticket: aborted by the caller', { operation: 'ticket' });
+
+/** The shared Ticket promise as one caller sees it: rejected when that caller's signal aborts. */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(abortedByCaller());
+    signal.addEventListener('abort', onAbort, { once: true });
+    void promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }

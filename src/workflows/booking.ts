@@ -187,11 +187,19 @@ export async function bookingWorkflow(input: BookingWorkflowInput): Promise<Book
     state.currentPrice = current;
     const verdict = judgePrice(request.expectedPrice, current, request.priceChangePolicy);
     if (verdict === 'reject') {
-      return finish({ kind: 'price-rejected', expectedPrice: request.expectedPrice!, currentPrice: current, reason: 'policy' });
+      return finish({
+        kind: 'price-rejected',
+        expectedPrice: request.expectedPrice!,
+        currentPrice: current,
+        reason: 'policy',
+      });
     }
     if (verdict === 'ask') {
       pendingPrice = current;
-      setStage('awaiting-price-approval', `Price changed from ${fmt(request.expectedPrice)} to ${fmt(current)}: awaiting approval`);
+      setStage(
+        'awaiting-price-approval',
+        `Price changed from ${fmt(request.expectedPrice)} to ${fmt(current)}: awaiting approval`,
+      );
       const timeoutSeconds = request.priceChangePolicy?.approvalTimeoutSeconds ?? 900;
       const answered = await condition(() => approval !== undefined, `${timeoutSeconds} seconds`, {
         summary: 'Awaiting price approval',
@@ -230,7 +238,12 @@ export async function bookingWorkflow(input: BookingWorkflowInput): Promise<Book
     const result = await sendBook();
     const decided = decideAfterBook(result);
     if (decided) return decided;
-    return recover({ state, anchorMs: Date.now(), nextIndex: 0, deadlineMs: firstBookMs + recovery.deadlineSeconds * 1000 });
+    return recover({
+      state,
+      anchorMs: Date.now(),
+      nextIndex: 0,
+      deadlineMs: firstBookMs + recovery.deadlineSeconds * 1000,
+    });
   }
 
   /** Sends Book, re-sending only after answers that prove no order was made. */
@@ -250,12 +263,20 @@ export async function bookingWorkflow(input: BookingWorkflowInput): Promise<Book
         state.bookAttempts.push(attemptRecord(at, outcome));
         return outcome;
       } catch (err) {
-        const type = err instanceof ActivityFailure && err.cause instanceof ApplicationFailure ? err.cause.type : undefined;
+        const type =
+          err instanceof ActivityFailure && err.cause instanceof ApplicationFailure ? err.cause.type : undefined;
         if (type === 'SupplierRateLimited' || type === 'SupplierNetworkBeforeSend') {
           if (Date.now() - started >= BOOK_RETRY_WINDOW_MS) {
-            return { kind: 'rejected', errorType: type, message: `Book refused for ${BOOK_RETRY_WINDOW_MS / 60_000} minutes` };
+            return {
+              kind: 'rejected',
+              errorType: type,
+              message: `Book refused for ${BOOK_RETRY_WINDOW_MS / 60_000} minutes`,
+            };
           }
-          const hinted = err instanceof ActivityFailure && err.cause instanceof ApplicationFailure ? err.cause.nextRetryDelay : undefined;
+          const hinted =
+            err instanceof ActivityFailure && err.cause instanceof ApplicationFailure
+              ? err.cause.nextRetryDelay
+              : undefined;
           await sleep(hinted ?? wait, { summary: `Book refused (${type}); retrying` });
           continue;
         }
@@ -272,7 +293,12 @@ export async function bookingWorkflow(input: BookingWorkflowInput): Promise<Book
   /** A final outcome from a Book answer, or undefined when the order must be looked up. */
   function decideAfterBook(result: BookOutcome): BookingOutcome | undefined {
     if (result.kind === 'rejected') {
-      return { kind: 'failed', reason: result.message, errorType: result.errorType, cancelRequested: state.cancelRequested };
+      return {
+        kind: 'failed',
+        reason: result.message,
+        errorType: result.errorType,
+        cancelRequested: state.cancelRequested,
+      };
     }
     if (result.kind === 'order') return decideOnOrder(result.order);
     return undefined;
@@ -280,7 +306,8 @@ export async function bookingWorkflow(input: BookingWorkflowInput): Promise<Book
 
   function decideOnOrder(order: OrderView): BookingOutcome | undefined {
     state.order = stripState(order);
-    if (order.state === 'confirmed') return { kind: 'confirmed', order: stripState(order), cancelRequested: state.cancelRequested };
+    if (order.state === 'confirmed')
+      return { kind: 'confirmed', order: stripState(order), cancelRequested: state.cancelRequested };
     if (order.state === 'failed') {
       return {
         kind: 'failed',
@@ -358,7 +385,12 @@ export async function bookingWorkflow(input: BookingWorkflowInput): Promise<Book
 
   async function pollOnce(anchorMs: number, trigger: PollRecord['trigger']) {
     const at = new Date();
-    const record: PollRecord = { at: at.toISOString(), sinceBookSeconds: Math.round((at.getTime() - anchorMs) / 1000), trigger, result: 'error' };
+    const record: PollRecord = {
+      at: at.toISOString(),
+      sinceBookSeconds: Math.round((at.getTime() - anchorMs) / 1000),
+      trigger,
+      result: 'error',
+    };
     try {
       const result = await queryOrder({ customerReferenceNo: request.customerReferenceNo, traceId });
       record.result = result.kind;
@@ -367,7 +399,10 @@ export async function bookingWorkflow(input: BookingWorkflowInput): Promise<Book
       return result;
     } catch (err) {
       // QueryOrders kept failing for its whole retry window: the booking is still unknown, not failed.
-      record.error = err instanceof ActivityFailure && err.cause instanceof ApplicationFailure ? (err.cause.type ?? err.cause.message) : String(err);
+      record.error =
+        err instanceof ActivityFailure && err.cause instanceof ApplicationFailure
+          ? (err.cause.type ?? err.cause.message)
+          : String(err);
       pushPoll(record);
       return { kind: 'error' as const };
     }
@@ -385,6 +420,15 @@ export async function bookingWorkflow(input: BookingWorkflowInput): Promise<Book
 }
 
 function parseRequest(input: BookingWorkflowInput): ParsedBookingRequest {
+  if (input?.resume && !workflowInfo().continuedFromExecutionRunId) {
+    // `resume` skips CheckAvail and the price check: only this workflow's own continue-as-new may set it.
+    throw ApplicationFailure.create({
+      type: 'InvalidBookingRequest',
+      message: 'resume: internal to continue-as-new; a new booking must not set it',
+      nonRetryable: true,
+      details: [{ issues: ['resume: internal to continue-as-new'] }],
+    });
+  }
   const parsed = BookingRequest.safeParse(stripResume(input ?? ({} as BookingWorkflowInput)));
   if (!parsed.success) {
     const issues = describeIssues(parsed.error);
@@ -441,7 +485,9 @@ function describe(s: BookingState): string {
     s.acceptedPrice ? `Price: ${fmt(s.acceptedPrice)}` : undefined,
     `Book attempts: ${s.bookAttempts.length}`,
     s.polls.length ? `Polls: ${s.polls.length}` : undefined,
-    lastPoll ? `Last poll: ${lastPoll.at} → ${lastPoll.result}${lastPoll.status !== undefined ? ` (status ${lastPoll.status})` : ''}` : undefined,
+    lastPoll
+      ? `Last poll: ${lastPoll.at} → ${lastPoll.result}${lastPoll.status !== undefined ? ` (status ${lastPoll.status})` : ''}`
+      : undefined,
     s.nextPollAt ? `Next poll: ${s.nextPollAt}` : undefined,
     s.deadlineAt ? `Gives up at: ${s.deadlineAt}` : undefined,
     s.cancelRequested ? 'Cancel requested: the booking is still being resolved' : undefined,

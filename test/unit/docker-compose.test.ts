@@ -27,11 +27,15 @@ function envOf(service: Service): Record<string, string> {
   return Object.fromEntries(Object.entries(env).map(([k, v]) => [k, v == null ? '' : String(v)]));
 }
 
-/** What compose substitutes when the variable is unset: `${VAR:-default}` -> default. */
+/** A value an operator must supply (`${VAR:?message}`), as a test stand-in. */
+const REQUIRED: Record<string, string> = { PAYLOAD_ENCRYPTION_KEYS: `k1:${Buffer.alloc(32, 1).toString('base64')}` };
+
+/** What compose substitutes: `${VAR:-default}` -> default; `${VAR:?message}` -> the operator's value. */
 function resolveDefaults(value: string): string {
   return value.replace(
-    /\$\{[A-Za-z_][A-Za-z0-9_]*(?::?-([^}]*))?\}/g,
-    (_m, fallback: string | undefined) => fallback ?? '',
+    /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?([-?])((?:[^}$]|\$\([^)]*\))*))?\}/g,
+    (_m, name: string, op: string | undefined, rest: string | undefined) =>
+      op === '?' ? (REQUIRED[name] ?? '') : (rest ?? ''),
   );
 }
 
@@ -50,6 +54,15 @@ test('the worker environment (defaults resolved) passes loadConfig', () => {
   expect(config.temporal.connection.address).toBe('temporal:7233');
   expect(config.temporal.namespace).toBe('default');
   expect(config.supplier.credentials).toEqual({ kind: 'ticket', appKey: 'sandbox-app', appSecret: 'sandbox-secret' });
+  expect(config.encryption?.activeKeyId).toBe('k1');
+});
+
+test('the worker and the codec server must be given the same encryption keys, and the UI uses that codec server', () => {
+  const codec = services['codec-server']!;
+  expect(envOf(codec).PAYLOAD_ENCRYPTION_KEYS).toBe(workerEnv.PAYLOAD_ENCRYPTION_KEYS);
+  expect(workerEnv.PAYLOAD_ENCRYPTION_KEYS).toMatch(/^\$\{PAYLOAD_ENCRYPTION_KEYS:\?/);
+  const port = envOf(codec).CODEC_SERVER_PORT;
+  expect(envOf(services['temporal-ui']!).TEMPORAL_CODEC_ENDPOINT).toBe(`http://localhost:${port}`);
 });
 
 test("the worker's TEMPORAL_ADDRESS is the temporal service on 7233", () => {

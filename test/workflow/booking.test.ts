@@ -16,7 +16,12 @@ import {
   startBooking,
   type BookingRig,
 } from '../harness/booking';
-import { approvePriceChangeUpdate, bookingStateQuery, supplierOrderUpdateSignal } from '../../src/contract';
+import {
+  approvePriceChangeUpdate,
+  bookingStateQuery,
+  supplierOrderUpdateSignal,
+  type BookingRequest,
+} from '../../src/contract';
 import { basePriceFor } from '../../src/sandbox/server';
 
 let env: TestWorkflowEnvironment;
@@ -47,7 +52,8 @@ async function pollOffsetsFromHistory(workflowId: string): Promise<number[]> {
     if (e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) {
       const name = e.activityTaskScheduledEventAttributes?.activityType?.name ?? '';
       activityType.set(Number(e.eventId), name);
-      if (name === 'queryOrder' && bookDoneAt !== undefined) offsets.push(Math.round(seconds(e.eventTime) - bookDoneAt));
+      if (name === 'queryOrder' && bookDoneAt !== undefined)
+        offsets.push(Math.round(seconds(e.eventTime) - bookDoneAt));
     }
     if (e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED) {
       const scheduledId = Number(e.activityTaskCompletedEventAttributes?.scheduledEventId);
@@ -95,7 +101,9 @@ describe('happy path and immediate answers', () => {
   test('CheckAvail 503 twice is retried, then the booking goes through', async () => {
     const request = bookingRequest({ test: 'checkAvail=503&checkAvailTimes=2&confirmAfterMs=0' });
     expect((await book(env, rig, request)).kind).toBe('confirmed');
-    expect(rig.sandbox.calls('checkAvail').filter((c) => c.sessionId === `sess-${request.customerReferenceNo}`)).toHaveLength(3);
+    expect(
+      rig.sandbox.calls('checkAvail').filter((c) => c.sessionId === `sess-${request.customerReferenceNo}`),
+    ).toHaveLength(3);
   });
 
   test('Book refused with 429 is re-sent (nothing could exist) and makes one order', async () => {
@@ -111,7 +119,11 @@ describe('price changes', () => {
   const base = () => basePriceFor(pkg);
 
   test('a decrease is accepted', async () => {
-    const request = bookingRequest({ ratePkgId: pkg, expectedPrice: base(), test: 'scenario=priceChanged&priceDeltaPercent=-10&confirmAfterMs=0' });
+    const request = bookingRequest({
+      ratePkgId: pkg,
+      expectedPrice: base(),
+      test: 'scenario=priceChanged&priceDeltaPercent=-10&confirmAfterMs=0',
+    });
     expect((await book(env, rig, request)).kind).toBe('confirmed');
   });
 
@@ -162,7 +174,9 @@ describe('price changes', () => {
       .catch((e: unknown) => e);
     expect(stale).toBeInstanceOf(WorkflowUpdateFailedError);
     expect((stale as WorkflowUpdateFailedError).cause?.message).toMatch(/the price awaiting approval is/);
-    const answer = await handle.executeUpdate(approvePriceChangeUpdate, { args: [{ approved: true, price: state.currentPrice! }] });
+    const answer = await handle.executeUpdate(approvePriceChangeUpdate, {
+      args: [{ approved: true, price: state.currentPrice! }],
+    });
     expect(answer.accepted).toBe(true);
     const outcome = await handle.result();
     expect(outcome.kind).toBe('confirmed');
@@ -202,7 +216,9 @@ describe('recovery after an ambiguous Book', () => {
   test('the schedule continues every 10 minutes after 8 minutes: confirmed at poll 9', async () => {
     const request = bookingRequest({ test: 'book=504AfterCreate&confirmAfterQueries=9' });
     expect((await book(env, rig, request)).kind).toBe('confirmed');
-    expect(await pollOffsetsFromHistory(`booking:${request.customerReferenceNo}`)).toEqual([0, 30, 90, 210, 450, 930, 1530, 2130, 2730]);
+    expect(await pollOffsetsFromHistory(`booking:${request.customerReferenceNo}`)).toEqual([
+      0, 30, 90, 210, 450, 930, 1530, 2130, 2730,
+    ]);
   });
 
   test('pending (Confirming) answer, then failed at the supplier → failed with its remark', async () => {
@@ -219,7 +235,9 @@ describe('recovery after an ambiguous Book', () => {
       const request = bookingRequest({ test: `book=${fault}&confirmAfterQueries=2` });
       const outcome = await book(env, rig, request);
       expect(outcome.kind).toBe('confirmed');
-      const state = await env.client.workflow.getHandle(`booking:${request.customerReferenceNo}`).query(bookingStateQuery);
+      const state = await env.client.workflow
+        .getHandle(`booking:${request.customerReferenceNo}`)
+        .query(bookingStateQuery);
       expect(state.bookAttempts.map((a) => a.result)).toEqual(['ambiguous']);
       expect(state.polls.map((p) => p.result)).toEqual(['found', 'found']);
       expect(bookCallsFor(request.customerReferenceNo)).toHaveLength(1);
@@ -230,7 +248,9 @@ describe('recovery after an ambiguous Book', () => {
     const request = bookingRequest({ test: 'book=504BeforeCreate&bookTimes=1&confirmAfterMs=0' });
     const outcome = await book(env, rig, request);
     expect(outcome.kind).toBe('confirmed');
-    const state = await env.client.workflow.getHandle(`booking:${request.customerReferenceNo}`).query(bookingStateQuery);
+    const state = await env.client.workflow
+      .getHandle(`booking:${request.customerReferenceNo}`)
+      .query(bookingStateQuery);
     expect(state.polls.map((p) => [p.sinceBookSeconds, p.result])).toEqual([
       [0, 'not-found'],
       [30, 'not-found'],
@@ -265,10 +285,14 @@ describe('recovery after an ambiguous Book', () => {
     rig.sandbox.configure({ queryOrders: { fault: '429', times: 5 } });
     const outcome = await book(env, rig, request);
     expect(outcome.kind).toBe('confirmed');
-    const state = await env.client.workflow.getHandle(`booking:${request.customerReferenceNo}`).query(bookingStateQuery);
+    const state = await env.client.workflow
+      .getHandle(`booking:${request.customerReferenceNo}`)
+      .query(bookingStateQuery);
     expect(state.polls).toHaveLength(1);
     expect(state.polls[0]).toMatchObject({ sinceBookSeconds: 0, result: 'found', status: 2 });
-    const queries = rig.sandbox.calls('queryOrders').filter((c) => c.customerReferenceNos?.includes(request.customerReferenceNo));
+    const queries = rig.sandbox
+      .calls('queryOrders')
+      .filter((c) => c.customerReferenceNos?.includes(request.customerReferenceNo));
     expect(queries.filter((c) => c.httpStatus === 429)).toHaveLength(5);
   });
 
@@ -310,7 +334,9 @@ describe('recovery after an ambiguous Book', () => {
       const outcome = await handle.result();
       expect(outcome.kind).toBe('confirmed');
       expect(await pollOffsetsFromHistory(handle.workflowId)).toEqual([0, 30, 90, 210, 450]);
-      expect(own.sandbox.calls('book').filter((c) => c.customerReferenceNos?.includes(request.customerReferenceNo))).toHaveLength(1);
+      expect(
+        own.sandbox.calls('book').filter((c) => c.customerReferenceNos?.includes(request.customerReferenceNo)),
+      ).toHaveLength(1);
       expectAtMostOneOrderPerReference(own.sandbox);
     } finally {
       await own.close();
@@ -349,6 +375,24 @@ describe('invalid input', () => {
     expect(cause?.message).toMatch(/guests/);
     expect(bookCallsFor(request.customerReferenceNo)).toHaveLength(0);
   });
+});
+
+test('a start that smuggles the internal `resume` state is refused before anything is sent', async () => {
+  const request = bookingRequest({ test: 'confirmAfterMs=0' });
+  const smuggled = {
+    ...request,
+    resume: { state: {}, anchorMs: 0, nextIndex: 0, deadlineMs: 0 },
+  } as unknown as BookingRequest;
+  const handle = await startBooking(env, rig, smuggled);
+  const error: unknown = await handle.result().catch((e: unknown) => e);
+  expect((error as WorkflowFailedError).cause).toMatchObject({
+    type: 'InvalidBookingRequest',
+    message: expect.stringMatching(/^resume:/),
+  });
+  expect(bookCallsFor(request.customerReferenceNo)).toHaveLength(0);
+  expect(
+    rig.sandbox.calls('checkAvail').filter((c) => c.sessionId === `sess-${request.customerReferenceNo}`),
+  ).toHaveLength(0);
 });
 
 async function setSandboxStatus(customerReferenceNo: string, status: number): Promise<void> {

@@ -1,0 +1,52 @@
+/**
+ * `npm run codec-server`: the codec server on its own (docker-compose runs it beside the Web UI).
+ * Configured by CODEC_SERVER_HOST, CODEC_SERVER_PORT, CODEC_ALLOWED_ORIGIN, CODEC_SERVER_TOKEN and the
+ * workers' PAYLOAD_ENCRYPTION_KEYS / PAYLOAD_ENCRYPTION_KEY_ID.
+ */
+import { z } from 'zod';
+import { EncryptionEnv, encryptionFromEnv } from './config';
+import { createEncryptionCodec } from './encryption';
+import { startCodecServer } from './server';
+
+export const CodecServerEnv = EncryptionEnv.extend({
+  /** Interface to listen on (0.0.0.0 in a container). */
+  CODEC_SERVER_HOST: z.string().default('127.0.0.1'),
+  CODEC_SERVER_PORT: z.coerce.number().int().nonnegative().default(8235),
+  /** The Web UI's origin as the browser sees it: the only origin allowed to call. */
+  CODEC_ALLOWED_ORIGIN: z.url().default('http://localhost:8233'),
+  /** When set, callers must send `Authorization: Bearer <token>`. */
+  CODEC_SERVER_TOKEN: z.preprocess((v) => (v === '' ? undefined : v), z.string().min(16).optional()),
+});
+
+async function main(): Promise<void> {
+  const parsed = CodecServerEnv.safeParse(process.env);
+  const issues = parsed.success ? [] : parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+  const { encryption, issues: keyIssues } = parsed.success
+    ? encryptionFromEnv(parsed.data)
+    : { encryption: undefined, issues: [] };
+  issues.push(...keyIssues);
+  if (parsed.success && !encryption) issues.push('PAYLOAD_ENCRYPTION_KEYS: required by the codec server');
+  if (!parsed.success || !encryption || issues.length > 0)
+    throw new Error(`Invalid configuration:\n  ${issues.join('\n  ')}`);
+  const e = parsed.data;
+  const server = await startCodecServer({
+    codec: createEncryptionCodec(encryption),
+    host: e.CODEC_SERVER_HOST,
+    port: e.CODEC_SERVER_PORT,
+    allowedOrigin: e.CODEC_ALLOWED_ORIGIN,
+    token: e.CODEC_SERVER_TOKEN,
+  });
+  console.log(
+    `Codec server on ${server.url} for ${e.CODEC_ALLOWED_ORIGIN}${e.CODEC_SERVER_TOKEN ? ' (token required)' : ''}`,
+  );
+  const stop = () => void server.close().then(() => process.exit(0));
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+if (require.main === module) {
+  main().catch((err) => {
+    console.error(err instanceof Error ? err.message : err);
+    process.exit(1);
+  });
+}
