@@ -13,6 +13,8 @@ import type { SupplierClient } from './supplier/interface';
 import { createHttpSupplierClient } from './supplier/http-client';
 import { staticToken, ticketTokens } from './supplier/token';
 import type { SupplierProfile } from './supplier/profile';
+import type { QueryOrdersCoalescer } from './supplier/coalescer';
+import { createSupplierStack } from './supplier/stack';
 
 export interface BookingWorkerDeps {
   connection: NativeConnection;
@@ -26,6 +28,8 @@ export interface BookingWorkerDeps {
     WorkerOptions,
     'maxConcurrentActivityTaskExecutions' | 'maxConcurrentWorkflowTaskExecutions' | 'maxCachedWorkflows'
   >;
+  /** Shares QueryOrders requests between concurrent lookups; without it each lookup is its own request. */
+  orders?: QueryOrdersCoalescer;
   /** Payload encryption (src/codec); clients of these workflows must use the same keys. */
   dataConverter?: DataConverter;
 }
@@ -35,7 +39,7 @@ export async function createBookingWorker(deps: BookingWorkerDeps): Promise<Work
     connection: deps.connection,
     namespace: deps.namespace,
     taskQueue: deps.taskQueue,
-    activities: createActivities({ supplier: deps.supplier, profile: deps.profile }),
+    activities: createActivities({ supplier: deps.supplier, profile: deps.profile, orders: deps.orders }),
     ...(deps.workflowBundle
       ? { workflowBundle: deps.workflowBundle }
       : { workflowsPath: require.resolve('./workflows') }),
@@ -58,13 +62,15 @@ async function main(): Promise<void> {
   const config = loadConfig();
   Runtime.install({ logger: new DefaultLogger(config.logLevel) });
   const connection = await NativeConnection.connect(config.temporal.connection);
-  const supplier = createSupplierFromConfig(config.supplier);
+  // Rate-limited client and QueryOrders coalescer, so a recovery storm stays under the supplier's limits.
+  const { supplier, orders, close: closeSupplier } = createSupplierStack(config.supplier);
   try {
     const worker = await createBookingWorker({
       connection,
       namespace: config.temporal.namespace,
       taskQueue: config.taskQueue,
       supplier,
+      orders,
       profile: config.supplier.profile,
       dataConverter: dataConverterFor(config.encryption),
       ...(config.workflowBundlePath ? { workflowBundle: { codePath: config.workflowBundlePath } } : {}),
@@ -82,7 +88,7 @@ async function main(): Promise<void> {
     // Worker.run() returns after SIGINT/SIGTERM once in-flight tasks are done (the SDK's shutdown handling).
     await worker.run();
   } finally {
-    await supplier.close();
+    await closeSupplier();
     await connection.close();
   }
 }

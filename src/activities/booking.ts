@@ -9,6 +9,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { Context } from '@temporalio/activity';
 import type { OrderSummary } from '../contract';
+import type { QueryOrdersCoalescer } from '../supplier/coalescer';
 import type { CallContext, SupplierClient } from '../supplier/interface';
 import { isSupplierError, type SupplierError } from '../supplier/errors';
 import { isTerminalOrderStatus, type SupplierProfile } from '../supplier/profile';
@@ -17,6 +18,8 @@ import type { Guest, Holder, HotelOrder, Money, RoomRatePkg } from '../supplier/
 export interface ActivityDeps {
   supplier: SupplierClient;
   profile: SupplierProfile;
+  /** Shares QueryOrders requests between concurrent lookups; without it each lookup sends its own. */
+  orders?: Pick<QueryOrdersCoalescer, 'lookup'>;
 }
 
 /** The request headers an activity sends, minus the abort signal it adds itself. */
@@ -67,7 +70,7 @@ export interface OrderView extends OrderSummary {
 /** Errors after which nothing can have been booked, so Book may be sent again at once. */
 export const BOOK_SAFE_TO_RETRY = ['SupplierRateLimited', 'SupplierNetworkBeforeSend'] as const;
 
-export function createActivities({ supplier, profile }: ActivityDeps) {
+export function createActivities({ supplier, profile, orders: coalescer }: ActivityDeps) {
   return {
     async checkAvail({ ratePkgId, context }: CheckAvailInput): Promise<CheckAvailOutcome> {
       try {
@@ -96,10 +99,10 @@ export function createActivities({ supplier, profile }: ActivityDeps) {
 
     async queryOrder({ customerReferenceNo, traceId }: QueryOrderInput): Promise<QueryOrderOutcome> {
       try {
-        const orders = await supplier.queryOrders(
-          { customerReferenceNos: [customerReferenceNo] },
-          { traceId, signal: activitySignal() },
-        );
+        const signal = activitySignal();
+        const orders = coalescer
+          ? await coalescer.lookup(customerReferenceNo, signal, traceId)
+          : await supplier.queryOrders({ customerReferenceNos: [customerReferenceNo] }, { traceId, signal });
         const mine = orders.filter((o) => o.customerReferenceNo === customerReferenceNo);
         if (mine.length === 0) return { kind: 'not-found' };
         // One reference is one order (Book is idempotent); should a supplier ever list several, a

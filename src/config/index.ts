@@ -59,10 +59,10 @@ export interface AppConfig {
     credentials: SupplierCredentials;
     profile: SupplierProfile;
     maxConnections: number;
-    /** How concurrent order lookups share QueryOrders requests. */
-    queryBatch: { windowMs: number; maxReferences: number };
-    /** Whether requests wait for the profile's rate limits. */
-    rateLimit: boolean;
+    /** How concurrent order lookups share QueryOrders requests; absent in hand-built configs means the defaults (20 ms, 50). */
+    queryBatch?: { windowMs: number; maxReferences: number };
+    /** Whether requests wait for the profile's rate limits; absent means on, as by default. */
+    rateLimit?: boolean;
   };
   worker: { maxConcurrentActivities: number; maxConcurrentWorkflowTasks: number; maxCachedWorkflows: number };
   logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];

@@ -16,7 +16,8 @@ import { startCodecServer } from '../codec/server';
 import { startSandbox } from '../sandbox/server';
 import { resolveServerExecutable } from '../temporal/binaries';
 import { startDevServer } from '../temporal/dev-server';
-import { createBookingWorker, createSupplierFromConfig } from '../worker';
+import { createBookingWorker } from '../worker';
+import { createSupplierStack } from '../supplier/stack';
 
 const StackEnv = z.object({
   /** gRPC port of the dev server. */
@@ -87,13 +88,14 @@ async function main(): Promise<void> {
 
     const connection = await NativeConnection.connect(config.temporal.connection);
     stops.push(() => connection.close());
-    const supplier = createSupplierFromConfig(config.supplier);
-    stops.push(() => supplier.close());
+    const { supplier, orders, close: closeSupplier } = createSupplierStack(config.supplier);
+    stops.push(closeSupplier);
     const worker = await createBookingWorker({
       connection,
       namespace: config.temporal.namespace,
       taskQueue: config.taskQueue,
       supplier,
+      orders,
       profile: config.supplier.profile,
       dataConverter: dataConverterFor(config.encryption),
     });

@@ -10,6 +10,7 @@ import type { WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import { createActivities } from '../../src/activities/booking';
 import { bookingWorkflowId, type BookingOutcome, type BookingRequest } from '../../src/contract';
 import { createHttpSupplierClient } from '../../src/supplier/http-client';
+import { createQueryOrdersCoalescer } from '../../src/supplier/coalescer';
 import { ticketTokens } from '../../src/supplier/token';
 import { SupplierProfile } from '../../src/supplier/profile';
 import type { SupplierClient } from '../../src/supplier/interface';
@@ -63,13 +64,15 @@ export async function createBookingRig(
       appSecret: 'sandbox-secret',
     }),
   });
+  const orders = createQueryOrdersCoalescer({ supplier });
   const taskQueue = `${name}-${randomUUID().slice(0, 8)}`;
   const makeWorker = () =>
     Worker.create({
       connection: env.nativeConnection,
       taskQueue,
       workflowBundle: workflowBundle(),
-      activities: createActivities({ supplier, profile: testProfile }),
+      // Through the QueryOrders coalescer, as the worker runs: the exact poll times the tests check are its.
+      activities: createActivities({ supplier, profile: testProfile, orders }),
       ...(options.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: options.maxCachedWorkflows } : {}),
       ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
     });
@@ -94,6 +97,7 @@ export async function createBookingRig(
     },
     async close() {
       await rig.stopWorker();
+      orders.close();
       await supplier.close();
       await sandbox.close();
     },

@@ -1,0 +1,221 @@
+/**
+ * Merges QueryOrders lookups by reference into shared requests, so hundreds of bookings polling at
+ * the same moment (after a supplier incident) cost a handful of requests instead of hundreds of 429s.
+ *
+ * How a lookup travels:
+ *  - when nothing is queued or in flight it is sent at once (on the next turn of the event loop, so
+ *    lookups made in the same turn still share it): a lone booking never waits for a window;
+ *  - lookups that arrive while a request is in flight wait `windowMs` for company, then go together;
+ *  - a request carries at most `maxReferences` references; a full batch goes without waiting;
+ *  - with a limiter, the batch is cut only once a token is granted, so it keeps filling while it waits.
+ * Each caller gets the orders whose `customerReferenceNo` is its own, or [] (not found); a failed
+ * request rejects each of its callers with the same SupplierError. One process, one coalescer: it
+ * holds no global state.
+ */
+import { SupplierError } from './errors';
+import type { SupplierClient } from './interface';
+import type { SupplierRateLimiter } from './rate-limiter';
+import type { HotelOrder } from './schemas';
+
+/** Looks up orders by customer reference, sharing requests with concurrent lookups. */
+export interface QueryOrdersCoalescer {
+  /** The orders for exactly this reference ([] when the supplier has none); rejects with the request's SupplierError. */
+  lookup(customerReferenceNo: string, signal?: AbortSignal, traceId?: string): Promise<HotelOrder[]>;
+  /** Rejects the lookups not sent yet; requests in flight still answer their callers. */
+  close(): void;
+}
+
+export interface QueryOrdersCoalescerOptions {
+  /** Give it the client without rate limiting when `limiter` is set, or each request pays twice. */
+  supplier: Pick<SupplierClient, 'queryOrders'>;
+  /** How long lookups arriving behind a request in flight wait for company. Default 20 ms. */
+  windowMs?: number;
+  /** References per request. Default 50. */
+  maxReferences?: number;
+  /** The credential's rate limiter: the coalescer waits for a queryOrders token before each request. */
+  limiter?: Pick<SupplierRateLimiter, 'acquire'>;
+}
+
+interface Waiter {
+  resolve(orders: HotelOrder[]): void;
+  reject(err: unknown): void;
+  traceId?: string;
+  /** The request carrying this lookup, once sent. */
+  batch?: Batch;
+}
+
+interface Batch {
+  waiters: Map<string, Set<Waiter>>;
+  /** Callers still waiting for the answer; when none are left the request is abandoned. */
+  live: number;
+  controller: AbortController;
+}
+
+/** A coalescer over one supplier client; create one per worker process. */
+export function createQueryOrdersCoalescer(options: QueryOrdersCoalescerOptions): QueryOrdersCoalescer {
+  const { supplier, limiter } = options;
+  const windowMs = options.windowMs ?? 20;
+  const maxReferences = Math.max(1, options.maxReferences ?? 50);
+
+  /** Lookups not sent yet, by reference, in arrival order: one reference is sent once however many ask. */
+  const queue = new Map<string, Set<Waiter>>();
+  let inFlight = 0;
+  let timer: { kind: 'now'; handle: NodeJS.Immediate } | { kind: 'window'; handle: NodeJS.Timeout } | undefined;
+  /** A drain is running (possibly waiting for a token): new lookups join the batch it will cut. */
+  let draining = false;
+  let closed = false;
+
+  function schedule(): void {
+    if (draining || closed) return;
+    if (timer) {
+      if (timer.kind === 'window' && queue.size >= maxReferences) {
+        clearTimeout(timer.handle);
+        timer = undefined;
+        void drain();
+      }
+      return;
+    }
+    timer =
+      inFlight === 0
+        ? { kind: 'now', handle: setImmediate(fire) }
+        : { kind: 'window', handle: setTimeout(fire, windowMs) };
+  }
+
+  function fire(): void {
+    timer = undefined;
+    void drain();
+  }
+
+  async function drain(): Promise<void> {
+    draining = true;
+    try {
+      while (queue.size > 0 && !closed) {
+        if (limiter) await limiter.acquire('queryOrders');
+        // Every caller may have given up while we waited.
+        if (queue.size === 0 || closed) break;
+        send(cut());
+        if (queue.size < maxReferences) break;
+      }
+    } catch (err) {
+      // Only a closed limiter rejects here: nobody queued can be served any more.
+      failQueued(err);
+    } finally {
+      draining = false;
+    }
+    // What is left waits for company behind the request just sent.
+    if (queue.size > 0) schedule();
+  }
+
+  function cut(): Map<string, Set<Waiter>> {
+    const batch = new Map<string, Set<Waiter>>();
+    for (const [ref, waiters] of queue) {
+      if (batch.size >= maxReferences) break;
+      batch.set(ref, waiters);
+      queue.delete(ref);
+    }
+    return batch;
+  }
+
+  function send(waiters: Map<string, Set<Waiter>>): void {
+    const batch: Batch = { waiters, live: 0, controller: new AbortController() };
+    for (const set of waiters.values()) {
+      for (const w of set) w.batch = batch;
+      batch.live += set.size;
+    }
+    const all = [...waiters.values()].flatMap((set) => [...set]);
+    // A Trace-Id groups one flow's requests; a shared request belongs to no single flow.
+    const traceId = all.length === 1 ? all[0]!.traceId : undefined;
+    inFlight++;
+    // Through a promise, so even a client that throws synchronously answers every caller.
+    new Promise<HotelOrder[]>((resolve) =>
+      resolve(
+        supplier.queryOrders(
+          { customerReferenceNos: [...waiters.keys()] },
+          { signal: batch.controller.signal, ...(traceId ? { traceId } : {}) },
+        ),
+      ),
+    ).then(
+      (orders) => {
+        // Counted down before callers resume, so a caller that looks up again at once is sent at once.
+        inFlight--;
+        for (const [ref, set] of waiters) {
+          const mine = orders.filter((o) => o.customerReferenceNo === ref);
+          for (const w of set) w.resolve([...mine]);
+        }
+      },
+      (err: unknown) => {
+        inFlight--;
+        for (const set of waiters.values()) for (const w of set) w.reject(err);
+      },
+    );
+  }
+
+  function failQueued(err: unknown): void {
+    const waiters = [...queue.values()].flatMap((set) => [...set]);
+    queue.clear();
+    for (const w of waiters) w.reject(err);
+  }
+
+  /** Takes an aborted caller out; a request nobody waits for any more is abandoned. */
+  function leave(ref: string, waiter: Waiter): void {
+    const batch = waiter.batch;
+    if (batch) {
+      if (batch.waiters.get(ref)?.delete(waiter) && --batch.live === 0) batch.controller.abort();
+      return;
+    }
+    const set = queue.get(ref);
+    set?.delete(waiter);
+    if (set?.size === 0) queue.delete(ref);
+  }
+
+  return {
+    lookup(customerReferenceNo, signal, traceId) {
+      if (closed) return Promise.reject(closedError());
+      if (signal?.aborted) return Promise.reject(abortedError(signal));
+      return new Promise<HotelOrder[]>((resolve, reject) => {
+        const onAbort = () => {
+          leave(customerReferenceNo, waiter);
+          reject(abortedError(signal!));
+        };
+        const waiter: Waiter = {
+          traceId,
+          resolve(orders) {
+            signal?.removeEventListener('abort', onAbort);
+            resolve(orders);
+          },
+          reject(err) {
+            signal?.removeEventListener('abort', onAbort);
+            reject(err);
+          },
+        };
+        signal?.addEventListener('abort', onAbort, { once: true });
+        let set = queue.get(customerReferenceNo);
+        if (!set) queue.set(customerReferenceNo, (set = new Set()));
+        set.add(waiter);
+        schedule();
+      });
+    },
+
+    close() {
+      closed = true;
+      if (timer?.kind === 'now') clearImmediate(timer.handle);
+      if (timer?.kind === 'window') clearTimeout(timer.handle);
+      timer = undefined;
+      failQueued(closedError());
+    },
+  };
+}
+
+/** The caller's own abort, typed as the HTTP client types it. Nothing was sent on its behalf alone. */
+function abortedError(signal: AbortSignal): SupplierError {
+  return new SupplierError(
+    'SupplierClientTimeout',
+    'queryOrders: aborted by the caller',
+    { operation: 'queryOrders' },
+    { cause: signal.reason },
+  );
+}
+
+function closedError(): Error {
+  return new Error('QueryOrders coalescer closed');
+}

@@ -1,0 +1,79 @@
+/**
+ * The supplier side of a worker, built from configuration: the HTTP client, the credential's rate
+ * limiter in front of it, and the QueryOrders coalescer. One stack per process and credential.
+ */
+import { Agent } from 'undici';
+import { createQueryOrdersCoalescer, type QueryOrdersCoalescer } from './coalescer';
+import { createHttpSupplierClient } from './http-client';
+import type { SupplierClient } from './interface';
+import { createRateLimitedSupplierClient } from './limited-client';
+import type { SupplierProfile } from './profile';
+import { SupplierRateLimiter, type RateLimiterOptions } from './rate-limiter';
+import { staticToken, ticketTokens } from './token';
+
+/** What the stack reads from configuration; `AppConfig['supplier']` (src/config) is one. */
+export interface SupplierStackConfig {
+  baseUrl: string;
+  credentials: { kind: 'token'; token: string } | { kind: 'ticket'; appKey: string; appSecret: string };
+  profile: SupplierProfile;
+  maxConnections: number;
+  /** Default 20 ms and 50 references. */
+  queryBatch?: { windowMs: number; maxReferences: number };
+  /** Default on. */
+  rateLimit?: boolean;
+}
+
+/** A client for the activities, the coalescer for order lookups, and one close for both. */
+export interface SupplierStack {
+  /** Rate limited when the configuration says so. */
+  supplier: SupplierClient;
+  orders: QueryOrdersCoalescer;
+  /** Stops waiting lookups and closes the connection pools. */
+  close(): Promise<void>;
+}
+
+/** Builds the supplier stack the configuration describes; `limiter` tunes the rate limiter (see RateLimiterOptions). */
+export function createSupplierStack(
+  config: SupplierStackConfig,
+  options: { limiter?: Pick<RateLimiterOptions, 'capacity' | 'marginMs'> } = {},
+): SupplierStack {
+  const { baseUrl, profile, credentials, maxConnections } = config;
+  // Owned here so close() can release it; the Ticket provider has no close of its own.
+  const ticketDispatcher =
+    credentials.kind === 'ticket' ? new Agent({ connections: 2, keepAliveTimeout: 30_000 }) : undefined;
+  const tokens =
+    credentials.kind === 'token'
+      ? staticToken(credentials.token)
+      : ticketTokens({
+          baseUrl,
+          profile,
+          appKey: credentials.appKey,
+          appSecret: credentials.appSecret,
+          dispatcher: ticketDispatcher,
+        });
+  const http = createHttpSupplierClient({ baseUrl, profile, tokens, maxConnections });
+  const limiter =
+    config.rateLimit !== false
+      ? new SupplierRateLimiter({ ...options.limiter, limits: profile.rateLimits })
+      : undefined;
+
+  const supplier = limiter ? createRateLimitedSupplierClient(http, limiter) : http;
+  // The coalescer takes its tokens itself, from the shared limiter, so it gets the unlimited client.
+  const orders = createQueryOrdersCoalescer({
+    supplier: http,
+    windowMs: config.queryBatch?.windowMs,
+    maxReferences: config.queryBatch?.maxReferences,
+    limiter,
+  });
+
+  return {
+    supplier,
+    orders,
+    async close() {
+      orders.close();
+      limiter?.close();
+      await http.close();
+      await ticketDispatcher?.close();
+    },
+  };
+}
