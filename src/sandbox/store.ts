@@ -31,7 +31,7 @@ export interface StoredOrder {
 /** A deterministic base price per package (100.00 to 499.99 USD), so tests can know it in advance. */
 export function basePriceFor(ratePkgId: string): Money {
   const n = createHash('sha256').update(ratePkgId).digest().readUInt32BE(0);
-  return { currency: 'USD', amount: 100 + (n % 40_000) / 100 };
+  return { currency: 'USD', amount: round2(100 + (n % 40_000) / 100) };
 }
 
 export function round2(n: number): number {
