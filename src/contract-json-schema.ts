@@ -19,10 +19,25 @@ export function contractJsonSchemas(): Record<string, unknown> {
       BookingRequest,
       'input',
     ),
-    'booking-outcome.schema.json': doc('BookingOutcome', 'Result of bookingWorkflow: one of its kinds, never thrown.', BookingOutcome, 'output'),
+    'booking-outcome.schema.json': doc(
+      'BookingOutcome',
+      'Result of bookingWorkflow: one of its kinds, never thrown.',
+      BookingOutcome,
+      'output',
+    ),
     'booking-state.schema.json': doc('BookingState', 'Answer of the bookingState query.', BookingState, 'output'),
-    'price-approval.schema.json': doc('PriceApproval', 'Argument of the approvePriceChange update.', PriceApproval, 'input'),
-    'supplier-order-update.schema.json': doc('SupplierOrderUpdate', 'Argument of the supplierOrderUpdate signal (a hint).', SupplierOrderUpdate, 'input'),
+    'price-approval.schema.json': doc(
+      'PriceApproval',
+      'Argument of the approvePriceChange update.',
+      PriceApproval,
+      'input',
+    ),
+    'supplier-order-update.schema.json': doc(
+      'SupplierOrderUpdate',
+      'Argument of the supplierOrderUpdate signal (a hint).',
+      SupplierOrderUpdate,
+      'input',
+    ),
   };
 }
 

@@ -40,7 +40,11 @@ export const PriceChangePolicy = z.object({
   /** Beyond the allowance: give up (`reject`) or wait for `approvePriceChange` (`ask`). */
   onExceeded: z.enum(['reject', 'ask']).default('reject'),
   /** How long `ask` waits for an answer before giving up. */
-  approvalTimeoutSeconds: z.number().int().positive().default(15 * 60),
+  approvalTimeoutSeconds: z
+    .number()
+    .int()
+    .positive()
+    .default(15 * 60),
 });
 export type PriceChangePolicy = z.infer<typeof PriceChangePolicy>;
 
@@ -68,7 +72,10 @@ export const RecoveryPolicy = z.object({
   /** Book calls that may reach the supplier, in all (the first included). */
   maxBookAttempts: z.number().int().min(1).default(2),
   /** After this long since the first ambiguous Book, give up as `unresolved` and tell a person. */
-  deadlineSeconds: z.number().positive().default(24 * 3600),
+  deadlineSeconds: z
+    .number()
+    .positive()
+    .default(24 * 3600),
   /** Continue-as-new once the history has this many events (state is carried). */
   continueAsNewAfterEvents: z.number().int().min(100).default(5_000),
 });

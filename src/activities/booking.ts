@@ -180,7 +180,14 @@ export function toFailure(err: unknown, nonRetryable: readonly string[]): Applic
     message: e.message,
     nonRetryable: nonRetryable.includes(e.type),
     nextRetryDelay: e.details.retryAfterMs,
-    details: [{ operation: e.details.operation, httpStatus: e.details.httpStatus, code: e.details.code, mayHaveActed: e.mayHaveActed }],
+    details: [
+      {
+        operation: e.details.operation,
+        httpStatus: e.details.httpStatus,
+        code: e.details.code,
+        mayHaveActed: e.mayHaveActed,
+      },
+    ],
     cause: e,
   });
 }

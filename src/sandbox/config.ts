@@ -29,7 +29,9 @@ export const SandboxEnv = z.object({
 export function loadSandboxOptions(env: Record<string, string | undefined> = process.env): SandboxOptions {
   const parsed = SandboxEnv.safeParse(env);
   if (!parsed.success) {
-    throw new Error(`Invalid sandbox configuration:\n  ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('\n  ')}`);
+    throw new Error(
+      `Invalid sandbox configuration:\n  ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('\n  ')}`,
+    );
   }
   const e = parsed.data;
   const defaults = defaultSandboxOptions();
@@ -39,9 +41,17 @@ export function loadSandboxOptions(env: Record<string, string | undefined> = pro
     port: e.SANDBOX_PORT,
     mode: e.SANDBOX_MODE,
     confirmAfterMs: e.SANDBOX_CONFIRM_AFTER_MS,
-    appKeys: [{ appKey: e.SANDBOX_APP_KEY, appSecret: e.SANDBOX_APP_SECRET, permissions: ['search', 'trade', 'query'] }, ...defaults.appKeys.slice(1)],
+    appKeys: [
+      { appKey: e.SANDBOX_APP_KEY, appSecret: e.SANDBOX_APP_SECRET, permissions: ['search', 'trade', 'query'] },
+      ...defaults.appKeys.slice(1),
+    ],
     staticToken: e.SANDBOX_STATIC_TOKEN,
     jwtSecret: e.SANDBOX_JWT_SECRET ?? randomBytes(32).toString('hex'),
-    rateLimits: { overall: e.SANDBOX_RATE_OVERALL, checkAvail: e.SANDBOX_RATE_CHECK_AVAIL, book: e.SANDBOX_RATE_BOOK, queryOrders: e.SANDBOX_RATE_QUERY_ORDERS },
+    rateLimits: {
+      overall: e.SANDBOX_RATE_OVERALL,
+      checkAvail: e.SANDBOX_RATE_CHECK_AVAIL,
+      book: e.SANDBOX_RATE_BOOK,
+      queryOrders: e.SANDBOX_RATE_QUERY_ORDERS,
+    },
   };
 }

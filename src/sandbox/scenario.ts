@@ -32,10 +32,30 @@ export interface TestFlags {
 }
 
 const SCENARIOS: Scenario[] = ['available', 'soldOut', 'priceChanged', 'serviceUnavailable', 'unknownInternalError'];
-const CHECK_AVAIL_FAULTS: CheckAvailFault[] = ['429', '500', '503', '400', '403', 'hang', 'malformed', 'reset', 'ariChanged'];
+const CHECK_AVAIL_FAULTS: CheckAvailFault[] = [
+  '429',
+  '500',
+  '503',
+  '400',
+  '403',
+  'hang',
+  'malformed',
+  'reset',
+  'ariChanged',
+];
 const BOOK_FAULTS: BookFault[] = [
-  '429', '400', '403', 'creditLimit', '504BeforeCreate', '504AfterCreate', '500AfterCreate',
-  'hangBeforeCreate', 'hangAfterCreate', 'resetBeforeCreate', 'resetAfterCreate', 'malformedAfterCreate',
+  '429',
+  '400',
+  '403',
+  'creditLimit',
+  '504BeforeCreate',
+  '504AfterCreate',
+  '500AfterCreate',
+  'hangBeforeCreate',
+  'hangAfterCreate',
+  'resetBeforeCreate',
+  'resetAfterCreate',
+  'malformedAfterCreate',
 ];
 const OUTCOMES: OrderOutcome[] = ['confirmed', 'failed', 'cancelled', 'pending'];
 

@@ -9,7 +9,15 @@ import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { defaultSupplierProfile, type SupplierProfile } from '../supplier/profile';
-import { BookRequest, CheckAvailRequest, describeIssues, QueryOrdersRequest, TicketRequest, type Money, type TimeWindow } from '../supplier/schemas';
+import {
+  BookRequest,
+  CheckAvailRequest,
+  describeIssues,
+  QueryOrdersRequest,
+  TicketRequest,
+  type Money,
+  type TimeWindow,
+} from '../supplier/schemas';
 import { TicketAuthority, type AppKey, type Permission, type Principal } from './auth';
 import { RateLimiter, type RateLimits } from './rate-limit';
 import { parseTestHeader, type TestFlags } from './scenario';
@@ -107,10 +115,21 @@ export function defaultSandboxOptions(): SandboxOptions {
 
 const MAX_CALLS_KEPT = 200_000;
 const RuntimeConfig = z.object({
-  rateLimits: z.object({ overall: z.number().positive(), checkAvail: z.number().positive(), book: z.number().positive(), queryOrders: z.number().positive() }).partial().optional(),
+  rateLimits: z
+    .object({
+      overall: z.number().positive(),
+      checkAvail: z.number().positive(),
+      book: z.number().positive(),
+      queryOrders: z.number().positive(),
+    })
+    .partial()
+    .optional(),
   confirmAfterMs: z.number().int().nonnegative().optional(),
   mode: z.enum(['demo', 'realistic']).optional(),
-  queryOrders: z.object({ fault: z.enum(['429', '500', '503', 'malformed', 'hang']), times: z.number().int().positive() }).nullable().optional(),
+  queryOrders: z
+    .object({ fault: z.enum(['429', '500', '503', 'malformed', 'hang']), times: z.number().int().positive() })
+    .nullable()
+    .optional(),
   rateLimitRetryAfterSeconds: z.number().int().positive().nullable().optional(),
 });
 const ForceStatus = z.object({ customerReferenceNo: z.string().min(1), status: z.number().int() });
@@ -130,7 +149,11 @@ export async function startSandbox(overrides: Partial<SandboxOptions> = {}): Pro
   const auth = new TicketAuthority(options.appKeys, options.jwtSecret, options.staticToken, now);
   const limiter = new RateLimiter({ ...options.rateLimits }, now);
   const store = new OrderStore(profile, now);
-  let runtime = { confirmAfterMs: options.confirmAfterMs, mode: options.mode, retryAfter: options.rateLimitRetryAfterSeconds };
+  let runtime = {
+    confirmAfterMs: options.confirmAfterMs,
+    mode: options.mode,
+    retryAfter: options.rateLimitRetryAfterSeconds,
+  };
   let queryFault: { fault: QueryOrdersFault; remaining: number } | undefined;
   let calls: SandboxCall[] = [];
   let perSecond = new Map<string, number>();
@@ -140,7 +163,8 @@ export async function startSandbox(overrides: Partial<SandboxOptions> = {}): Pro
   /** Sessions that saw a price change: later checks and the Book use the new price. */
   const changedPrice = new Map<string, Money>();
 
-  const envelope = (code: number, msg: string, data?: unknown) => (data === undefined ? { code, msg } : { code, msg, data });
+  const envelope = (code: number, msg: string, data?: unknown) =>
+    data === undefined ? { code, msg } : { code, msg, data };
 
   function record(call: Omit<SandboxCall, 'at'>): void {
     const t = now();
@@ -176,19 +200,25 @@ export async function startSandbox(overrides: Partial<SandboxOptions> = {}): Pro
 
   function parseBody<T>(schema: z.ZodType<T>, body: unknown): T {
     const parsed = schema.safeParse(body);
-    if (!parsed.success) throw new HttpAnswer(400, envelope(codes.badRequest, `invalid request: ${describeIssues(parsed.error).join('; ')}`));
+    if (!parsed.success)
+      throw new HttpAnswer(
+        400,
+        envelope(codes.badRequest, `invalid request: ${describeIssues(parsed.error).join('; ')}`),
+      );
     return parsed.data;
   }
 
   function principalFor(req: IncomingMessage, permission: Permission): Principal {
     const principal = auth.authenticate(req.headers.authorization, req.socket.remoteAddress ?? 'unknown');
     if (!principal) throw new HttpAnswer(401, envelope(codes.unauthorized, 'authentication failed'));
-    if (!principal.permissions.includes(permission)) throw new HttpAnswer(403, envelope(codes.forbidden, 'permission denied'));
+    if (!principal.permissions.includes(permission))
+      throw new HttpAnswer(403, envelope(codes.forbidden, 'permission denied'));
     return principal;
   }
 
   function limit(principal: Principal, op: 'checkAvail' | 'book' | 'queryOrders'): void {
-    if (!limiter.take(principal.clientKey, op)) throw new HttpAnswer(429, envelope(codes.rateLimited, 'quota limit exceed'));
+    if (!limiter.take(principal.clientKey, op))
+      throw new HttpAnswer(429, envelope(codes.rateLimited, 'quota limit exceed'));
   }
 
   const faultAnswer = (fault: string): HttpAnswer | undefined => {
@@ -213,7 +243,11 @@ export async function startSandbox(overrides: Partial<SandboxOptions> = {}): Pro
 
   type Handled = HttpAnswer | 'hang' | 'reset' | { malformed: string };
 
-  async function checkAvail(req: IncomingMessage, res: ServerResponse, call: Omit<SandboxCall, 'at' | 'httpStatus'>): Promise<Handled> {
+  async function checkAvail(
+    req: IncomingMessage,
+    res: ServerResponse,
+    call: Omit<SandboxCall, 'at' | 'httpStatus'>,
+  ): Promise<Handled> {
     const principal = principalFor(req, 'search');
     const sessionId = requireSession(req);
     call.sessionId = sessionId;
@@ -238,7 +272,10 @@ export async function startSandbox(overrides: Partial<SandboxOptions> = {}): Pro
     const key = `${sessionId}|${ratePkgId}`;
     if (flags.scenario === 'priceChanged' && !changedPrice.has(key)) {
       const base = basePriceFor(ratePkgId);
-      changedPrice.set(key, { currency: base.currency, amount: round2(base.amount * (1 + flags.priceDeltaPercent / 100)) });
+      changedPrice.set(key, {
+        currency: base.currency,
+        amount: round2(base.amount * (1 + flags.priceDeltaPercent / 100)),
+      });
       call.fault = 'ariChanged';
       return new HttpAnswer(200, envelope(codes.ariChanged, 'ARI changed'));
     }
@@ -247,12 +284,19 @@ export async function startSandbox(overrides: Partial<SandboxOptions> = {}): Pro
       envelope(codes.success, 'Success', {
         status: profile.checkAvailStatus.available,
         roomRatePkg: ratePackage(ratePkgId, priceFor(sessionId, ratePkgId), now()),
-        exchangeRateSnapshot: { date: new Date(now()).toISOString().slice(0, 10), usd: { EUR: 0.92, GBP: 0.79, CNY: 7.1 } },
+        exchangeRateSnapshot: {
+          date: new Date(now()).toISOString().slice(0, 10),
+          usd: { EUR: 0.92, GBP: 0.79, CNY: 7.1 },
+        },
       }),
     );
   }
 
-  async function book(req: IncomingMessage, res: ServerResponse, call: Omit<SandboxCall, 'at' | 'httpStatus'>): Promise<Handled> {
+  async function book(
+    req: IncomingMessage,
+    res: ServerResponse,
+    call: Omit<SandboxCall, 'at' | 'httpStatus'>,
+  ): Promise<Handled> {
     const principal = principalFor(req, 'trade');
     const sessionId = requireSession(req);
     call.sessionId = sessionId;
@@ -293,7 +337,8 @@ export async function startSandbox(overrides: Partial<SandboxOptions> = {}): Pro
         sessionId,
         clientKey: principal.clientKey,
         outcome: flags.scenario === 'soldOut' ? 'failed' : flags.outcome,
-        statusRemark: flags.scenario === 'soldOut' ? 'sold out' : flags.outcome === 'failed' ? 'supplier rejected' : undefined,
+        statusRemark:
+          flags.scenario === 'soldOut' ? 'sold out' : flags.outcome === 'failed' ? 'supplier rejected' : undefined,
         confirmAfterMs: flags.scenario === 'soldOut' ? 0 : settleDelay(flags),
         confirmAfterQueries: flags.scenario === 'soldOut' ? undefined : flags.confirmAfterQueries,
         price: priceFor(sessionId, body.ratePkgId),
@@ -316,7 +361,11 @@ export async function startSandbox(overrides: Partial<SandboxOptions> = {}): Pro
     return new HttpAnswer(200, envelope(codes.success, 'Success', { hotelOrder: store.toHotelOrder(order) }));
   }
 
-  async function queryOrders(req: IncomingMessage, res: ServerResponse, call: Omit<SandboxCall, 'at' | 'httpStatus'>): Promise<Handled> {
+  async function queryOrders(
+    req: IncomingMessage,
+    res: ServerResponse,
+    call: Omit<SandboxCall, 'at' | 'httpStatus'>,
+  ): Promise<Handled> {
     const principal = principalFor(req, 'query');
     const filter = parseBody(QueryOrdersRequest, await readJson(req));
     call.customerReferenceNos = filter.customerReferenceNos;
@@ -412,8 +461,10 @@ export async function startSandbox(overrides: Partial<SandboxOptions> = {}): Pro
     if (c.rateLimits) limiter.limits = { ...limiter.limits, ...c.rateLimits };
     if (c.confirmAfterMs !== undefined) runtime = { ...runtime, confirmAfterMs: c.confirmAfterMs };
     if (c.mode) runtime = { ...runtime, mode: c.mode };
-    if (c.rateLimitRetryAfterSeconds !== undefined) runtime = { ...runtime, retryAfter: c.rateLimitRetryAfterSeconds ?? undefined };
-    if (c.queryOrders !== undefined) queryFault = c.queryOrders ? { fault: c.queryOrders.fault, remaining: c.queryOrders.times } : undefined;
+    if (c.rateLimitRetryAfterSeconds !== undefined)
+      runtime = { ...runtime, retryAfter: c.rateLimitRetryAfterSeconds ?? undefined };
+    if (c.queryOrders !== undefined)
+      queryFault = c.queryOrders ? { fault: c.queryOrders.fault, remaining: c.queryOrders.times } : undefined;
   };
 
   const setOrderStatus = (ref: string, status: number) => {
@@ -470,7 +521,9 @@ export async function startSandbox(overrides: Partial<SandboxOptions> = {}): Pro
       if (v) res.setHeader(h, v);
     }
     if (url.pathname.startsWith('/_sandbox/')) {
-      const answer = await control(req, url).catch((e: unknown) => (e instanceof HttpAnswer ? e : new HttpAnswer(500, { error: String(e) })));
+      const answer = await control(req, url).catch((e: unknown) =>
+        e instanceof HttpAnswer ? e : new HttpAnswer(500, { error: String(e) }),
+      );
       return send(res, answer, started);
     }
     const op = req.method === 'POST' ? routes[url.pathname] : undefined;
@@ -480,7 +533,13 @@ export async function startSandbox(overrides: Partial<SandboxOptions> = {}): Pro
     let outcome: Handled;
     try {
       outcome =
-        op === 'ticket' ? await ticket(req) : op === 'checkAvail' ? await checkAvail(req, res, call) : op === 'book' ? await book(req, res, call) : await queryOrders(req, res, call);
+        op === 'ticket'
+          ? await ticket(req)
+          : op === 'checkAvail'
+            ? await checkAvail(req, res, call)
+            : op === 'book'
+              ? await book(req, res, call)
+              : await queryOrders(req, res, call);
     } catch (err) {
       outcome = err instanceof HttpAnswer ? err : new HttpAnswer(500, envelope(codes.systemError, 'system error'));
     }
@@ -503,7 +562,10 @@ export async function startSandbox(overrides: Partial<SandboxOptions> = {}): Pro
 
   function send(res: ServerResponse, answer: HttpAnswer, started: number): void {
     if (res.destroyed) return;
-    res.writeHead(answer.status, { 'content-type': 'application/json', 'server-cost-milliseconds': String(now() - started) });
+    res.writeHead(answer.status, {
+      'content-type': 'application/json',
+      'server-cost-milliseconds': String(now() - started),
+    });
     res.end(JSON.stringify(answer.body));
   }
 

@@ -55,9 +55,14 @@ export function ratePackage(ratePkgId: string, price: Money, now: number): RoomR
     ratePkgId,
     refundableMode: 'full',
     refundableUntil: new Date(Date.parse(stay.checkIn) - 2 * DAY).toISOString(),
-    cancelFees: [{ until: stay.checkIn + 'T00:00:00Z', fee: { currency: price.currency, amount: round2(price.amount * 0.5) } }],
+    cancelFees: [
+      { until: stay.checkIn + 'T00:00:00Z', fee: { currency: price.currency, amount: round2(price.amount * 0.5) } },
+    ],
     originalRoomNaming: { id: 'dbl', name: 'Double Room', supplier: 1 },
-    rate: { grossRate: { currency: price.currency, amount: round2(price.amount / stay.nights) }, netRate: { currency: price.currency, amount: round2(net.amount / stay.nights) } },
+    rate: {
+      grossRate: { currency: price.currency, amount: round2(price.amount / stay.nights) },
+      netRate: { currency: price.currency, amount: round2(net.amount / stay.nights) },
+    },
     totalRate: { grossRate: price, netRate: net, commissionableRate: price, respectGrossRate: false },
     rateComment: 'Sandbox rate',
     includesPackaging: false,
@@ -85,7 +90,9 @@ export class OrderStore {
     return [...this.byRef.values()];
   }
 
-  create(order: Omit<StoredOrder, 'platformReferenceNo' | 'supplierReferenceNo' | 'createdAt' | 'queriesSeen'>): StoredOrder {
+  create(
+    order: Omit<StoredOrder, 'platformReferenceNo' | 'supplierReferenceNo' | 'createdAt' | 'queriesSeen'>,
+  ): StoredOrder {
     const n = ++this.seq;
     const stored: StoredOrder = {
       ...order,
@@ -122,7 +129,11 @@ export class OrderStore {
     const stay = stayFor(order.ratePkgId, order.createdAt);
     const pkg = ratePackage(order.ratePkgId, order.price, order.createdAt);
     const remark =
-      status === s.confirmed ? 'Confirmed' : status === s.confirming ? 'Awaiting supplier confirmation' : (order.statusRemark ?? 'Rejected by the hotel');
+      status === s.confirmed
+        ? 'Confirmed'
+        : status === s.confirming
+          ? 'Awaiting supplier confirmation'
+          : (order.statusRemark ?? 'Rejected by the hotel');
     return {
       status,
       statusRemark: remark,
@@ -144,7 +155,12 @@ export class OrderStore {
       netRate: pkg.totalRate!.netRate,
       grossRate: order.price,
       respectGrossRate: false,
-      ...(status === s.cancelled ? { cancelTime: new Date(order.createdAt).toISOString(), cancelReason: order.statusRemark ?? 'Cancelled by the hotel' } : {}),
+      ...(status === s.cancelled
+        ? {
+            cancelTime: new Date(order.createdAt).toISOString(),
+            cancelReason: order.statusRemark ?? 'Cancelled by the hotel',
+          }
+        : {}),
       supplier: 1,
       supplierReferenceNo: order.supplierReferenceNo,
       hotel: { hotelId: 'H-SANDBOX-1', destinationId: 'D-1', name: { en: 'Sandbox Grand Hotel' }, rating: 4 },

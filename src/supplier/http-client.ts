@@ -36,7 +36,14 @@ export interface HttpSupplierClientOptions {
 }
 
 /** Errors thrown while connecting: the request was never written, so nothing can have happened upstream. */
-const BEFORE_SEND_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
+const BEFORE_SEND_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
 
 export function createHttpSupplierClient(options: HttpSupplierClientOptions): SupplierClient {
   const { profile, tokens } = options;
@@ -172,16 +179,27 @@ export function createHttpSupplierClient(options: HttpSupplierClientOptions): Su
     }
     if (!envelope) {
       const issues = json === undefined ? ['(body): not JSON'] : describeIssues(Envelope.safeParse(json).error!, '');
-      throw new SupplierError('SupplierInvalidResponse', `${operation}: invalid response envelope: ${issues.join('; ')}`, { ...details, issues });
+      throw new SupplierError(
+        'SupplierInvalidResponse',
+        `${operation}: invalid response envelope: ${issues.join('; ')}`,
+        { ...details, issues },
+      );
     }
     if (envelope.code !== profile.codes.success) {
       const type = typeForCode(envelope.code);
-      throw new SupplierError(type, `${operation}: supplier code ${envelope.code}${envelope.msg ? ` (${envelope.msg})` : ''}`, details);
+      throw new SupplierError(
+        type,
+        `${operation}: supplier code ${envelope.code}${envelope.msg ? ` (${envelope.msg})` : ''}`,
+        details,
+      );
     }
     const data = dataSchema.safeParse(envelope.data);
     if (!data.success) {
       const issues = describeIssues(data.error, 'data').map(redact);
-      throw new SupplierError('SupplierInvalidResponse', `${operation}: invalid response: ${issues.join('; ')}`, { ...details, issues });
+      throw new SupplierError('SupplierInvalidResponse', `${operation}: invalid response: ${issues.join('; ')}`, {
+        ...details,
+        issues,
+      });
     }
     return data.data;
   }
@@ -238,14 +256,26 @@ export function classifyTransport(
 ): SupplierError {
   const code = (err as { code?: string })?.code ?? (err as { cause?: { code?: string } })?.cause?.code;
   if (timedOut) {
-    return new SupplierError('SupplierClientTimeout', `${details.operation}: no answer within ${timeoutMs} ms`, details, { cause: err });
+    return new SupplierError(
+      'SupplierClientTimeout',
+      `${details.operation}: no answer within ${timeoutMs} ms`,
+      details,
+      { cause: err },
+    );
   }
   if (code && BEFORE_SEND_CODES.has(code)) {
-    return new SupplierError('SupplierNetworkBeforeSend', `${details.operation}: could not connect (${code})`, details, { cause: err });
+    return new SupplierError(
+      'SupplierNetworkBeforeSend',
+      `${details.operation}: could not connect (${code})`,
+      details,
+      { cause: err },
+    );
   }
   const name = (err as Error)?.name;
   if (name === 'AbortError' || code === 'UND_ERR_ABORTED') {
-    return new SupplierError('SupplierClientTimeout', `${details.operation}: aborted by the caller`, details, { cause: err });
+    return new SupplierError('SupplierClientTimeout', `${details.operation}: aborted by the caller`, details, {
+      cause: err,
+    });
   }
   return new SupplierError(
     'SupplierNetworkAfterSend',

@@ -6,13 +6,7 @@
  * (errors.ts). Expected business answers that arrive as errors (ARI changed, credit limit) are
  * thrown as typed errors here; the activities turn them into values.
  */
-import type {
-  BookRequest,
-  CheckAvailData,
-  CheckAvailRequest,
-  HotelOrder,
-  QueryOrdersRequest,
-} from './schemas';
+import type { BookRequest, CheckAvailData, CheckAvailRequest, HotelOrder, QueryOrdersRequest } from './schemas';
 
 /** Per-call request context, sent as headers. None of it is secret. */
 export interface CallContext {
@@ -34,7 +28,10 @@ export interface CallContext {
 export interface SupplierClient {
   checkAvail(request: CheckAvailRequest, context: CallContext): Promise<CheckAvailData>;
   book(request: BookRequest, context: CallContext): Promise<HotelOrder>;
-  queryOrders(request: QueryOrdersRequest, context: Omit<CallContext, 'sessionId' | 'currency' | 'test'> & { test?: string }): Promise<HotelOrder[]>;
+  queryOrders(
+    request: QueryOrdersRequest,
+    context: Omit<CallContext, 'sessionId' | 'currency' | 'test'> & { test?: string },
+  ): Promise<HotelOrder[]>;
   /** Releases pooled connections. */
   close(): Promise<void>;
 }

@@ -72,7 +72,11 @@ export const SupplierProfile = z.object({
   /** Ticket: idle ttl asked for, and how long before expiry a ticket is renewed. */
   ticket: z
     .object({
-      ttlSeconds: z.number().int().positive().default(24 * 3600),
+      ttlSeconds: z
+        .number()
+        .int()
+        .positive()
+        .default(24 * 3600),
       renewBeforeSeconds: z.number().int().nonnegative().default(300),
     })
     .default({ ttlSeconds: 24 * 3600, renewBeforeSeconds: 300 }),

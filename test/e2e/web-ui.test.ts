@@ -17,7 +17,14 @@ const ARTIFACTS = path.resolve(__dirname, '../../test-results');
 
 /** The visible text of the page and of every frame in it. */
 async function pageText(page: Page): Promise<string> {
-  const texts = await Promise.all(page.frames().map((f) => f.locator('body').innerText().catch(() => '')));
+  const texts = await Promise.all(
+    page.frames().map((f) =>
+      f
+        .locator('body')
+        .innerText()
+        .catch(() => ''),
+    ),
+  );
   return texts.join('\n');
 }
 
@@ -26,13 +33,21 @@ let rig: BookingRig;
 let browser: Browser;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`No browser at ${CHROMIUM}: apt-get install chromium, or set CHROMIUM_PATH`);
+  if (!existsSync(CHROMIUM))
+    throw new Error(`No browser at ${CHROMIUM}: apt-get install chromium, or set CHROMIUM_PATH`);
   env = await connectDevServer();
   rig = await createBookingRig(env, 'web-ui');
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     // As root in a container Chromium needs --no-sandbox; the rest keeps it off the (closed) network.
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
   });
 });
 afterAll(async () => {
@@ -66,7 +81,11 @@ test('an operator finds a booking by reference and sees its stage and current de
   for (const name of ['checkAvail', 'book', 'queryOrder']) expect(history).toContain(name);
 
   // "User Metadata" holds the summary and the current details the workflow keeps up to date.
-  await page.getByRole('link', { name: 'User Metadata' }).or(page.getByRole('tab', { name: 'User Metadata' })).first().click();
+  await page
+    .getByRole('link', { name: 'User Metadata' })
+    .or(page.getByRole('tab', { name: 'User Metadata' }))
+    .first()
+    .click();
   // The UI renders summary and details as Markdown inside frames, so read every frame's text.
   const text = await eventually(async () => {
     const all = await pageText(page);

@@ -22,7 +22,11 @@ test('Temporal connection follows the ecosystem variables', () => {
 });
 
 test('a static token wins over app credentials; profile values are overridable one by one', () => {
-  const config = loadConfig({ ...base, SUPPLIER_TOKEN: 'tok', SUPPLIER_PROFILE: '{"timeoutsMs":{"book":60000},"codes":{"ariChanged":42}}' });
+  const config = loadConfig({
+    ...base,
+    SUPPLIER_TOKEN: 'tok',
+    SUPPLIER_PROFILE: '{"timeoutsMs":{"book":60000},"codes":{"ariChanged":42}}',
+  });
   expect(config.supplier.credentials).toEqual({ kind: 'token', token: 'tok' });
   expect(config.supplier.profile.timeoutsMs.book).toBe(60_000);
   expect(config.supplier.profile.timeoutsMs.checkAvail).toBe(15_000);
@@ -33,7 +37,11 @@ test('a static token wins over app credentials; profile values are overridable o
 test('errors name each bad variable and never echo a secret', () => {
   let error: unknown;
   try {
-    loadConfig({ SUPPLIER_APP_SECRET: 's3cret-value', SUPPLIER_BASE_URL: 'not a url', SUPPLIER_PROFILE: '{"timeoutsMs":{"book":-1}}' });
+    loadConfig({
+      SUPPLIER_APP_SECRET: 's3cret-value',
+      SUPPLIER_BASE_URL: 'not a url',
+      SUPPLIER_PROFILE: '{"timeoutsMs":{"book":-1}}',
+    });
   } catch (e) {
     error = e;
   }
@@ -69,7 +77,9 @@ test('QueryOrders batching and rate limiting default on, and are configurable', 
 });
 
 test('bad batching and rate-limit values name their variable', () => {
-  expect(() => loadConfig({ ...base, SUPPLIER_QUERY_BATCH_MAX_REFERENCES: '0' })).toThrow(/SUPPLIER_QUERY_BATCH_MAX_REFERENCES/);
+  expect(() => loadConfig({ ...base, SUPPLIER_QUERY_BATCH_MAX_REFERENCES: '0' })).toThrow(
+    /SUPPLIER_QUERY_BATCH_MAX_REFERENCES/,
+  );
   expect(() => loadConfig({ ...base, SUPPLIER_QUERY_BATCH_WINDOW_MS: '-1' })).toThrow(/SUPPLIER_QUERY_BATCH_WINDOW_MS/);
   expect(() => loadConfig({ ...base, SUPPLIER_RATE_LIMIT: 'yes' })).toThrow(/SUPPLIER_RATE_LIMIT/);
 });

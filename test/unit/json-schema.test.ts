@@ -9,7 +9,12 @@ test.each(Object.entries(contractJsonSchemas()))('schema/%s is up to date', (fil
 });
 
 test('the request schema requires the idempotency key and names the fields', () => {
-  const request = contractJsonSchemas()['booking-request.schema.json'] as { required: string[]; properties: Record<string, unknown> };
+  const request = contractJsonSchemas()['booking-request.schema.json'] as {
+    required: string[];
+    properties: Record<string, unknown>;
+  };
   expect(request.required).toEqual(expect.arrayContaining(['customerReferenceNo', 'ratePkgId', 'holder', 'guests']));
-  expect(Object.keys(request.properties)).toEqual(expect.arrayContaining(['expectedPrice', 'priceChangePolicy', 'context', 'recovery']));
+  expect(Object.keys(request.properties)).toEqual(
+    expect.arrayContaining(['expectedPrice', 'priceChangePolicy', 'context', 'recovery']),
+  );
 });

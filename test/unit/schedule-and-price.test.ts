@@ -36,7 +36,9 @@ describe('price-change decision', () => {
     expect(judgePrice(usd(100), usd(105.5), { maxIncreasePercent: 5 })).toBe('reject');
     expect(judgePrice(usd(100), usd(108), { maxIncreaseAmount: 10 })).toBe('accept');
     expect(judgePrice(usd(100), usd(108), { maxIncreaseAmount: 10, maxIncreasePercent: 5 })).toBe('reject');
-    expect(judgePrice(usd(100), usd(104), { maxIncreaseAmount: 10, maxIncreasePercent: 5, onExceeded: 'ask' })).toBe('accept');
+    expect(judgePrice(usd(100), usd(104), { maxIncreaseAmount: 10, maxIncreasePercent: 5, onExceeded: 'ask' })).toBe(
+      'accept',
+    );
   });
   test('another currency or a missing price cannot be compared: treated as exceeded', () => {
     expect(judgePrice(usd(100), { currency: 'EUR', amount: 90 }, { maxIncreasePercent: 50 })).toBe('reject');

@@ -19,7 +19,10 @@ test('a workflow sleeping one hour completes once the server clock has moved an 
   const serverBefore = await env.currentTimeMs();
   const wallBefore = Date.now();
   const slept = await worker.runUntil(
-    env.client.workflow.execute(sleepOneHour, { taskQueue: 'proof-time-skipping', workflowId: `proof-sleep-${wallBefore}` }),
+    env.client.workflow.execute(sleepOneHour, {
+      taskQueue: 'proof-time-skipping',
+      workflowId: `proof-sleep-${wallBefore}`,
+    }),
   );
   const serverAdvanced = (await env.currentTimeMs()) - serverBefore;
   expect(slept).toBeGreaterThanOrEqual(3_600_000);
