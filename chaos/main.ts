@@ -1,0 +1,98 @@
+/**
+ * `npm run chaos -- [--n 1000] [--seed S] [--minutes M]`: the chaos run (see chaos/README.md).
+ *
+ * Starts its own dev server, sandbox supplier and two worker processes, books N times while killing
+ * workers and the server, then prints a table and writes chaos/results/chaos-<seed>.json.
+ * Exit code: 0 every invariant held, 1 a violation (listed), 2 the run itself failed, 130 interrupted.
+ *
+ *   --n <count>              bookings (default 1000)
+ *   --seed <number|text>     PRNG seed (default: from the clock; printed, so a run can be repeated)
+ *   --minutes <m>            bookings are started over this many minutes, under fire (default 8)
+ *   --kill-every <s>         seconds between worker kills (default 15)
+ *   --max-kills <k>          stop killing after k kills (default unlimited)
+ *   --server-restart <how>   SIGKILL (default), SIGTERM or none
+ *   --deadline <s>           the bookings' recovery deadline in seconds (default 150)
+ *   --results <dir>          where the JSON goes (default chaos/results)
+ *   --keep                   keep the temp dir (database, worker logs) even when all is well
+ */
+import { parseArgs } from 'node:util';
+import { formatReport } from './report';
+import { parseSeed } from './mix';
+import { CHAOS_RECOVERY, chaosDefaults, runChaos, type ChaosOptions } from './run';
+
+function positive(name: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const n = Number(text);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name}: expected a positive number, got "${text}"`);
+  return n;
+}
+
+function options(argv: string[]): Partial<ChaosOptions> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      n: { type: 'string' },
+      seed: { type: 'string' },
+      minutes: { type: 'string' },
+      'kill-every': { type: 'string' },
+      'max-kills': { type: 'string' },
+      'server-restart': { type: 'string' },
+      deadline: { type: 'string' },
+      results: { type: 'string' },
+      keep: { type: 'boolean' },
+    },
+  });
+  const restart = values['server-restart'];
+  if (restart !== undefined && !['SIGKILL', 'SIGTERM', 'none'].includes(restart)) {
+    throw new Error(`--server-restart: SIGKILL, SIGTERM or none, got "${restart}"`);
+  }
+  const n = positive('n', values.n);
+  const deadline = positive('deadline', values.deadline);
+  const out: Partial<ChaosOptions> = {
+    ...(n !== undefined ? { n: Math.round(n) } : {}),
+    ...(values.seed !== undefined ? { seed: parseSeed(values.seed) } : {}),
+    ...(values.minutes !== undefined ? { minutes: positive('minutes', values.minutes)! } : {}),
+    ...(values['kill-every'] !== undefined ? { killEverySeconds: positive('kill-every', values['kill-every'])! } : {}),
+    ...(values['max-kills'] !== undefined ? { maxKills: Math.round(positive('max-kills', values['max-kills'])!) } : {}),
+    ...(restart !== undefined ? { serverRestart: restart as ChaosOptions['serverRestart'] } : {}),
+    ...(deadline !== undefined ? { recovery: { ...CHAOS_RECOVERY, deadlineSeconds: deadline } } : {}),
+    ...(values.results !== undefined ? { resultsDir: values.results } : {}),
+    ...(values.keep ? { keepTempDir: true } : {}),
+  };
+  return out;
+}
+
+async function main(): Promise<number> {
+  const controller = new AbortController();
+  let interrupted = false;
+  const onSignal = () => {
+    // First Ctrl-C: stop and clean up (children killed, temp dir kept). Second: leave now; the exit hook
+    // in chaos/stack.ts still kills every child.
+    if (interrupted) process.exit(130);
+    interrupted = true;
+    process.stderr.write('[chaos] interrupted: stopping (Ctrl-C again to leave at once)\n');
+    controller.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+
+  const opts = chaosDefaults({ ...options(process.argv.slice(2)), signal: controller.signal });
+  try {
+    const report = await runChaos(opts);
+    console.log(formatReport(report));
+    if (opts.resultsDir) console.log(`\nreport: ${opts.resultsDir}/chaos-${report.seed}.json`);
+    return report.ok ? 0 : 1;
+  } catch (err) {
+    if (interrupted) return 130;
+    console.error(`chaos run failed (seed ${opts.seed}):`, err);
+    return 2;
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(2);
+  },
+);

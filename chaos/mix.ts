@@ -1,0 +1,255 @@
+/**
+ * The chaos run's booking mix: a seeded PRNG, the fault classes, and a plan that gives every class its
+ * quota of bookings (at least 10 % each), shuffled by the seed, so a run is reproducible from its seed
+ * and no class can be starved by bad luck.
+ *
+ * Faults reach the sandbox supplier through each booking's `context.test` header (src/sandbox/scenario.ts).
+ * A booking carries up to three independent faults: one on CheckAvail's first calls, one on Book, and how
+ * its supplier order settles; a Book fault is only given to bookings that will reach Book.
+ */
+import type { BookingOutcomeKind, BookingRequest, RecoveryPolicy } from '../src/contract';
+import { basePriceFor } from '../src/sandbox/server';
+
+/** A small, fast, seedable PRNG (mulberry32): the only source of randomness in the mix. */
+export interface Rng {
+  /** Uniform in [0, 1). */
+  next(): number;
+  /** Integer in [min, max], both included. */
+  int(min: number, max: number): number;
+  pick<T>(items: readonly T[]): T;
+  shuffle<T>(items: readonly T[]): T[];
+}
+
+export function createRng(seed: number): Rng {
+  let a = seed >>> 0;
+  const next = () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const int = (min: number, max: number) => min + Math.floor(next() * (max - min + 1));
+  return {
+    next,
+    int,
+    pick: (items) => items[int(0, items.length - 1)]!,
+    shuffle(items) {
+      const out = [...items];
+      for (let i = out.length - 1; i > 0; i--) {
+        const j = int(0, i);
+        [out[i], out[j]] = [out[j]!, out[i]!];
+      }
+      return out;
+    },
+  };
+}
+
+/** A seed from `--seed`: a number as is, any other text hashed (FNV-1a), so every seed is a 32-bit integer. */
+export function parseSeed(text: string): number {
+  if (/^\d+$/.test(text)) return Number(BigInt(text) % 4294967296n);
+  let h = 0x811c9dc5;
+  for (const ch of text) h = Math.imul(h ^ ch.charCodeAt(0), 0x01000193) >>> 0;
+  return h;
+}
+
+/** Derives an independent stream from the run's seed, so the schedule of kills does not shift the mix. */
+export function substream(seed: number, name: string): Rng {
+  return createRng(parseSeed(`${seed}:${name}`));
+}
+
+export const CHECK_AVAIL_CLASSES = ['checkAvail429', 'checkAvail5xx', 'checkAvailHang', 'checkAvailMalformed'] as const;
+export const SCENARIO_CLASSES = ['priceChanged', 'soldOut'] as const;
+export const BOOK_CLASSES = [
+  'book504AfterCreate',
+  'bookHangAfterCreate',
+  'bookHangBeforeCreate',
+  'bookResetAfterCreate',
+  'book429',
+  'bookMalformedAfterCreate',
+  'orderNeverFound',
+] as const;
+export const SETTLE_CLASSES = ['pendingThenConfirmed', 'pendingThenFailed'] as const;
+
+/** Every fault a single booking can carry; QueryOrders faults are global (see the injector in run.ts). */
+export const FAULT_CLASSES = [...CHECK_AVAIL_CLASSES, ...SCENARIO_CLASSES, ...BOOK_CLASSES, ...SETTLE_CLASSES] as const;
+export type FaultClass = (typeof FAULT_CLASSES)[number];
+
+/** The smallest share of bookings each class gets: 10 % asked, a little more so rounding never drops below. */
+export const MIN_CLASS_SHARE = 0.105;
+
+/** Every booking accepts a price rise up to this; the sandbox's priceChanged rises below or above it. */
+export const MAX_INCREASE_PERCENT = 10;
+
+export interface PlannedBooking {
+  index: number;
+  request: BookingRequest;
+  /** The faults given to this booking. */
+  classes: FaultClass[];
+  /** Whether a priceChanged booking's new price is within the policy. */
+  priceAccepted?: boolean;
+  /** What the booking should end as when nothing else (a worker killed mid-Book, say) gets in the way. */
+  expected: BookingOutcomeKind;
+  /** Values that must never appear in clear in history or logs. */
+  personal: string[];
+}
+
+export interface MixOptions {
+  n: number;
+  seed: number;
+  recovery: Partial<RecoveryPolicy>;
+}
+
+const RATE_PACKAGES = ['pkg-chaos-standard', 'pkg-chaos-deluxe', 'pkg-chaos-suite', 'pkg-chaos-family'];
+
+/** Plans `n` bookings. Pure: the same options always give the same plan. */
+export function planBookings({ n, seed, recovery }: MixOptions): PlannedBooking[] {
+  const rng = substream(seed, 'mix');
+  const quota = Math.max(1, Math.ceil(MIN_CLASS_SHARE * n));
+  const indices = Array.from({ length: n }, (_, i) => i);
+  const classes = indices.map(() => new Set<FaultClass>());
+
+  // Scenario first: it decides who reaches Book (sold out and rejected prices never do).
+  const byScenario = rng.shuffle(indices);
+  const soldOut = byScenario.slice(0, quota);
+  const rejected = byScenario.slice(quota, 2 * quota);
+  const accepted = byScenario.slice(2 * quota, 3 * quota);
+  for (const i of soldOut) classes[i]!.add('soldOut');
+  for (const i of [...rejected, ...accepted]) classes[i]!.add('priceChanged');
+  const priceAccepted = new Set(accepted);
+  const neverBooks = new Set([...soldOut, ...rejected]);
+  const reachesBook = indices.filter((i) => !neverBooks.has(i));
+
+  // Book faults, quota each, among the bookings that reach Book; any left over book cleanly.
+  const byBook = rng.shuffle(reachesBook);
+  BOOK_CLASSES.forEach((cls, k) => {
+    for (const i of byBook.slice(k * quota, (k + 1) * quota)) classes[i]!.add(cls);
+  });
+
+  // How the order settles, among bookings whose Book makes an order.
+  const makesOrder = rng.shuffle(reachesBook.filter((i) => !classes[i]!.has('orderNeverFound')));
+  SETTLE_CLASSES.forEach((cls, k) => {
+    for (const i of makesOrder.slice(k * quota, (k + 1) * quota)) classes[i]!.add(cls);
+  });
+
+  // CheckAvail faults hit its first calls only, so they combine with any scenario.
+  const byCheck = rng.shuffle(indices);
+  CHECK_AVAIL_CLASSES.forEach((cls, k) => {
+    for (const i of byCheck.slice(k * quota, (k + 1) * quota)) classes[i]!.add(cls);
+  });
+
+  return indices.map((index) => {
+    const own = classes[index]!;
+    const { header, expected } = testHeader(own, priceAccepted.has(index), rng);
+    const ratePkgId = rng.pick(RATE_PACKAGES);
+    const { holder, guests, personal } = people(rng, index);
+    const customerReferenceNo = uuidFrom(rng);
+    const request: BookingRequest = {
+      customerReferenceNo,
+      ratePkgId,
+      // Set, not derived, so the sandbox's CheckAvail calls map back to the booking by session.
+      sessionId: `chaos-${customerReferenceNo}`,
+      holder,
+      guests,
+      expectedPrice: basePriceFor(ratePkgId),
+      priceChangePolicy: { maxIncreasePercent: MAX_INCREASE_PERCENT, onExceeded: 'reject' },
+      context: { test: header },
+      recovery,
+    };
+    return {
+      index,
+      request,
+      classes: FAULT_CLASSES.filter((c) => own.has(c)),
+      ...(own.has('priceChanged') ? { priceAccepted: priceAccepted.has(index) } : {}),
+      expected,
+      personal,
+    };
+  });
+}
+
+/** The `Test` header for a booking's faults, and the outcome they lead to. */
+function testHeader(
+  own: ReadonlySet<FaultClass>,
+  priceAccepted: boolean,
+  rng: Rng,
+): { header: string; expected: BookingOutcomeKind } {
+  const keys: string[] = [];
+  if (own.has('checkAvail429')) keys.push(`checkAvail=429&checkAvailTimes=${rng.int(1, 2)}`);
+  if (own.has('checkAvail5xx')) keys.push(`checkAvail=${rng.pick(['500', '503'])}&checkAvailTimes=${rng.int(1, 2)}`);
+  if (own.has('checkAvailHang')) keys.push('checkAvail=hang&checkAvailTimes=1');
+  if (own.has('checkAvailMalformed')) keys.push('checkAvail=malformed&checkAvailTimes=1');
+
+  if (own.has('soldOut')) return { header: [...keys, 'scenario=soldOut'].join('&'), expected: 'unavailable' };
+  if (own.has('priceChanged')) {
+    // Rounding to cents can push a rise of exactly the allowance over it, so stay clear of the boundary.
+    const delta = priceAccepted ? rng.int(1, MAX_INCREASE_PERCENT - 1) : rng.int(MAX_INCREASE_PERCENT + 2, 30);
+    keys.push(`scenario=priceChanged&priceDeltaPercent=${delta}`);
+    if (!priceAccepted) return { header: keys.join('&'), expected: 'price-rejected' };
+  }
+
+  if (own.has('book504AfterCreate')) keys.push('book=504AfterCreate');
+  if (own.has('bookHangAfterCreate')) keys.push('book=hangAfterCreate');
+  // Only the first Book hangs: the re-sent Book after `rebookAfterSeconds` without an order makes it.
+  if (own.has('bookHangBeforeCreate')) keys.push('book=hangBeforeCreate&bookTimes=1');
+  if (own.has('bookResetAfterCreate')) keys.push('book=resetAfterCreate');
+  // A few refusals: the workflow re-sends Book itself after 1, 2, 4 s.
+  if (own.has('book429')) keys.push(`book=429&bookTimes=${rng.int(1, 3)}`);
+  if (own.has('bookMalformedAfterCreate')) keys.push('book=malformedAfterCreate');
+  // Every Book answers 504 before making the order: it is never found, and the deadline ends it.
+  if (own.has('orderNeverFound'))
+    return { header: [...keys, 'book=504BeforeCreate&bookTimes=99'].join('&'), expected: 'unresolved' };
+
+  if (own.has('pendingThenFailed')) {
+    keys.push(`outcome=failed&confirmAfterMs=${rng.int(0, 20_000)}`);
+    return { header: keys.join('&'), expected: 'failed' };
+  }
+  keys.push(`confirmAfterMs=${own.has('pendingThenConfirmed') ? rng.int(5_000, 40_000) : rng.int(0, 2_000)}`);
+  return { header: keys.join('&'), expected: 'confirmed' };
+}
+
+/**
+ * Synthetic people, unique per booking. Names are 8+ letters so that finding one by chance in encrypted
+ * bytes or base64 text is practically impossible (the secrets scan must not cry wolf).
+ */
+function people(rng: Rng, index: number): Pick<BookingRequest, 'holder' | 'guests'> & { personal: string[] } {
+  const first = name(rng);
+  const last = name(rng);
+  const guestFirst = name(rng);
+  const email = `${first}.${last}.${index}@example.org`.toLowerCase();
+  const number = String(rng.int(2_000_000_000, 9_999_999_999));
+  const holder = { firstName: first, lastName: last, email, phone: { countryCode: 'GB', countryNumber: 44, number } };
+  const guests = [
+    { roomIndex: 0, firstName: first, lastName: last, nationalityCode: 'GB', age: rng.int(18, 80), isChild: false },
+    ...(rng.next() < 0.5
+      ? [
+          {
+            roomIndex: 0,
+            firstName: guestFirst,
+            lastName: last,
+            nationalityCode: 'FR',
+            age: rng.int(2, 17),
+            isChild: true,
+          },
+        ]
+      : []),
+  ];
+  const personal = [first, last, email, number, ...(guests.length > 1 ? [guestFirst] : [])];
+  return { holder, guests, personal };
+}
+
+function name(rng: Rng): string {
+  const consonants = 'bdfgklmnprstvz';
+  const vowels = 'aeiou';
+  let out = '';
+  for (let i = 0; i < 4; i++) out += rng.pick([...consonants]) + rng.pick([...vowels]);
+  return out[0]!.toUpperCase() + out.slice(1);
+}
+
+/** A version-4 UUID from the PRNG, so references are reproducible from the seed. */
+function uuidFrom(rng: Rng): string {
+  const bytes = Array.from({ length: 16 }, () => rng.int(0, 255));
+  bytes[6] = (bytes[6]! & 0x0f) | 0x40;
+  bytes[8] = (bytes[8]! & 0x3f) | 0x80;
+  const hex = bytes.map((b) => b.toString(16).padStart(2, '0')).join('');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}

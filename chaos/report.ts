@@ -1,0 +1,136 @@
+/**
+ * The chaos run's report: the JSON written to chaos/results/chaos-<seed>.json, and the table printed at
+ * the end. `violations` lists every broken invariant in one line each; a run is `ok` when it is empty.
+ */
+import type { RecoveryPolicy } from '../src/contract';
+import type { SandboxStats } from '../src/sandbox/server';
+import type { ClassCoverage, Orphan, SecretHit } from './check';
+import type { FaultClass } from './mix';
+
+export interface BookingProblem {
+  customerReferenceNo: string;
+  detail: string;
+}
+
+export interface ChaosReport {
+  seed: number;
+  ok: boolean;
+  violations: string[];
+  options: {
+    n: number;
+    minutes: number;
+    killEverySeconds: number;
+    chaosTailSeconds: number;
+    serverRestart: string;
+    recovery: Partial<RecoveryPolicy>;
+    supplierTimeoutsMs: Record<string, number>;
+    hardLimitSeconds: number;
+  };
+  elapsedSeconds: number;
+  phasesSeconds: { setup: number; starting: number; draining: number; collecting: number };
+  bookings: { planned: number; started: number; startFailures: number; startRetries: number };
+  /** Outcome kinds, plus `open`, `workflow-failed`, `lost`, `not-started` for bookings without one. */
+  outcomes: Record<string, number>;
+  /** expected kind → actual kind → bookings (informational: chaos may turn a confirmation into `unresolved`). */
+  expectedVsActual: Record<string, Record<string, number>>;
+  /** Unresolved bookings by the supplier's order status at the end (`no order`, 1 Confirming, 2 Confirmed, 4 Failed). */
+  unresolvedBySupplierStatus: Record<string, number>;
+  /** Bookings that did not end as planned (first 200), with when they started and a one-line digest. */
+  surprisesTotal: number;
+  surprises: Array<{
+    customerReferenceNo: string;
+    startedAtSeconds: number;
+    test: string;
+    expected: string;
+    actual: string;
+    digest: string;
+  }>;
+  faultClasses: Record<FaultClass, ClassCoverage>;
+  queryOrdersFaults: { injected: Record<string, number>; faultedCalls: Record<string, number> };
+  supplier: {
+    orders: number;
+    /** Orders per booking reference → bookings. */
+    ordersPerReference: Record<string, number>;
+    duplicates: Array<{ ref: string; orders: number }>;
+    strayOrders: string[];
+    bookSendsOverLimit: Array<{ ref: string; bookSends: number }>;
+    stats: Pick<SandboxStats, 'byOperation' | 'byStatus'>;
+  };
+  orphans: Orphan[];
+  stuck: BookingProblem[];
+  lost: BookingProblem[];
+  workflowFailures: BookingProblem[];
+  chaos: {
+    workerKills: number;
+    workerRestarts: number;
+    unexpectedWorkerExits: number;
+    workerStartMs: { median: number; max: number };
+    serverRestarts: number;
+    serverDowntimeMs: number[];
+    queryOrdersFaultInjections: number;
+    /** Kills and restarts, in seconds since the first booking was due. */
+    timeline: string[];
+  };
+  secrets: { historiesScanned: number; logLinesScanned: number; hits: SecretHit[] };
+  /** Where to look when something broke: the kept temp dir (logs, database) and exported histories. */
+  artifacts: { tempDir?: string; histories: string[] };
+}
+
+/** The report as a plain-text table for the terminal. */
+export function formatReport(r: ChaosReport): string {
+  const rows: Array<[string, string]> = [
+    ['seed', String(r.seed)],
+    [
+      'elapsed',
+      `${r.elapsedSeconds} s (setup ${r.phasesSeconds.setup}, starting ${r.phasesSeconds.starting}, draining ${r.phasesSeconds.draining}, collecting ${r.phasesSeconds.collecting})`,
+    ],
+    [
+      'bookings started',
+      `${r.bookings.started} / ${r.bookings.planned} (start failures ${r.bookings.startFailures}, retried starts ${r.bookings.startRetries})`,
+    ],
+    ...Object.entries(r.outcomes)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([kind, n]): [string, string] => [`  outcome ${kind}`, String(n)]),
+    ['supplier orders', `${r.supplier.orders}; per reference ${JSON.stringify(r.supplier.ordersPerReference)}`],
+    ['duplicates (must be 0)', String(r.supplier.duplicates.length + r.supplier.strayOrders.length)],
+    ['Book sends over the limit (must be 0)', String(r.supplier.bookSendsOverLimit.length)],
+    ['orphans (must be 0)', String(r.orphans.length)],
+    ['stuck (must be 0)', String(r.stuck.length)],
+    ['lost (must be 0)', String(r.lost.length)],
+    ['workflow failures (must be 0)', String(r.workflowFailures.length)],
+    [
+      'secret hits (must be 0)',
+      `${r.secrets.hits.length} (${r.secrets.historiesScanned} histories, ${r.secrets.logLinesScanned} worker log lines)`,
+    ],
+    [
+      'worker kills / restarts',
+      `${r.chaos.workerKills} / ${r.chaos.workerRestarts} (unexpected exits ${r.chaos.unexpectedWorkerExits}; start ${r.chaos.workerStartMs.median} ms median, ${r.chaos.workerStartMs.max} max)`,
+    ],
+    ['server restarts', `${r.chaos.serverRestarts} (down ${r.chaos.serverDowntimeMs.join(', ') || '-'} ms)`],
+    [
+      'QueryOrders faults injected',
+      `${r.chaos.queryOrdersFaultInjections} bursts: ${JSON.stringify(r.queryOrdersFaults.injected)}; calls faulted ${JSON.stringify(r.queryOrdersFaults.faultedCalls)}`,
+    ],
+  ];
+  const width = Math.max(...rows.map(([k]) => k.length));
+  const lines = rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`);
+
+  const classWidth = Math.max(...Object.keys(r.faultClasses).map((k) => k.length));
+  lines.push('', `${'fault class'.padEnd(classWidth)}  assigned      exercised`);
+  for (const [cls, c] of Object.entries(r.faultClasses)) {
+    lines.push(`${cls.padEnd(classWidth)}  ${`${c.assigned} (${c.assignedPercent} %)`.padEnd(12)}  ${c.exercised}`);
+  }
+  lines.push('', `unresolved, by the supplier's order status: ${JSON.stringify(r.unresolvedBySupplierStatus)}`);
+  lines.push('', 'expected → actual');
+  for (const [expected, row] of Object.entries(r.expectedVsActual)) {
+    lines.push(
+      `  ${expected.padEnd(15)} ${Object.entries(row)
+        .map(([k, n]) => `${k} ${n}`)
+        .join(', ')}`,
+    );
+  }
+  lines.push('', r.ok ? 'OK: every invariant held' : `VIOLATIONS:\n  ${r.violations.join('\n  ')}`);
+  if (r.artifacts.tempDir) lines.push(`kept for inspection: ${r.artifacts.tempDir}`);
+  for (const h of r.artifacts.histories) lines.push(`history: ${h}`);
+  return lines.join('\n');
+}

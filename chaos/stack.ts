@@ -1,0 +1,287 @@
+/**
+ * The chaos run's own stack, every piece of it killable: a Temporal dev server on a temp SQLite file
+ * (restartable on the same file and ports), the sandbox supplier in process, and booking workers as child
+ * processes run from a one-off build of src/ (plain `node`: a restart polls again in about a second, and
+ * edits others make to src/ mid-run cannot break a restart).
+ *
+ * Every child is tracked so `stop()`, a signal, or the process's own exit can kill it: nothing outlives
+ * the run.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, existsSync, mkdirSync, writeFileSync, type WriteStream } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import readline from 'node:readline';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { startSandbox, type Sandbox } from '../src/sandbox/server';
+import { resolveServerExecutable } from '../src/temporal/binaries';
+import { startDevServer, type DevServer } from '../src/temporal/dev-server';
+
+const REPO = path.resolve(__dirname, '..');
+
+/** Rate limits far above the run's traffic: 429s come from the scenarios and the injector, never by accident. */
+const UNLIMITED = { overall: 1e6, checkAvail: 1e6, book: 1e6, queryOrders: 1e6 };
+
+/** Printed by src/worker.ts once its worker is created: from then on it polls. */
+const READY_LINE = 'Worker polling task queue';
+
+export type Log = (line: string) => void;
+
+/** Processes still alive, killed synchronously if this process exits without cleaning up. */
+const liveChildren = new Set<ChildProcess>();
+let exitHookInstalled = false;
+function track(child: ChildProcess): void {
+  liveChildren.add(child);
+  child.once('exit', () => liveChildren.delete(child));
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    process.on('exit', () => {
+      for (const c of liveChildren) c.kill('SIGKILL');
+    });
+  }
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Resolves when the child has exited, or after `ms` (then false). */
+function exited(child: ChildProcess, ms: number): Promise<boolean> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), ms);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
+}
+
+/** Compiles src/ once, without type checking (tsc's own job elsewhere), into `outDir`; returns the worker's entry. */
+export async function compileWorker(outDir: string): Promise<string> {
+  const tsc = require.resolve('typescript/bin/tsc');
+  const args = ['-p', path.join(REPO, 'tsconfig.build.json'), '--outDir', outDir, '--noCheck'];
+  const child = spawn(process.execPath, [tsc, ...args, '--declaration', 'false', '--sourceMap', 'false'], {
+    cwd: REPO,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  track(child);
+  let output = '';
+  child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
+  if (!(await exited(child, 180_000))) {
+    child.kill('SIGKILL');
+    throw new Error('tsc did not finish within 3 minutes');
+  }
+  const entry = path.join(outDir, 'worker.js');
+  // tsc emits despite errors; only a missing entry point is fatal (others may be mid-edit in src/).
+  if (!existsSync(entry)) throw new Error(`tsc produced no ${entry}:\n${output.slice(0, 2000)}`);
+  return entry;
+}
+
+/** The workflow bundle every worker loads (WORKER_WORKFLOW_BUNDLE), built once. */
+export async function buildBundle(dir: string): Promise<string> {
+  const quiet = { info() {}, warn() {}, error: console.error, debug() {}, trace() {}, log() {} };
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: require.resolve('../src/workflows'),
+    logger: quiet as never,
+  });
+  const file = path.join(dir, 'workflow-bundle.js');
+  writeFileSync(file, code);
+  return file;
+}
+
+export interface ServerHandle {
+  address: string;
+  dbFile: string;
+  /** Kills the server and starts it again on the same database file and ports; returns the downtime. */
+  restart(signal: 'SIGKILL' | 'SIGTERM'): Promise<number>;
+  stop(): Promise<void>;
+}
+
+export async function startServer(dir: string, log: Log): Promise<ServerHandle> {
+  const exe = resolveServerExecutable('cli', { ...process.env, TEMPORAL_ALLOW_SDK_DOWNLOAD: '0' });
+  if (exe.type !== 'existing-path') throw new Error('No Temporal CLI executable (run `npm run temporal:install`)');
+  const options = {
+    cliPath: exe.path,
+    port: await freePort(),
+    uiPort: await freePort(),
+    dbFile: path.join(dir, 'temporal.db'),
+    logLevel: 'error' as const,
+  };
+  const start = async (): Promise<DevServer> => {
+    // A port held by the killed server's last connections can take a moment to free: try a few times.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const server = await startDevServer(options);
+        track(server.process);
+        return server;
+      } catch (err) {
+        if (attempt >= 5) throw err;
+        log(`dev server start failed (${err instanceof Error ? err.message : err}); retrying`);
+        await new Promise((r) => setTimeout(r, 1_000 * attempt));
+      }
+    }
+  };
+  let server = await start();
+  return {
+    address: server.address,
+    dbFile: options.dbFile,
+    async restart(signal) {
+      const down = Date.now();
+      server.process.kill(signal);
+      if (!(await exited(server.process, 20_000))) {
+        server.process.kill('SIGKILL');
+        await exited(server.process, 5_000);
+      }
+      server = await start();
+      return Date.now() - down;
+    },
+    stop: () => server.stop(),
+  };
+}
+
+/** The sandbox supplier, its limiter out of the way. */
+export function startChaosSandbox(): Promise<Sandbox> {
+  return startSandbox({ port: 0, rateLimits: UNLIMITED });
+}
+
+export interface WorkerFleetOptions {
+  entry: string;
+  env: Record<string, string>;
+  slots: string[];
+  logDir: string;
+  log: Log;
+}
+
+export interface WorkerFleetStats {
+  kills: number;
+  restarts: number;
+  unexpectedExits: number;
+  /** Milliseconds from spawn to "polling", per (re)start. */
+  startMs: number[];
+}
+
+/** A line a worker printed, tagged with the slot and generation that printed it. */
+export interface WorkerLogLine {
+  worker: string;
+  stream: 'stdout' | 'stderr';
+  line: string;
+}
+
+/**
+ * Booking workers in child processes, one per slot. A worker killed on purpose is restarted at once; one
+ * that dies by itself is restarted too, and counted, since that is a finding.
+ */
+export class WorkerFleet {
+  readonly stats: WorkerFleetStats = { kills: 0, restarts: 0, unexpectedExits: 0, startMs: [] };
+  readonly lines: WorkerLogLine[] = [];
+  private readonly children = new Map<string, ChildProcess>();
+  private readonly ready = new Map<string, boolean>();
+  private readonly generation = new Map<string, number>();
+  private readonly files = new Map<string, WriteStream>();
+  private readonly expectedExit = new Set<ChildProcess>();
+  private stopping = false;
+
+  constructor(private readonly options: WorkerFleetOptions) {
+    mkdirSync(options.logDir, { recursive: true });
+    for (const slot of options.slots) {
+      this.files.set(slot, createWriteStream(path.join(options.logDir, `worker-${slot}.log`), { flags: 'a' }));
+    }
+  }
+
+  /** Starts every slot and waits until all poll. */
+  async start(timeoutMs = 60_000): Promise<void> {
+    await Promise.all(this.options.slots.map((slot) => this.spawn(slot)));
+    await this.waitReady(this.options.slots, timeoutMs);
+  }
+
+  isReady(slot: string): boolean {
+    return this.ready.get(slot) === true;
+  }
+
+  /** SIGKILLs the slot's worker and starts a new one at once. */
+  async kill(slot: string): Promise<void> {
+    const child = this.children.get(slot);
+    if (!child) return;
+    this.expectedExit.add(child);
+    child.kill('SIGKILL');
+    await exited(child, 10_000);
+    this.stats.kills++;
+    if (this.stopping) return;
+    this.stats.restarts++;
+    this.spawn(slot);
+  }
+
+  async waitReady(slots: string[], timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!slots.every((s) => this.isReady(s))) {
+      if (Date.now() > deadline) {
+        const tail = this.lines.slice(-20).map((l) => `${l.worker} ${l.line}`);
+        throw new Error(
+          `workers ${slots.filter((s) => !this.isReady(s)).join(', ')} not polling after ${timeoutMs} ms:\n${tail.join('\n')}`,
+        );
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    await Promise.all(
+      [...this.children.values()].map(async (child) => {
+        this.expectedExit.add(child);
+        child.kill('SIGKILL');
+        await exited(child, 10_000);
+      }),
+    );
+    await Promise.all([...this.files.values()].map((f) => new Promise((r) => f.end(r))));
+  }
+
+  private spawn(slot: string): void {
+    const gen = (this.generation.get(slot) ?? 0) + 1;
+    this.generation.set(slot, gen);
+    const name = `${slot}#${gen}`;
+    const spawnedAt = Date.now();
+    const child = spawn(process.execPath, [this.options.entry], {
+      env: this.options.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    track(child);
+    this.children.set(slot, child);
+    this.ready.set(slot, false);
+    const file = this.files.get(slot)!;
+    for (const stream of ['stdout', 'stderr'] as const) {
+      readline.createInterface({ input: child[stream]! }).on('line', (line) => {
+        this.lines.push({ worker: name, stream, line });
+        file.write(`${name} ${stream} ${line}\n`);
+        if (stream === 'stdout' && line.includes(READY_LINE) && this.children.get(slot) === child) {
+          this.ready.set(slot, true);
+          this.stats.startMs.push(Date.now() - spawnedAt);
+        }
+      });
+    }
+    child.once('exit', (code, signal) => {
+      if (this.children.get(slot) === child) this.ready.set(slot, false);
+      if (this.expectedExit.delete(child) || this.stopping) return;
+      // A worker that died by itself: a finding. Restart it (bounded), so the run can still finish.
+      this.stats.unexpectedExits++;
+      this.options.log(`worker ${name} exited by itself (code ${code}, signal ${signal}); restarting`);
+      if (this.stats.unexpectedExits <= 50) {
+        setTimeout(() => {
+          if (!this.stopping && this.children.get(slot) === child) {
+            this.stats.restarts++;
+            this.spawn(slot);
+          }
+        }, 1_000);
+      }
+    });
+  }
+}
