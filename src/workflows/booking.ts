@@ -57,10 +57,12 @@ const { checkAvail } = proxyActivities<BookingActivities>({
 /**
  * Book is never retried by Temporal: an activity that timed out may have reached the supplier, so
  * the workflow decides (recovery), and it re-sends Book itself only where no order can exist.
- * The timeout is above the client's 90 s Book timeout, so the client classifies first.
+ * The timeout is above the client's 90 s Book timeout, so the client classifies first; the activity
+ * heartbeats every 2 s, so a worker lost mid-Book is noticed after 15 s and recovery starts then.
  */
 const { book } = proxyActivities<BookingActivities>({
   startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '15 seconds',
   retry: { maximumAttempts: 1 },
 });
 
