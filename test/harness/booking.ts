@@ -107,14 +107,26 @@ export async function createBookingRig(
 }
 
 export const holder = {
-  firstName: 'Ada',
+  firstName: 'Augusta',
   lastName: 'Lovelace',
-  email: 'ada@example.com',
+  email: 'augusta.lovelace@example.com',
   phone: { countryCode: 'GB', countryNumber: 44, number: '2079460000' },
 };
 export const guests = [
-  { roomIndex: 0, firstName: 'Ada', lastName: 'Lovelace', nationalityCode: 'GB', age: 36, isChild: false },
+  { roomIndex: 0, firstName: 'Augusta', lastName: 'Lovelace', nationalityCode: 'GB', age: 36, isChild: false },
 ];
+
+/** The personal values of a request, for scans that must not find them in clear. */
+export function personalValues(request: BookingRequest): string[] {
+  const { holder, guests } = request;
+  return [
+    holder.email,
+    holder.firstName,
+    holder.lastName,
+    holder.phone.number,
+    ...guests.flatMap((g) => [g.firstName, g.lastName]),
+  ];
+}
 
 export function bookingRequest(overrides: Partial<BookingRequest> & { test?: string } = {}): BookingRequest {
   const { test, ...rest } = overrides;

@@ -9,7 +9,8 @@ import { Worker } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { workflowBundle } from '../harness/temporal';
-import { bookingRequest } from '../harness/booking';
+import { bookingRequest, personalValues } from '../harness/booking';
+import { scanHistory } from '../../src/codec/scan';
 import { testDataConverter } from '../fixtures/encryption';
 
 const dir = path.join(__dirname, 'histories');
@@ -39,26 +40,10 @@ test.each(files)('%s replays against the current workflow', async (file) => {
 });
 
 test('the histories on disk hold no personal data in clear: payloads are encrypted', () => {
-  const { holder, guests } = bookingRequest();
-  const personal = [
-    holder.email,
-    holder.firstName,
-    holder.lastName,
-    holder.phone.number,
-    ...guests.map((g) => g.lastName),
-  ];
+  const needles = { secrets: [], personal: personalValues(bookingRequest()) };
   for (const file of files) {
     const raw = readFileSync(path.join(dir, file), 'utf8');
-    // Payload data is base64 in the JSON: look for the values in clear and base64-decoded.
-    const decoded = [...raw.matchAll(/"data": ?"([A-Za-z0-9+/=]+)"/g)]
-      .map((m) => Buffer.from(m[1]!, 'base64').toString('latin1'))
-      .join('\n');
-    for (const value of personal)
-      expect({ file, value, found: raw.includes(value) || decoded.includes(value) }).toEqual({
-        file,
-        value,
-        found: false,
-      });
+    expect(scanHistory(file, raw, needles)).toEqual([]);
     expect(raw).toContain(Buffer.from('binary/encrypted').toString('base64'));
   }
 });
