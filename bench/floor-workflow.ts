@@ -1,0 +1,23 @@
+/**
+ * Reference workflows for the benchmarks, with none of the booking workflow's own work (no zod,
+ * no search attributes, no details, no recovery): what Temporal itself costs for the same shape.
+ *
+ * `floorBooking` makes the booking's two supplier calls as two activities, so it has the same
+ * workflow tasks and activities as a booking that confirms at once; `floorParked` sleeps on a timer
+ * like a parked booking, after one activity. Workflow code: imports only the workflow SDK and types.
+ */
+import { proxyActivities, sleep } from '@temporalio/workflow';
+import type { FloorActivities, FloorInput } from './floor';
+
+const { floorCheckAvail, floorBook } = proxyActivities<FloorActivities>({ startToCloseTimeout: '30 seconds' });
+
+export async function floorBooking(input: FloorInput): Promise<number> {
+  await floorCheckAvail(input);
+  return floorBook(input);
+}
+
+/** One CheckAvail (so the benchmark can tell it ran), then a one-hour timer. */
+export async function floorParked(input: FloorInput): Promise<void> {
+  await floorCheckAvail(input);
+  await sleep('1 hour');
+}

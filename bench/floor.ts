@@ -1,0 +1,52 @@
+/**
+ * The activities of the reference workflows (bench/floor-workflow.ts): the same supplier calls as a
+ * booking, through the same client, returning only the status; and how the benchmarks start them.
+ */
+import type { Client } from '@temporalio/client';
+import type { SupplierClient } from '../src/supplier/interface';
+import { guests, holder } from '../test/harness/booking';
+
+export interface FloorInput {
+  customerReferenceNo: string;
+  ratePkgId: string;
+  test: string;
+}
+
+export function createFloorActivities(supplier: SupplierClient) {
+  const context = (input: FloorInput) => ({
+    sessionId: `sess-${input.customerReferenceNo}`,
+    traceId: `floor-${input.customerReferenceNo}`,
+    test: input.test,
+  });
+  return {
+    async floorCheckAvail(input: FloorInput): Promise<number> {
+      return (await supplier.checkAvail({ ratePkgId: input.ratePkgId }, context(input))).status;
+    },
+    async floorBook(input: FloorInput): Promise<number> {
+      const { customerReferenceNo, ratePkgId } = input;
+      return (await supplier.book({ customerReferenceNo, ratePkgId, holder, guests }, context(input))).status;
+    },
+  };
+}
+
+export type FloorActivities = ReturnType<typeof createFloorActivities>;
+
+export const floorWorkflowId = (customerReferenceNo: string) => `floor:${customerReferenceNo}`;
+
+/** Starts the reference booking (bench/floor-workflow.ts) for a new reference. */
+export async function startFloorBooking(client: Client, taskQueue: string, input: FloorInput) {
+  return client.workflow.start('floorBooking', {
+    taskQueue,
+    workflowId: floorWorkflowId(input.customerReferenceNo),
+    args: [input],
+  });
+}
+
+/** Starts a reference workflow that checks availability once, then sleeps an hour (a parked booking's shape). */
+export async function startFloorParked(client: Client, taskQueue: string, input: FloorInput) {
+  return client.workflow.start('floorParked', {
+    taskQueue,
+    workflowId: floorWorkflowId(input.customerReferenceNo),
+    args: [input],
+  });
+}

@@ -1,0 +1,67 @@
+/**
+ * Builds a benchmark worker the way `npm run worker` does (src/worker.ts main): the supplier stack
+ * of the configuration (rate-limited client and QueryOrders coalescer), createBookingWorker, and a
+ * prebuilt workflow bundle. Or the reference ("floor") worker of bench/floor-workflow.ts on the same
+ * supplier stack and tuning. Used in process and by bench/worker-process.ts, so both placements run
+ * the same thing.
+ */
+import { Worker, type NativeConnection } from '@temporalio/worker';
+import { dataConverterFor } from '../src/codec/config';
+import type { RateLimits } from '../src/sandbox/rate-limit';
+import { createSupplierStack } from '../src/supplier/stack';
+import { createBookingWorker } from '../src/worker';
+import { benchConfig, type WorkerTuning } from './config';
+import { createFloorActivities } from './floor';
+
+export type WorkerKind = 'booking' | 'floor';
+
+export interface BookingWorkerSpec {
+  kind: WorkerKind;
+  namespace: string;
+  taskQueue: string;
+  sandboxUrl: string;
+  /** What the sandbox allows; the worker's profile says the same (see benchConfig). */
+  rateLimits: RateLimits;
+  /** The bundle of src/workflows (booking) or bench/floor-workflow.ts (floor). */
+  bundlePath: string;
+  tuning: WorkerTuning;
+  /** PAYLOAD_ENCRYPTION_KEYS for this run, when payloads are encrypted. */
+  encryptionKeys?: string;
+}
+
+export async function buildBookingWorker(
+  connection: NativeConnection,
+  spec: BookingWorkerSpec,
+): Promise<{ worker: Worker; close(): Promise<void> }> {
+  const config = benchConfig(spec.sandboxUrl, { encryptionKeys: spec.encryptionKeys, rateLimits: spec.rateLimits });
+  const { supplier, orders, close } = createSupplierStack(config.supplier);
+  const dataConverter = dataConverterFor(config.encryption);
+  try {
+    const worker =
+      spec.kind === 'booking'
+        ? await createBookingWorker({
+            connection,
+            namespace: spec.namespace,
+            taskQueue: spec.taskQueue,
+            supplier,
+            orders,
+            profile: config.supplier.profile,
+            dataConverter,
+            workflowBundle: { codePath: spec.bundlePath },
+            tuning: spec.tuning,
+          })
+        : await Worker.create({
+            connection,
+            namespace: spec.namespace,
+            taskQueue: spec.taskQueue,
+            workflowBundle: { codePath: spec.bundlePath },
+            activities: createFloorActivities(supplier),
+            ...spec.tuning,
+            ...(dataConverter ? { dataConverter } : {}),
+          });
+    return { worker, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}

@@ -1,0 +1,114 @@
+/**
+ * The benchmarks still run: each one, tiny, through the same entry as `npm run bench`, on its own
+ * stack (it ignores the tier's shared dev server). Only completion and the shape of the written
+ * JSON are checked, plus the invariants any load must keep (every booking resolved, one supplier
+ * order per reference); speed is never asserted.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { runBenchmark, type BenchmarkName } from '../../bench/main';
+import type { OverheadFigures } from '../../bench/overhead';
+import type { ParkedFigures } from '../../bench/parked';
+import type { RecoveryStormFigures } from '../../bench/recovery-storm';
+import type { ThroughputFigures } from '../../bench/throughput';
+
+let resultsDir: string;
+beforeAll(() => {
+  resultsDir = mkdtempSync(path.join(os.tmpdir(), 'bench-smoke-'));
+});
+afterAll(() => rmSync(resultsDir, { recursive: true, force: true }));
+
+/** The global setup's prebuilt bundle spares each benchmark a webpack run. */
+const bundlePath = process.env.TEST_WORKFLOW_BUNDLE;
+
+async function run<F>(name: BenchmarkName, options: Record<string, unknown>): Promise<F> {
+  const printed: string[] = [];
+  const { file } = await runBenchmark(
+    name,
+    { ...options, ...(bundlePath ? { bundlePath } : {}) },
+    { resultsDir, print: (t) => printed.push(t), progress: () => undefined },
+  );
+  expect(file).toBe(path.join(resultsDir, `${name}.json`));
+  const json = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown> & {
+    setup: Record<string, unknown>;
+    figures: F;
+  };
+  expect(Object.keys(json)).toEqual(
+    expect.arrayContaining([
+      'benchmark',
+      'startedAt',
+      'durationSeconds',
+      'setup',
+      'options',
+      'figures',
+      'tables',
+      'notes',
+    ]),
+  );
+  expect(json.benchmark).toBe(name);
+  expect(json.setup).toMatchObject({
+    cores: os.cpus().length,
+    node: process.version,
+    temporalSdk: expect.objectContaining({ '@temporalio/client': expect.any(String) }),
+    temporalCli: expect.stringContaining('Server'),
+  });
+  expect((json.tables as string[]).length).toBeGreaterThan(0);
+  expect(printed.join('\n')).toContain(name);
+  return json.figures;
+}
+
+test('overhead: direct, floor and workflow bookings are all measured', async () => {
+  const f = await run<OverheadFigures>('overhead', { n: 5, warmup: 1 });
+  expect(f.directMs.count).toBe(5);
+  expect(f.floorMs.count).toBe(5);
+  expect(f.workflowMs.count).toBe(5);
+  expect(f.outcomes).toEqual({ confirmed: 5 });
+  expect(f.workflowMs.p50).toBeGreaterThan(0);
+  expect(f.phases.workflow).toHaveLength(7);
+  // Direct and workflow bookings, warm-up included; floor bookings make orders too.
+  expect(f.sandboxOrders).toBe(3 * (5 + 1));
+  expect(f.duplicateOrders).toBe(0);
+});
+
+test('throughput: a plain and an eager variant complete every booking', async () => {
+  const f = await run<ThroughputFigures>('throughput', { n: 20, warmup: 2, concurrency: 5, eager: true });
+  expect(f.variants).toHaveLength(2);
+  for (const v of f.variants) {
+    expect(v.outcomes).toEqual({ confirmed: 20 });
+    expect(v.latencyMs.count).toBe(20);
+    expect(v.overallBookingsPerSecond).toBeGreaterThan(0);
+    expect(v.cpu.devServerSeconds).toBeGreaterThanOrEqual(0);
+    expect(v.cpu.benchProcessSeconds).toBeGreaterThan(0);
+  }
+  const [plain, eager] = f.variants;
+  expect(plain!.eagerlyStarted).toBe(0);
+  expect(eager!.eagerRequested).toBe(true);
+  expect(eager!.eagerlyStarted).toBeGreaterThan(0);
+  expect(f.sandboxOrders).toBe(2 * (20 + 2));
+  expect(f.duplicateOrders).toBe(0);
+});
+
+test('recovery-storm: every ambiguous booking is resolved, with one order each', async () => {
+  const f = await run<RecoveryStormFigures>('recovery-storm', { n: 10, timeScale: 600 });
+  expect(f.timeScale).toBe(600);
+  expect(f.unresolved).toBe(0);
+  expect(f.outcomes).toEqual({ confirmed: 10 });
+  expect(f.bookCalls).toBe(10);
+  expect(f.sandboxOrders).toBe(10);
+  expect(f.duplicateOrders).toBe(0);
+  expect(f.untilResolved.queryOrdersRequests).toBeGreaterThanOrEqual(10);
+  expect(f.window.queryOrdersRequests).toBeLessThanOrEqual(f.untilResolved.queryOrdersRequests);
+});
+
+test('parked: bookings park, are measured, and are all terminated', async () => {
+  const f = await run<ParkedFigures>('parked', { steps: [20] });
+  expect(f.steps).toHaveLength(1);
+  expect(f.steps[0]!.parked).toBe(20);
+  expect(f.steps[0]!.workerRssMb).toBeGreaterThan(0);
+  expect(f.steps[0]!.devServerRssMb).toBeGreaterThan(0);
+  expect(f.runningBeforeTerminate).toBe(20);
+  expect(f.termination.stillRunning).toBe(0);
+  expect(f.sandboxOrders).toBe(20);
+  expect(f.duplicateOrders).toBe(0);
+});
