@@ -6,8 +6,8 @@
  * hanging a terminal or a CI job.
  */
 import { readFileSync, statSync } from 'node:fs';
-import net from 'node:net';
 import { performance } from 'node:perf_hooks';
+import { freePort } from '../src/temporal/dev-server';
 
 /** Milliseconds since an arbitrary origin, monotonic; for durations only. */
 export const nowMs = (): number => performance.now();
@@ -86,18 +86,6 @@ export function fileSizeMb(file: string): number {
   }
 }
 
-/** A TCP port nothing listens on right now. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Polls `check` until it returns a value; throws with `what` after `timeoutMs`. */
@@ -167,3 +155,5 @@ export function roundPercentiles(p: Percentiles, digits = 2): Percentiles {
     mean: round(p.mean, digits),
   };
 }
+
+export { freePort };

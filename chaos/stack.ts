@@ -9,13 +9,13 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, writeFileSync, type WriteStream } from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import readline from 'node:readline';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { startSandbox, type Sandbox } from '../src/sandbox/server';
 import { resolveServerExecutable } from '../src/temporal/binaries';
 import { startDevServer, type DevServer } from '../src/temporal/dev-server';
+import { freePort } from '../src/temporal/dev-server';
 
 const REPO = path.resolve(__dirname, '..');
 
@@ -39,17 +39,6 @@ function track(child: ChildProcess): void {
       for (const c of liveChildren) c.kill('SIGKILL');
     });
   }
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** Resolves when the child has exited, or after `ms` (then false). */
@@ -285,3 +274,5 @@ export class WorkerFleet {
     });
   }
 }
+
+export { freePort };

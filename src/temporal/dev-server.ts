@@ -85,3 +85,15 @@ export async function waitForPort(host: string, port: number, timeoutMs: number)
     await new Promise((r) => setTimeout(r, 200));
   }
 }
+
+/** A TCP port nothing listens on right now (on 127.0.0.1), for servers started on free ports. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}

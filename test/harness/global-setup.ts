@@ -10,11 +10,11 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { SearchAttributeType } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { resolveServerExecutable } from '../../src/temporal/binaries';
 import { BookingStageKey, CustomerReferenceNoKey } from '../../src/contract';
+import { freePort } from '../../src/temporal/dev-server';
 
 const ALL_TIERS = ['unit', 'supplier', 'workflow', 'integration', 'replay', 'e2e'];
 
@@ -84,17 +84,6 @@ export default async function globalSetup(): Promise<void> {
     process.env.TEST_DEV_SERVER_UI_URL = `http://127.0.0.1:${uiPort}`;
     log(`dev server on ${env.address} (Web UI on ${uiPort}) in ${Date.now() - t0} ms`);
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 function log(message: string): void {
