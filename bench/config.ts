@@ -35,6 +35,8 @@ export interface BenchConfigOptions {
    * client-side limiter then paces requests to what this supplier allows, as it would in production.
    */
   rateLimits?: RateLimits;
+  /** SUPPLIER_MAX_CONNECTIONS, when a benchmark needs more requests in flight than the default pool. */
+  maxConnections?: number;
 }
 
 /** The worker's configuration against this sandbox. */
@@ -47,6 +49,7 @@ export function benchConfig(sandboxUrl: string, options: BenchConfigOptions = {}
     SUPPLIER_BASE_URL: sandboxUrl,
     ...(options.rateLimits ? { SUPPLIER_PROFILE: JSON.stringify({ ...profile, rateLimits: options.rateLimits }) } : {}),
     ...(options.encryptionKeys ? { PAYLOAD_ENCRYPTION_KEYS: options.encryptionKeys } : {}),
+    ...(options.maxConnections ? { SUPPLIER_MAX_CONNECTIONS: String(options.maxConnections) } : {}),
   });
 }
 

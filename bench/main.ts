@@ -5,7 +5,7 @@
  *   npm run bench -- overhead        [--n 300] [--warmup 20]
  *   npm run bench -- throughput      [--n 2000] [--concurrency 50] [--warmup 100] [--tuning] [--eager] [--floor]
  *                                    [--worker inline|child]
- *   npm run bench -- recovery-storm  [--n 1000] [--time-scale 1] [--qps 50] [--concurrency 50]
+ *   npm run bench -- recovery-storm  [--n 1000] [--time-scale 1] [--qps 50] [--concurrency 50] [--barrier on|off]
  *   npm run bench -- parked          [--steps 1000,5000,10000 | --n N] [--worker child|inline] [--max-cached N]
  *                                    [--workflow booking|floor] [--concurrency 50]
  *
@@ -117,6 +117,7 @@ export function optionsFromArgs(args: string[]): {
       tuning: { type: 'boolean' },
       eager: { type: 'boolean' },
       floor: { type: 'boolean' },
+      barrier: { type: 'string' },
       workflow: { type: 'string' },
       worker: { type: 'string' },
       'time-scale': { type: 'string' },
@@ -147,7 +148,7 @@ export function optionsFromArgs(args: string[]): {
     if (typeof value === 'boolean') options[key] = value;
     else if (Array.isArray(value)) options[key] = Object.fromEntries(value.map((kv) => keyValue(kv, flag)));
     else if (flag === 'steps') options[key] = value.split(',').map((s) => num(s.trim(), flag));
-    else if (['worker', 'workflow', 'bundle', 'db'].includes(flag)) options[key] = value;
+    else if (['worker', 'workflow', 'bundle', 'db', 'barrier'].includes(flag)) options[key] = value;
     else options[key] = num(value, flag);
   }
   return { name, options, ...(values['results-dir'] ? { resultsDir: values['results-dir'] } : {}) };

@@ -5,8 +5,12 @@
  * requests per second per key?
  *
  * Counted from the sandbox's own log: QueryOrders requests and the references they carried in the
- * first 10 minutes after the first Book, the 429s among them, the busiest second, and the time
+ * first 10 minutes after the Books ended, the 429s among them, the busiest second, and the time
  * until the last booking was resolved (from the workflows' close times in visibility).
+ *
+ * By default the Book answers are held back and released together once the N-th Book has arrived
+ * (bench/book-barrier.ts), so the Books do end at once even where starting N bookings takes a
+ * minute; with `--barrier off` each Book ends as it arrives.
  *
  * `--time-scale K` divides the recovery schedule and the settle delays by K (a 10-minute window
  * becomes 600/K seconds) for quick runs. The QueryOrders limit is not scaled, so a scaled run asks
@@ -18,8 +22,9 @@ import { startBooking } from '../src/client';
 import type { BookingRequest } from '../src/contract';
 import { forEachConcurrently, nowMs, peakPerSecond, percentiles, round, sleep } from './measure';
 import { table, type BenchContext, type BenchOutput } from './report';
+import { defaultSupplierProfile } from '../src/supplier/profile';
 import { startStack } from './stack';
-import { projectTuning, stackFlags, stackOptions, type WorkerTuning } from './config';
+import { benchConfig, projectTuning, stackFlags, stackOptions, type WorkerTuning } from './config';
 import {
   benchRequest,
   countWorkflows,
@@ -36,6 +41,8 @@ export const RecoveryStormOptions = z.object({
   timeScale: z.number().positive().default(1),
   /** The sandbox's QueryOrders limit per second; the other limits are raised out of the way. */
   qps: z.number().positive().default(50),
+  /** Hold the Book answers and release them together (bench/book-barrier.ts). */
+  barrier: z.enum(['on', 'off']).default('on'),
   /** Bookings being started at once. */
   concurrency: z.number().int().positive().default(50),
   ...stackFlags('memory'),
@@ -51,9 +58,13 @@ export interface RecoveryStormFigures {
   timeScale: number;
   qpsLimit: number;
   tuning: WorkerTuning;
+  /** SUPPLIER_MAX_CONNECTIONS raised for the barrier, when it was. */
+  supplierMaxConnections?: number;
   recovery: RecoveryOverride;
-  /** Seconds (as run) between the first and the last Book call. */
+  /** Seconds (as run) between the first and the last Book reaching the sandbox. */
   bookSpreadSeconds: number;
+  /** Book answers the barrier held and released at one moment (0 without the barrier). */
+  booksReleasedTogether: number;
   window: {
     /** 600 s divided by the time scale. */
     seconds: number;
@@ -93,11 +104,28 @@ export async function recoveryStorm(
   const stack = await startStack({
     name: 'recovery-storm',
     rateLimits: { queryOrders: options.qps },
+    // Released before the client's Book timeout, so a slow start never turns a held answer into a timeout.
+    ...(options.barrier === 'on'
+      ? { bookBarrier: { count: options.n, maxHoldMs: defaultSupplierProfile.timeoutsMs.book - 15_000 } }
+      : {}),
     ...stackOptions(options),
   });
   try {
     const taskQueue = `bench-storm-${randomUUID().slice(0, 8)}`;
-    await stack.startWorker({ taskQueue, tuning: projectTuning(), placement: 'inline' });
+    // N Books in flight at once take N activity slots and N connections: a real storm of that size
+    // implies that much capacity (several workers). With the barrier holding them, the project's
+    // defaults (200 slots, 64 connections) would leave the rest of the bookings stuck behind them.
+    const defaults = projectTuning();
+    const tuning: WorkerTuning =
+      options.barrier === 'on'
+        ? {
+            ...defaults,
+            maxConcurrentActivityTaskExecutions: defaults.maxConcurrentActivityTaskExecutions + options.n,
+          }
+        : defaults;
+    const maxConnections =
+      options.barrier === 'on' ? benchConfig('http://127.0.0.1:1').supplier.maxConnections + options.n : undefined;
+    await stack.startWorker({ taskQueue, tuning, placement: 'inline', ...(maxConnections ? { maxConnections } : {}) });
     const { client } = stack.createClient(false);
     const recovery = scaledRecovery(k);
     const settleMs = (i: number) =>
@@ -149,7 +177,9 @@ export async function recoveryStorm(
     }
 
     const bookTimes = bookCalls.map((c) => Date.parse(c.at));
-    const anchor = Math.min(...bookTimes);
+    // The storm starts when the Books end: at the barrier's release, or at the first Book without one.
+    const releasedAt = stack.barrier?.releasedAt();
+    const anchor = releasedAt ?? Math.min(...bookTimes);
     const windowEnd = anchor + (WINDOW_SECONDS / k) * 1000;
     const inWindow = queryCalls.filter((c) => Date.parse(c.at) <= windowEnd);
     const closed = bookings.filter((b) => b.closeTime !== undefined);
@@ -176,9 +206,11 @@ export async function recoveryStorm(
       n: options.n,
       timeScale: k,
       qpsLimit: options.qps,
-      tuning: projectTuning(),
+      tuning,
+      ...(maxConnections ? { supplierMaxConnections: maxConnections } : {}),
       recovery,
-      bookSpreadSeconds: round((Math.max(...bookTimes) - anchor) / 1000, 2),
+      bookSpreadSeconds: round((Math.max(...bookTimes) - Math.min(...bookTimes)) / 1000, 2),
+      booksReleasedTogether: stack.barrier?.released() ?? 0,
       window: {
         seconds: round(WINDOW_SECONDS / k, 2),
         queryOrdersRequests: inWindow.length,
@@ -238,7 +270,15 @@ export async function recoveryStorm(
       ),
       table(
         'recovery-storm: bookings',
-        ['outcomes', 'unresolved', 'Book calls', 'sandbox orders', 'duplicate orders', 'Book spread (s)'],
+        [
+          'outcomes',
+          'unresolved',
+          'Book calls',
+          'sandbox orders',
+          'duplicate orders',
+          'Book arrivals spread (s)',
+          'answers released together',
+        ],
         [
           [
             Object.entries(outcomes)
@@ -249,11 +289,12 @@ export async function recoveryStorm(
             orders.length,
             figures.duplicateOrders,
             figures.bookSpreadSeconds,
+            figures.booksReleasedTogether,
           ],
         ],
       ),
     ];
-    const spreadShare = figures.bookSpreadSeconds / figures.window.seconds;
+    const spreadShare = releasedAt === undefined ? figures.bookSpreadSeconds / figures.window.seconds : 0;
     const notes = [
       `Targets: ≤ 500 QueryOrders requests in the first 10 minutes and 0 × 429 → ${figures.targets.met ? 'met' : 'missed'}.`,
       ...(spreadShare > 0.1
@@ -263,7 +304,11 @@ export async function recoveryStorm(
               'so fewer share a QueryOrders request than would; a smaller --time-scale makes the spread small against the window.',
           ]
         : []),
-      `The window starts at the first Book the sandbox received. Peak requests/s is the busiest wall-clock second as run${k !== 1 ? ` (compressed ${k}×, so not comparable with the ${options.qps}/s limit of a real-time run)` : ''}.`,
+      (releasedAt !== undefined
+        ? `The ${figures.booksReleasedTogether} Book answers (504 after the order was made) were held and released together; the window starts then. ` +
+          `To hold them, the worker had ${tuning.maxConcurrentActivityTaskExecutions} activity slots and ${maxConnections} supplier connections (defaults + N).`
+        : 'The window starts at the first Book the sandbox received.') +
+        ` Peak requests/s is the busiest wall-clock second as run${k !== 1 ? ` (compressed ${k}×, so not comparable with the ${options.qps}/s limit of a real-time run)` : ''}.`,
       ...(k !== 1
         ? [
             `Time-scaled run (K=${k}): schedule and settle delays divided by ${k}; QueryOrders retry backoff (1 s … 30 s) and the ${options.qps}/s limit are not, so 429s here are an upper bound for the real-time run.`,

@@ -27,6 +27,8 @@ import { resolveServerExecutable } from '../src/temporal/binaries';
 import { startDevServer } from '../src/temporal/dev-server';
 import { buildBookingWorker, type BookingWorkerSpec, type WorkerKind } from './workers';
 import { benchConfig, type WorkerTuning } from './config';
+import { defaultSupplierProfile } from '../src/supplier/profile';
+import { startBookBarrier, type BookBarrier } from './book-barrier';
 import { compileForChildren } from './compile';
 import { startChild, type ChildHandle } from './ipc';
 import { freePort, procCpuSeconds, procRssMb } from './measure';
@@ -57,6 +59,8 @@ export interface StackOptions {
   db?: 'file' | 'memory';
   /** Server dynamic config (`--dynamic-config-value KEY=VALUE`), e.g. history.transferProcessorMaxPollRPS. */
   dynamicConfig?: Record<string, string>;
+  /** Workers reach the sandbox through bench/book-barrier.ts: the first `count` Book answers are released together. */
+  bookBarrier?: { count: number; maxHoldMs: number };
 }
 
 /** The sandbox in its child process, seen through IPC. */
@@ -108,6 +112,8 @@ export interface Stack {
   dbFile: string;
   devServerPid: number;
   sandbox: SandboxHandle;
+  /** The Book barrier workers go through, when the stack has one. */
+  barrier?: BookBarrier;
   connection: NativeConnection;
   bundlePath: string;
   encrypted: boolean;
@@ -123,6 +129,8 @@ export interface Stack {
     tuning: WorkerTuning;
     placement: Placement;
     kind?: WorkerKind;
+    /** SUPPLIER_MAX_CONNECTIONS for this worker, when not the configuration's. */
+    maxConnections?: number;
   }): Promise<BenchWorker>;
   /** CPU seconds so far of the dev server and the sandbox (children, from /proc). */
   childCpu(): { devServer: number; sandbox: number };
@@ -233,6 +241,16 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       configure: (config) => sandboxChild.call('configure', config),
     };
 
+    const barrier = options.bookBarrier
+      ? await startBookBarrier({
+          target: sandbox.url,
+          bookPath: defaultSupplierProfile.paths.book,
+          ...options.bookBarrier,
+        })
+      : undefined;
+    if (barrier) stops.push(() => barrier.close());
+    // Workers talk to the supplier through the barrier when there is one; the bench reads the sandbox directly.
+    const supplierUrl = barrier?.url ?? sandbox.url;
     const connection = await NativeConnection.connect({ address: server.address });
     stops.push(() => connection.close());
     const bundlePath = await bundle;
@@ -250,6 +268,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       dbFile,
       devServerPid,
       sandbox,
+      ...(barrier ? { barrier } : {}),
       connection,
       bundlePath,
       encrypted: encryptionKeys !== undefined,
@@ -273,16 +292,17 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         });
         return { client, counts };
       },
-      async startWorker({ taskQueue, tuning, placement, kind = 'booking' }) {
+      async startWorker({ taskQueue, tuning, placement, kind = 'booking', maxConnections }) {
         const spec: BookingWorkerSpec = {
           kind,
           namespace,
           taskQueue,
-          sandboxUrl: sandbox.url,
+          sandboxUrl: supplierUrl,
           rateLimits,
           bundlePath: kind === 'booking' ? bundlePath : await (floorBundle ??= buildBundle(dir, 'floor')),
           tuning,
           encryptionKeys,
+          ...(maxConnections ? { maxConnections } : {}),
         };
         const worker =
           placement === 'inline'

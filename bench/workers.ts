@@ -27,13 +27,19 @@ export interface BookingWorkerSpec {
   tuning: WorkerTuning;
   /** PAYLOAD_ENCRYPTION_KEYS for this run, when payloads are encrypted. */
   encryptionKeys?: string;
+  /** Overrides SUPPLIER_MAX_CONNECTIONS. */
+  maxConnections?: number;
 }
 
 export async function buildBookingWorker(
   connection: NativeConnection,
   spec: BookingWorkerSpec,
 ): Promise<{ worker: Worker; close(): Promise<void> }> {
-  const config = benchConfig(spec.sandboxUrl, { encryptionKeys: spec.encryptionKeys, rateLimits: spec.rateLimits });
+  const config = benchConfig(spec.sandboxUrl, {
+    encryptionKeys: spec.encryptionKeys,
+    rateLimits: spec.rateLimits,
+    maxConnections: spec.maxConnections,
+  });
   const { supplier, orders, close } = createSupplierStack(config.supplier);
   const dataConverter = dataConverterFor(config.encryption);
   try {
