@@ -31,10 +31,13 @@ export interface BookingWorkerSpec {
   maxConnections?: number;
 }
 
+/** What the benchmarks need of a worker: the booking worker pair or the floor's single worker. */
+export type RunnableWorker = Pick<Worker, 'run' | 'shutdown' | 'getState' | 'getStatus'>;
+
 export async function buildBookingWorker(
   connection: NativeConnection,
   spec: BookingWorkerSpec,
-): Promise<{ worker: Worker; close(): Promise<void> }> {
+): Promise<{ worker: RunnableWorker; close(): Promise<void> }> {
   const config = benchConfig(spec.sandboxUrl, {
     encryptionKeys: spec.encryptionKeys,
     rateLimits: spec.rateLimits,

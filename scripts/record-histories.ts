@@ -1,20 +1,23 @@
 /**
  * Re-records the replay histories: runs every scenario of test/replay/scenarios.ts on a real dev
  * server against the sandbox supplier, and writes each workflow's full history (every run of a
- * continue-as-new chain is not needed: the scenarios stay within one run) to test/replay/histories.
+ * continue-as-new chain is not needed: the scenarios stay within one run) to
+ * test/replay/histories/<version>, one folder per shape of the workflow's histories.
  *
- *   npm run record-histories
+ *   npm run record-histories [-- <version>]      (default: CURRENT_VERSION)
  *
- * Re-record when a workflow change is deliberately incompatible and no running booking can be on
- * the old code (see README: changing the workflow safely). Never re-record to silence a failure.
+ * After a patched workflow change, record a new version folder and keep the old ones: the replay
+ * test replays them all, so both the old path (runs started before the patch) and the new one stay
+ * covered. Drop a folder only once no running booking can be on that shape. Never re-record to
+ * silence a failure.
  */
 import { writeFileSync, mkdirSync, readdirSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { SearchAttributeType } from '@temporalio/common';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import { createActivities } from '../src/activities/booking';
+import { createBookingWorker } from '../src/worker';
 import {
   approvePriceChangeUpdate,
   bookingStateQuery,
@@ -32,7 +35,9 @@ import { resolveServerExecutable } from '../src/temporal/binaries';
 import { bookingRequest, testProfile } from '../test/harness/booking';
 import { replayScenarios, type ReplayScenario } from '../test/replay/scenarios';
 
-const OUT = path.resolve(__dirname, '../test/replay/histories');
+/** The newest shape: local-activity input check and QueryOrders on its rate-limited queue (both patched). */
+const CURRENT_VERSION = 'v2-local-validation-query-orders-queue';
+const OUT = path.resolve(__dirname, '../test/replay/histories', process.argv[2] ?? CURRENT_VERSION);
 
 async function waitFor<T>(check: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -74,11 +79,12 @@ async function main(): Promise<void> {
   // Recorded encrypted, as production stores them: the histories on disk hold no personal data in clear.
   const dataConverter = testDataConverter();
   const client = new Client({ connection: env.connection, dataConverter });
-  const worker = await Worker.create({
+  const worker = await createBookingWorker({
     connection: env.nativeConnection,
+    namespace: 'default',
     taskQueue,
-    workflowsPath: require.resolve('../src/workflows'),
-    activities: createActivities({ supplier, profile: testProfile }),
+    supplier,
+    profile: testProfile,
     dataConverter,
   });
 

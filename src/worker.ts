@@ -1,5 +1,7 @@
 /**
- * The booking worker: polls the task queue, runs bookingWorkflow and the supplier activities.
+ * The booking worker: polls the task queue, runs bookingWorkflow and the supplier activities, and
+ * polls the companion QueryOrders queue (see `queryOrdersTaskQueue`), where Temporal's task-queue
+ * activity rate limit caps the recovery polls of the whole fleet at the supplier's QueryOrders limit.
  *
  * `npm run worker` runs it against an existing Temporal service, configured by environment
  * (src/config). `createBookingWorker` is what tests, the stack launcher and benchmarks use.
@@ -7,6 +9,7 @@
 import { NativeConnection, Runtime, DefaultLogger, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
 import { createActivities } from './activities/booking';
+import { queryOrdersTaskQueue } from './contract/definitions';
 import { dataConverterFor } from './codec/config';
 import { loadConfig, type AppConfig } from './config';
 import type { SupplierClient } from './supplier/interface';
@@ -34,18 +37,87 @@ export interface BookingWorkerDeps {
   dataConverter?: DataConverter;
 }
 
-export async function createBookingWorker(deps: BookingWorkerDeps): Promise<Worker> {
-  return Worker.create({
+export async function createBookingWorker(deps: BookingWorkerDeps): Promise<BookingWorker> {
+  const activities = createActivities({ supplier: deps.supplier, profile: deps.profile, orders: deps.orders });
+  const common = {
     connection: deps.connection,
     namespace: deps.namespace,
+    ...(deps.dataConverter ? { dataConverter: deps.dataConverter } : {}),
+  };
+  const main = await Worker.create({
+    ...common,
     taskQueue: deps.taskQueue,
-    activities: createActivities({ supplier: deps.supplier, profile: deps.profile, orders: deps.orders }),
+    activities,
     ...(deps.workflowBundle
       ? { workflowBundle: deps.workflowBundle }
       : { workflowsPath: require.resolve('./workflows') }),
     ...deps.tuning,
-    ...(deps.dataConverter ? { dataConverter: deps.dataConverter } : {}),
   });
+  const queryOrders = await Worker.create({
+    ...common,
+    taskQueue: queryOrdersTaskQueue(deps.taskQueue),
+    activities: { queryOrder: activities.queryOrder },
+    // The server hands out at most this many QueryOrders tasks per second on this queue, whatever
+    // the number of workers polling it. Each task sends at most one HTTP request (the coalescer only
+    // merges), so the fleet stays under the supplier's limit for its one application key. Every
+    // worker sets the same value; the server keeps the latest one it was given.
+    maxTaskQueueActivitiesPerSecond: deps.profile.rateLimits.queryOrders,
+    ...(deps.tuning?.maxConcurrentActivityTaskExecutions !== undefined
+      ? { maxConcurrentActivityTaskExecutions: deps.tuning.maxConcurrentActivityTaskExecutions }
+      : {}),
+  });
+  return new BookingWorker(main, queryOrders);
+}
+
+/**
+ * The two workers of a booking worker process, run and stopped together: a booking worker that
+ * stopped polling its QueryOrders queue would leave its bookings' recovery without polls.
+ */
+export class BookingWorker {
+  constructor(
+    /** Workflows and every activity, on the booking task queue. */
+    readonly main: Worker,
+    /** QueryOrders alone, on the booking queue's rate-limited companion. */
+    readonly queryOrders: Worker,
+  ) {}
+
+  /** Runs both until shutdown (SIGINT/SIGTERM or `shutdown()`); if one stops or fails, stops the other. */
+  async run(): Promise<void> {
+    const runs = [this.main.run(), this.queryOrders.run()];
+    try {
+      await Promise.race(runs);
+    } finally {
+      this.shutdown();
+      await Promise.allSettled(runs);
+    }
+    await Promise.all(runs);
+  }
+
+  /** Runs until `until` settles, then shuts down, as `Worker.runUntil` does. */
+  async runUntil<R>(until: Promise<R> | (() => Promise<R>)): Promise<R> {
+    const running = this.run();
+    try {
+      return await (typeof until === 'function' ? until() : until);
+    } finally {
+      this.shutdown();
+      await running;
+    }
+  }
+
+  shutdown(): void {
+    for (const worker of [this.main, this.queryOrders]) {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+    }
+  }
+
+  /** The booking queue worker's state (the pair stops together). */
+  getState(): ReturnType<Worker['getState']> {
+    return this.main.getState();
+  }
+
+  getStatus(): ReturnType<Worker['getStatus']> {
+    return this.main.getStatus();
+  }
 }
 
 /** The supplier client the configuration describes. */

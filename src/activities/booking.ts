@@ -8,7 +8,7 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { Context } from '@temporalio/activity';
-import type { OrderSummary } from '../contract';
+import { validateBookingRequest, type OrderSummary, type RequestValidation } from '../contract';
 import type { QueryOrdersCoalescer } from '../supplier/coalescer';
 import type { CallContext, SupplierClient } from '../supplier/interface';
 import { isSupplierError, type SupplierError } from '../supplier/errors';
@@ -72,6 +72,15 @@ export const BOOK_SAFE_TO_RETRY = ['SupplierRateLimited', 'SupplierNetworkBefore
 
 export function createActivities({ supplier, profile, orders: coalescer }: ActivityDeps) {
   return {
+    /**
+     * The workflow's input check, run as a local activity: here the contract's zod schemas are built
+     * once per worker, where in the workflow sandbox every cached workflow would build its own copy
+     * (~3 MB and ~40 ms of CPU each, measured by bench parked). No supplier call; pure and fast.
+     */
+    async validateBookingRequest(input: unknown): Promise<RequestValidation> {
+      return validateBookingRequest(input);
+    },
+
     async checkAvail({ ratePkgId, context }: CheckAvailInput): Promise<CheckAvailOutcome> {
       try {
         const data = await supplier.checkAvail({ ratePkgId }, withSignal(context));

@@ -240,10 +240,4 @@ export type TicketRequest = z.infer<typeof TicketRequest>;
 export const TicketData = z.object({ ticket: z.string().min(1) });
 export type TicketData = z.infer<typeof TicketData>;
 
-/** Formats a zod error as `path: message` lines, so every rejection names the field. */
-export function describeIssues(error: z.ZodError, root = ''): string[] {
-  return error.issues.map((issue) => {
-    const path = [root, ...issue.path.map(String)].filter((p) => p !== '').join('.');
-    return `${path || '(root)'}: ${issue.message}`;
-  });
-}
+export { describeIssues } from '../contract/issues';

@@ -19,7 +19,9 @@ import {
   continueAsNew,
   isCancellation,
   log,
+  patched,
   proxyActivities,
+  proxyLocalActivities,
   setCurrentDetails,
   setHandler,
   sleep,
@@ -28,24 +30,30 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { BookingActivities, BookOutcome, CheckAvailOutcome, OrderView } from '../activities/booking';
+// Values from the contract's zod-free parts only; its schemas are types here (see ../contract/schemas).
 import {
   approvePriceChangeUpdate,
   bookingStateQuery,
-  BookingRequest,
   bookingWorkflowId,
   BookingStageKey,
   CustomerReferenceNoKey,
+  queryOrdersTaskQueue,
+  supplierOrderUpdateSignal,
+} from '../contract/definitions';
+import type {
+  BookAttempt,
+  BookingOutcome,
+  BookingRequest,
+  BookingStage,
+  BookingState,
+  ParsedBookingRequest,
+  PollRecord,
   PriceApproval,
   RecoveryPolicy,
-  supplierOrderUpdateSignal,
-  type BookAttempt,
-  type BookingOutcome,
-  type BookingStage,
-  type BookingState,
-  type ParsedBookingRequest,
-  type PollRecord,
+  RequestValidation,
 } from '../contract';
-import { describeIssues, type Money } from '../supplier/schemas';
+import { describeIssues } from '../contract/issues';
+import type { Money } from '../supplier/schemas';
 import { judgePrice } from './price';
 import { pollOffsetSeconds } from './schedule';
 
@@ -66,12 +74,28 @@ const { book } = proxyActivities<BookingActivities>({
   retry: { maximumAttempts: 1 },
 });
 
+/**
+ * The input check (contract schemas, no I/O) runs as a local activity, in the worker's main thread
+ * where the schemas exist once, instead of in every cached workflow (see ../contract/schemas).
+ */
+const { validateBookingRequest } = proxyLocalActivities<BookingActivities>({
+  startToCloseTimeout: '10 seconds',
+  retry: { maximumAttempts: 3 },
+});
+/** Runs started before this patch validated inside the workflow; they replay on that path. */
+const VALIDATE_IN_LOCAL_ACTIVITY = 'validate-request-in-local-activity';
+
 /** A failing QueryOrders is retried with backoff and is not a poll; after 5 minutes it counts as an error poll. */
-const { queryOrder } = proxyActivities<BookingActivities>({
+const queryOrderOptions = {
   startToCloseTimeout: '30 seconds',
   scheduleToCloseTimeout: '5 minutes',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
-});
+} as const;
+/**
+ * Since this patch QueryOrders runs on the booking queue's rate-limited companion queue (the
+ * fleet-wide cap, see src/worker.ts); runs started before it keep polling on the booking queue.
+ */
+const QUERY_ORDERS_QUEUE = 'query-orders-on-rate-limited-queue';
 
 /** How often an ARI-changed answer without a package leads to another CheckAvail. */
 const MAX_ARI_RECHECKS = 3;
@@ -90,27 +114,26 @@ interface ResumeState {
 export type BookingWorkflowInput = BookingRequest & { resume?: ResumeState };
 
 export async function bookingWorkflow(input: BookingWorkflowInput): Promise<BookingOutcome> {
-  const request = parseRequest(input);
-  const recovery = RecoveryPolicy.parse(request.recovery ?? {});
+  // The query answers from the first moment, while the input check (a local activity) is running:
+  // clients such as `npm run book` ask for progress right after the start.
+  let state: BookingState = input?.resume?.state ?? startingState(input ?? {});
+  setHandler(bookingStateQuery, () => state);
+  // Decided once per run, at its start, so a run never switches queues half-way through recovery.
+  const { queryOrder } = proxyActivities<BookingActivities>(
+    patched(QUERY_ORDERS_QUEUE)
+      ? { ...queryOrderOptions, taskQueue: queryOrdersTaskQueue(workflowInfo().taskQueue) }
+      : queryOrderOptions,
+  );
+
+  const { request, recovery } = await parseRequest(input);
   const sessionId = request.sessionId ?? `sess-${request.customerReferenceNo}`;
   const traceId = workflowInfo().workflowId;
   const context = { ...request.context, sessionId, traceId };
-
-  const state: BookingState = input.resume?.state ?? {
-    stage: 'checking-availability',
-    customerReferenceNo: request.customerReferenceNo,
-    sessionId,
-    ratePkgId: request.ratePkgId,
-    expectedPrice: request.expectedPrice,
-    bookAttempts: [],
-    polls: [],
-    cancelRequested: false,
-  };
+  if (!input.resume) state = startingState(request);
   let approval: PriceApproval | undefined;
   let pendingPrice: Money | undefined;
   let hints = 0;
 
-  setHandler(bookingStateQuery, () => state);
   setHandler(
     approvePriceChangeUpdate,
     (answer) => {
@@ -119,7 +142,7 @@ export async function bookingWorkflow(input: BookingWorkflowInput): Promise<Book
     },
     {
       validator: (answer) => {
-        const parsed = PriceApproval.safeParse(answer);
+        const parsed = contractSchemas().PriceApproval.safeParse(answer);
         if (!parsed.success) throw new Error(`Invalid approval: ${describeIssues(parsed.error).join('; ')}`);
         if (state.stage !== 'awaiting-price-approval' || !pendingPrice) {
           throw new Error(`No price change is awaiting approval (stage: ${state.stage})`);
@@ -421,7 +444,9 @@ export async function bookingWorkflow(input: BookingWorkflowInput): Promise<Book
   }
 }
 
-function parseRequest(input: BookingWorkflowInput): ParsedBookingRequest {
+async function parseRequest(
+  input: BookingWorkflowInput,
+): Promise<{ request: ParsedBookingRequest; recovery: RecoveryPolicy }> {
   if (input?.resume && !workflowInfo().continuedFromExecutionRunId) {
     // `resume` skips CheckAvail and the price check: only this workflow's own continue-as-new may set it.
     throw ApplicationFailure.create({
@@ -431,9 +456,12 @@ function parseRequest(input: BookingWorkflowInput): ParsedBookingRequest {
       details: [{ issues: ['resume: internal to continue-as-new'] }],
     });
   }
-  const parsed = BookingRequest.safeParse(stripResume(input ?? ({} as BookingWorkflowInput)));
-  if (!parsed.success) {
-    const issues = describeIssues(parsed.error);
+  const raw = stripResume(input ?? ({} as BookingWorkflowInput));
+  const checked: RequestValidation = patched(VALIDATE_IN_LOCAL_ACTIVITY)
+    ? await validateBookingRequest(raw)
+    : contractSchemas().validateBookingRequest(raw);
+  if (!checked.valid) {
+    const { issues } = checked;
     throw ApplicationFailure.create({
       type: 'InvalidBookingRequest',
       message: `Invalid booking request: ${issues.join('; ')}`,
@@ -441,7 +469,7 @@ function parseRequest(input: BookingWorkflowInput): ParsedBookingRequest {
       details: [{ issues }],
     });
   }
-  const expectedId = bookingWorkflowId(parsed.data.customerReferenceNo);
+  const expectedId = bookingWorkflowId(checked.request.customerReferenceNo);
   if (workflowInfo().workflowId !== expectedId) {
     // One workflow per reference is what makes a retried start harmless; another id would allow two.
     throw ApplicationFailure.create({
@@ -451,7 +479,31 @@ function parseRequest(input: BookingWorkflowInput): ParsedBookingRequest {
       details: [{ issues: [`workflowId: must be "${expectedId}"`] }],
     });
   }
-  return parsed.data;
+  return { request: checked.request, recovery: checked.recovery };
+}
+
+/**
+ * The contract's zod schemas, loaded on first use: by runs from before VALIDATE_IN_LOCAL_ACTIVITY
+ * as they replay, and by the approval update's validator. Other workflows never build them.
+ */
+function contractSchemas(): typeof import('../contract/schemas') {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return require('../contract/schemas');
+}
+
+/** The state before anything happened; from the raw input until it is checked, then from the request. */
+function startingState(request: Partial<BookingRequest>): BookingState {
+  const customerReferenceNo = String(request.customerReferenceNo ?? '');
+  return {
+    stage: 'checking-availability',
+    customerReferenceNo,
+    sessionId: request.sessionId ?? `sess-${customerReferenceNo}`,
+    ratePkgId: String(request.ratePkgId ?? ''),
+    ...(request.expectedPrice ? { expectedPrice: request.expectedPrice } : {}),
+    bookAttempts: [],
+    polls: [],
+    cancelRequested: false,
+  };
 }
 
 function stripResume(input: BookingWorkflowInput): BookingRequest {

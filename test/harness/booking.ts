@@ -3,11 +3,10 @@
  * running the booking workflow, and request builders.
  */
 import { randomUUID } from 'node:crypto';
-import { Worker } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
-import { createActivities } from '../../src/activities/booking';
+import { BookingWorker, createBookingWorker } from '../../src/worker';
 import { bookingWorkflowId, type BookingOutcome, type BookingRequest } from '../../src/contract';
 import { createHttpSupplierClient } from '../../src/supplier/http-client';
 import { createQueryOrdersCoalescer } from '../../src/supplier/coalescer';
@@ -27,7 +26,7 @@ export interface BookingRig {
   sandbox: Sandbox;
   supplier: SupplierClient;
   taskQueue: string;
-  worker: Worker;
+  worker: BookingWorker;
   /** Starts the worker; the returned promise settles when it stops. */
   run(): Promise<void>;
   /** Stops the worker and waits for it. */
@@ -67,13 +66,19 @@ export async function createBookingRig(
   const orders = createQueryOrdersCoalescer({ supplier });
   const taskQueue = `${name}-${randomUUID().slice(0, 8)}`;
   const makeWorker = () =>
-    Worker.create({
+    // The worker pair production runs (booking queue + rate-limited QueryOrders queue), through the
+    // QueryOrders coalescer: the exact poll times the tests check are its.
+    createBookingWorker({
       connection: env.nativeConnection,
+      namespace: env.namespace ?? 'default',
       taskQueue,
+      supplier,
+      profile: testProfile,
+      orders,
       workflowBundle: workflowBundle(),
-      // Through the QueryOrders coalescer, as the worker runs: the exact poll times the tests check are its.
-      activities: createActivities({ supplier, profile: testProfile, orders }),
-      ...(options.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: options.maxCachedWorkflows } : {}),
+      ...(options.maxCachedWorkflows !== undefined
+        ? { tuning: { maxCachedWorkflows: options.maxCachedWorkflows } }
+        : {}),
       ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
     });
   let running: Promise<void> | undefined;

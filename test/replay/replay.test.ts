@@ -1,7 +1,9 @@
 /**
- * Replays every committed history (test/replay/histories, recorded from real runs on the dev server
- * by `npm run record-histories`) against the current workflow code, with its real workflow id.
- * A failure here means a change would break bookings already running: use patching (see README).
+ * Replays every committed history (test/replay/histories/<version>/, recorded from real runs on the
+ * dev server by `npm run record-histories`) against the current workflow code, with its real workflow
+ * id. Each version folder is one shape of history that running bookings may have (before and after
+ * each patch). A failure here means a change would break bookings already running: use patching
+ * (see README).
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -14,7 +16,12 @@ import { scanHistory } from '../../src/codec/scan';
 import { testDataConverter } from '../fixtures/encryption';
 
 const dir = path.join(__dirname, 'histories');
-const files = readdirSync(dir)
+const versions = readdirSync(dir, { withFileTypes: true })
+  .filter((d) => d.isDirectory())
+  .map((d) => d.name)
+  .sort();
+const files = versions
+  .flatMap((version) => readdirSync(path.join(dir, version)).map((f) => `${version}/${f}`))
   .filter((f) => f.endsWith('.json'))
   .sort();
 
@@ -23,8 +30,11 @@ function load(file: string) {
   return { workflowId: workflowId as string, history: historyFromJSON(history) };
 }
 
-test('there are recorded histories to replay', () => {
-  expect(files.length).toBeGreaterThanOrEqual(10);
+test('there are recorded histories to replay, for every version', () => {
+  expect(versions.length).toBeGreaterThanOrEqual(2);
+  for (const version of versions) {
+    expect(files.filter((f) => f.startsWith(`${version}/`)).length).toBeGreaterThanOrEqual(10);
+  }
 });
 
 test.each(files)('%s replays against the current workflow', async (file) => {
@@ -49,7 +59,7 @@ test('the histories on disk hold no personal data in clear: payloads are encrypt
 });
 
 test('a deliberately changed workflow fails replay with a nondeterminism error', async () => {
-  const { workflowId, history } = load(files.find((f) => f.startsWith('confirmed-at-once')) ?? files[0]!);
+  const { workflowId, history } = load(files.find((f) => f.includes('/confirmed-at-once')) ?? files[0]!);
   const error = await Worker.runReplayHistory(
     { workflowsPath: require.resolve('./fixtures/changed-workflow'), dataConverter: testDataConverter() },
     history,

@@ -1,34 +1,15 @@
 /**
- * The booking contract: everything a caller in any language needs to start, watch and steer a booking.
+ * The contract's shapes: zod schemas beside their types, for the booking's input, state and outcome.
  *
- * Task queue, workflow type and id, the query/update/signal names, search-attribute keys, and the
- * input and outcome shapes (zod schemas beside their types). Workflow code imports this module, so it
- * stays free of Node built-ins and I/O.
+ * Node code only (client, activities, CLI, tests). Workflow code must not import values from here:
+ * building these schemas costs ~3 MB and ~40 ms per workflow in the workflow sandbox, where every
+ * cached workflow evaluates its own copy of each module (bench: parked). It imports types only, and
+ * the workflow's input is validated by a local activity instead (src/activities/booking.ts).
  */
-import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { z } from 'zod';
-import { Guest, Holder, Money } from './supplier/schemas';
-
-/** Default task queue; deployments may set BOOKING_TASK_QUEUE. */
-export const DEFAULT_TASK_QUEUE = 'hotel-booking';
-export const WORKFLOW_TYPE = 'bookingWorkflow';
-
-/** One workflow per booking reference: starting the same booking twice finds the same workflow. */
-export function bookingWorkflowId(customerReferenceNo: string): string {
-  return `booking:${customerReferenceNo}`;
-}
-
-// --- Search attributes (registered on the dev server and in docker-compose) -------------------
-
-/** Where the booking is now; see BookingStage. Keyword, so operators filter `BookingStage = "recovering"`. */
-export const BookingStageKey = defineSearchAttributeKey('BookingStage', SearchAttributeType.KEYWORD);
-/** The caller's reference: the one id shared by the partner, this workflow and the supplier. */
-export const CustomerReferenceNoKey = defineSearchAttributeKey('CustomerReferenceNo', SearchAttributeType.KEYWORD);
-export const SEARCH_ATTRIBUTES = [
-  { name: 'BookingStage', type: 'Keyword' },
-  { name: 'CustomerReferenceNo', type: 'Keyword' },
-] as const;
+import { Guest, Holder, Money } from '../supplier/schemas';
+import { BookingStages } from './definitions';
+import { describeIssues } from './issues';
 
 // --- Input ------------------------------------------------------------------------------------
 
@@ -98,16 +79,17 @@ export const BookingRequest = z.object({
 export type BookingRequest = z.input<typeof BookingRequest>;
 export type ParsedBookingRequest = z.output<typeof BookingRequest>;
 
-// --- State and outcome ------------------------------------------------------------------------
+/** A request checked against BookingRequest, as a value: invalid input is an expected outcome. */
+export type RequestValidation =
+  { valid: true; request: ParsedBookingRequest; recovery: RecoveryPolicy } | { valid: false; issues: string[] };
 
-export const BookingStages = [
-  'checking-availability',
-  'awaiting-price-approval',
-  'booking',
-  'recovering',
-  'completed',
-] as const;
-export type BookingStage = (typeof BookingStages)[number];
+export function validateBookingRequest(input: unknown): RequestValidation {
+  const parsed = BookingRequest.safeParse(input);
+  if (!parsed.success) return { valid: false, issues: describeIssues(parsed.error) };
+  return { valid: true, request: parsed.data, recovery: RecoveryPolicy.parse(parsed.data.recovery ?? {}) };
+}
+
+// --- State and outcome ------------------------------------------------------------------------
 
 /** What we keep of a supplier order: references, status and price. No personal data. */
 export const OrderSummary = z.object({
@@ -203,8 +185,6 @@ export type BookingState = z.infer<typeof BookingState>;
 
 // --- Messages ---------------------------------------------------------------------------------
 
-export const bookingStateQuery = defineQuery<BookingState>('bookingState');
-
 export const PriceApproval = z.object({
   approved: z.boolean(),
   /** The price being approved; must equal the price the workflow is waiting on, so a stale approval fails. */
@@ -212,9 +192,6 @@ export const PriceApproval = z.object({
   approvedBy: z.string().min(1).optional(),
 });
 export type PriceApproval = z.infer<typeof PriceApproval>;
-export const approvePriceChangeUpdate = defineUpdate<{ accepted: boolean; stage: BookingStage }, [PriceApproval]>(
-  'approvePriceChange',
-);
 
 /** A hint from the supplier's order-status callback. Never trusted alone: it triggers a verifying poll. */
 export const SupplierOrderUpdate = z.object({
@@ -222,8 +199,3 @@ export const SupplierOrderUpdate = z.object({
   status: z.number().int().optional(),
 });
 export type SupplierOrderUpdate = z.infer<typeof SupplierOrderUpdate>;
-export const supplierOrderUpdateSignal = defineSignal<[SupplierOrderUpdate]>('supplierOrderUpdate');
-
-/** Error types the workflow fails with (everything else is an outcome value). */
-export const BookingErrorTypes = ['InvalidBookingRequest'] as const;
-export type BookingErrorType = (typeof BookingErrorTypes)[number];

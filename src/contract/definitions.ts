@@ -1,0 +1,60 @@
+/**
+ * The booking contract's names: task queue, workflow type and id, search-attribute keys, stages, and
+ * the query/update/signal definitions. No zod here: workflow code imports this module, and each
+ * cached workflow evaluates its own copy of it (see ./schemas for why that matters).
+ */
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import type { BookingState, PriceApproval, SupplierOrderUpdate } from './schemas';
+
+/** Default task queue; deployments may set BOOKING_TASK_QUEUE. */
+export const DEFAULT_TASK_QUEUE = 'hotel-booking';
+export const WORKFLOW_TYPE = 'bookingWorkflow';
+
+/** One workflow per booking reference: starting the same booking twice finds the same workflow. */
+export function bookingWorkflowId(customerReferenceNo: string): string {
+  return `booking:${customerReferenceNo}`;
+}
+
+/**
+ * The companion task queue that carries a booking queue's QueryOrders activities. Booking workers
+ * poll both; the companion has Temporal's task-queue activity rate limit set to the supplier's
+ * QueryOrders limit, so recovery polls of any number of workers together stay under it.
+ */
+export function queryOrdersTaskQueue(bookingTaskQueue: string): string {
+  return `${bookingTaskQueue}-query-orders`;
+}
+
+// --- Search attributes (registered on the dev server and in docker-compose) -------------------
+
+/** Where the booking is now; see BookingStage. Keyword, so operators filter `BookingStage = "recovering"`. */
+export const BookingStageKey = defineSearchAttributeKey('BookingStage', SearchAttributeType.KEYWORD);
+/** The caller's reference: the one id shared by the partner, this workflow and the supplier. */
+export const CustomerReferenceNoKey = defineSearchAttributeKey('CustomerReferenceNo', SearchAttributeType.KEYWORD);
+export const SEARCH_ATTRIBUTES = [
+  { name: 'BookingStage', type: 'Keyword' },
+  { name: 'CustomerReferenceNo', type: 'Keyword' },
+] as const;
+
+// --- State ------------------------------------------------------------------------------------
+
+export const BookingStages = [
+  'checking-availability',
+  'awaiting-price-approval',
+  'booking',
+  'recovering',
+  'completed',
+] as const;
+export type BookingStage = (typeof BookingStages)[number];
+
+// --- Messages ---------------------------------------------------------------------------------
+
+export const bookingStateQuery = defineQuery<BookingState>('bookingState');
+export const approvePriceChangeUpdate = defineUpdate<{ accepted: boolean; stage: BookingStage }, [PriceApproval]>(
+  'approvePriceChange',
+);
+export const supplierOrderUpdateSignal = defineSignal<[SupplierOrderUpdate]>('supplierOrderUpdate');
+
+/** Error types the workflow fails with (everything else is an outcome value). */
+export const BookingErrorTypes = ['InvalidBookingRequest'] as const;
+export type BookingErrorType = (typeof BookingErrorTypes)[number];
