@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { resolveServerExecutable } from '../../src/temporal/binaries';
 import { BookingStageKey, CustomerReferenceNoKey } from '../../src/contract';
-import { freePort } from '../../src/temporal/dev-server';
+import { dynamicConfigArgs, freePort } from '../../src/temporal/dev-server';
 
 const ALL_TIERS = ['unit', 'supplier', 'workflow', 'integration', 'replay', 'e2e'];
 
@@ -77,6 +77,8 @@ export default async function globalSetup(): Promise<void> {
           { name: BookingStageKey.name, type: SearchAttributeType.KEYWORD },
           { name: CustomerReferenceNoKey.name, type: SearchAttributeType.KEYWORD },
         ],
+        // The settings `npm start` and docker-compose run the server with (eager activity execution).
+        extraArgs: dynamicConfigArgs(),
       },
     });
     started.push(env);
