@@ -34,6 +34,11 @@ export const EnvSchema = EncryptionEnv.extend({
   SUPPLIER_QUERY_BATCH_WINDOW_MS: z.coerce.number().int().nonnegative().default(20),
   /** Customer references carried by one QueryOrders request at most. */
   SUPPLIER_QUERY_BATCH_MAX_REFERENCES: intFromEnv(50),
+  /**
+   * Least milliseconds between two QueryOrders requests of this worker (a full batch goes at once):
+   * a poll after a quiet spell goes at once, a storm's polls share requests (bench recovery-storm).
+   */
+  SUPPLIER_QUERY_BATCH_MIN_INTERVAL_MS: z.coerce.number().int().nonnegative().default(250),
   /** on: wait for the profile's rateLimits (per operation and overall) before each request; off: send at once. */
   SUPPLIER_RATE_LIMIT: onOff('on'),
   /** Activities one worker runs at once (most are waiting on HTTP). */
@@ -62,8 +67,8 @@ export interface AppConfig {
     credentials: SupplierCredentials;
     profile: SupplierProfile;
     maxConnections: number;
-    /** How concurrent order lookups share QueryOrders requests; absent in hand-built configs means the defaults (20 ms, 50). */
-    queryBatch?: { windowMs: number; maxReferences: number };
+    /** How concurrent order lookups share QueryOrders requests; absent in hand-built configs means the defaults (20 ms, 50, 0 ms). */
+    queryBatch?: { windowMs: number; maxReferences: number; minIntervalMs?: number };
     /** Whether requests wait for the profile's rate limits; absent means on, as by default. */
     rateLimit?: boolean;
   };
@@ -129,7 +134,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       credentials,
       profile,
       maxConnections: e.SUPPLIER_MAX_CONNECTIONS,
-      queryBatch: { windowMs: e.SUPPLIER_QUERY_BATCH_WINDOW_MS, maxReferences: e.SUPPLIER_QUERY_BATCH_MAX_REFERENCES },
+      queryBatch: {
+        windowMs: e.SUPPLIER_QUERY_BATCH_WINDOW_MS,
+        maxReferences: e.SUPPLIER_QUERY_BATCH_MAX_REFERENCES,
+        minIntervalMs: e.SUPPLIER_QUERY_BATCH_MIN_INTERVAL_MS,
+      },
       rateLimit: e.SUPPLIER_RATE_LIMIT === 'on',
     },
     worker: {

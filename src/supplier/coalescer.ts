@@ -6,6 +6,8 @@
  *  - when nothing is queued or in flight it is sent at once (on the next turn of the event loop, so
  *    lookups made in the same turn still share it): a lone booking never waits for a window;
  *  - lookups that arrive while a request is in flight wait `windowMs` for company, then go together;
+ *  - a request follows the previous one by at least `minIntervalMs`: in a storm, polls collect for that
+ *    long and share a request, while a poll after a quiet spell still goes at once;
  *  - a request carries at most `maxReferences` references; a full batch goes without waiting;
  *  - with a limiter, the batch is cut only once a token is granted, so it keeps filling while it waits.
  * Each caller gets the orders whose `customerReferenceNo` is its own, or [] (not found); a failed
@@ -32,6 +34,11 @@ export interface QueryOrdersCoalescerOptions {
   windowMs?: number;
   /** References per request. Default 50. */
   maxReferences?: number;
+  /**
+   * Least time between two requests (a full batch goes without waiting). Default 0. It is what makes
+   * a storm's polls, which a busy worker runs a few milliseconds apart, share requests.
+   */
+  minIntervalMs?: number;
   /** The credential's rate limiter: the coalescer waits for a queryOrders token before each request. */
   limiter?: Pick<SupplierRateLimiter, 'acquire'>;
 }
@@ -56,6 +63,9 @@ export function createQueryOrdersCoalescer(options: QueryOrdersCoalescerOptions)
   const { supplier, limiter } = options;
   const windowMs = options.windowMs ?? 20;
   const maxReferences = Math.max(1, options.maxReferences ?? 50);
+  const minIntervalMs = Math.max(0, options.minIntervalMs ?? 0);
+  /** When the last request was sent (ms since epoch); spacing starts from it. */
+  let lastSentAt = -Infinity;
 
   /** Lookups not sent yet, by reference, in arrival order: one reference is sent once however many ask. */
   const queue = new Map<string, Set<Waiter>>();
@@ -67,18 +77,20 @@ export function createQueryOrdersCoalescer(options: QueryOrdersCoalescerOptions)
 
   function schedule(): void {
     if (draining || closed) return;
+    const full = queue.size >= maxReferences;
     if (timer) {
-      if (timer.kind === 'window' && queue.size >= maxReferences) {
+      if (timer.kind === 'window' && full) {
         clearTimeout(timer.handle);
         timer = undefined;
         void drain();
       }
       return;
     }
+    const spacing = Math.max(0, lastSentAt + minIntervalMs - Date.now());
     timer =
-      inFlight === 0
+      full || (inFlight === 0 && spacing === 0)
         ? { kind: 'now', handle: setImmediate(fire) }
-        : { kind: 'window', handle: setTimeout(fire, windowMs) };
+        : { kind: 'window', handle: setTimeout(fire, Math.max(inFlight > 0 ? windowMs : 0, spacing)) };
   }
 
   function fire(): void {
@@ -126,6 +138,7 @@ export function createQueryOrdersCoalescer(options: QueryOrdersCoalescerOptions)
     // A Trace-Id groups one flow's requests; a shared request belongs to no single flow.
     const traceId = all.length === 1 ? all[0]!.traceId : undefined;
     inFlight++;
+    lastSentAt = Date.now();
     // Through a promise, so even a client that throws synchronously answers every caller.
     new Promise<HotelOrder[]>((resolve) =>
       resolve(

@@ -17,8 +17,8 @@ export interface SupplierStackConfig {
   credentials: { kind: 'token'; token: string } | { kind: 'ticket'; appKey: string; appSecret: string };
   profile: SupplierProfile;
   maxConnections: number;
-  /** Default 20 ms and 50 references. */
-  queryBatch?: { windowMs: number; maxReferences: number };
+  /** Default 20 ms, 50 references, no spacing. */
+  queryBatch?: { windowMs: number; maxReferences: number; minIntervalMs?: number };
   /** Default on. */
   rateLimit?: boolean;
 }
@@ -63,6 +63,7 @@ export function createSupplierStack(
     supplier: http,
     windowMs: config.queryBatch?.windowMs,
     maxReferences: config.queryBatch?.maxReferences,
+    minIntervalMs: config.queryBatch?.minIntervalMs,
     limiter,
   });
 

@@ -138,6 +138,34 @@ describe('over HTTP against the sandbox', () => {
     expect(sandbox.calls('queryOrders').every((c) => c.customerReferenceNos?.length === 1)).toBe(true);
   });
 
+  test('with a minimum interval, a trickle of polls shares requests, and a poll after a quiet spell goes at once', async () => {
+    const refs = uuids(40);
+    await bookAll(refs);
+    const orders = createQueryOrdersCoalescer({ supplier, windowMs: 20, maxReferences: 50, minIntervalMs: 200 });
+
+    // A storm as a busy worker runs it: one poll every 5 ms for 200 ms. Without the interval each
+    // would find nothing in flight and go alone.
+    const results: Array<Promise<unknown>> = [];
+    for (const ref of refs) {
+      results.push(orders.lookup(ref));
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    const found = (await Promise.all(results)) as Array<Array<{ customerReferenceNo: string }>>;
+    found.forEach((mine, i) => expect(mine.map((o) => o.customerReferenceNo)).toEqual([refs[i]]));
+    const stormSizes = sandbox.calls('queryOrders').map((c) => c.customerReferenceNos?.length ?? 0);
+    expect(stormSizes[0]).toBe(1); // the first poll did not wait
+    expect(stormSizes.reduce((a, b) => a + b, 0)).toBe(40);
+    expect(stormSizes.length).toBeLessThanOrEqual(4); // ~200 ms of polls at least 200 ms apart
+
+    // After a quiet spell longer than the interval, a lone poll is sent at once again.
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    const t = performance.now();
+    await orders.lookup(refs[0]!);
+    const lone = performance.now() - t;
+    expect(sandbox.calls('queryOrders').length).toBe(stormSizes.length + 1);
+    expect(lone).toBeLessThan(200); // not held for the interval
+  });
+
   test('a failed merged request rejects every caller with the same SupplierServerError', async () => {
     const refs = uuids(30);
     await bookAll(refs);

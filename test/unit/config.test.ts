@@ -60,7 +60,7 @@ test('missing credentials and a bad profile are both reported at once', () => {
 
 test('QueryOrders batching and rate limiting default on, and are configurable', () => {
   const defaults = loadConfig(base).supplier;
-  expect(defaults.queryBatch).toEqual({ windowMs: 20, maxReferences: 50 });
+  expect(defaults.queryBatch).toEqual({ windowMs: 20, maxReferences: 50, minIntervalMs: 250 });
   expect(defaults.rateLimit).toBe(true);
   expect(defaults.profile.rateLimits).toEqual({ overall: 100, checkAvail: 10, book: 10, queryOrders: 50 });
 
@@ -68,10 +68,11 @@ test('QueryOrders batching and rate limiting default on, and are configurable', 
     ...base,
     SUPPLIER_QUERY_BATCH_WINDOW_MS: '0',
     SUPPLIER_QUERY_BATCH_MAX_REFERENCES: '20',
+    SUPPLIER_QUERY_BATCH_MIN_INTERVAL_MS: '0',
     SUPPLIER_RATE_LIMIT: 'off',
     SUPPLIER_PROFILE: '{"rateLimits":{"overall":2}}',
   }).supplier;
-  expect(tuned.queryBatch).toEqual({ windowMs: 0, maxReferences: 20 });
+  expect(tuned.queryBatch).toEqual({ windowMs: 0, maxReferences: 20, minIntervalMs: 0 });
   expect(tuned.rateLimit).toBe(false);
   expect(tuned.profile.rateLimits.overall).toBe(2);
 });
@@ -81,5 +82,8 @@ test('bad batching and rate-limit values name their variable', () => {
     /SUPPLIER_QUERY_BATCH_MAX_REFERENCES/,
   );
   expect(() => loadConfig({ ...base, SUPPLIER_QUERY_BATCH_WINDOW_MS: '-1' })).toThrow(/SUPPLIER_QUERY_BATCH_WINDOW_MS/);
+  expect(() => loadConfig({ ...base, SUPPLIER_QUERY_BATCH_MIN_INTERVAL_MS: 'soon' })).toThrow(
+    /SUPPLIER_QUERY_BATCH_MIN_INTERVAL_MS/,
+  );
   expect(() => loadConfig({ ...base, SUPPLIER_RATE_LIMIT: 'yes' })).toThrow(/SUPPLIER_RATE_LIMIT/);
 });
