@@ -153,7 +153,9 @@ async function main(): Promise<void> {
       },
     });
     console.log(
-      `Worker polling task queue "${config.taskQueue}" on ${config.temporal.connection.address} ` +
+      `Worker polling task queue "${config.taskQueue}" and "${queryOrdersTaskQueue(config.taskQueue)}" ` +
+        `(QueryOrders capped at ${config.supplier.profile.rateLimits.queryOrders}/s for all workers) ` +
+        `on ${config.temporal.connection.address} ` +
         `(namespace ${config.temporal.namespace}); supplier ${config.supplier.baseUrl}; ` +
         `payload encryption ${config.encryption ? `on (key ${config.encryption.activeKeyId})` : 'OFF: personal data is stored in clear'}`,
     );
