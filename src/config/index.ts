@@ -38,7 +38,7 @@ export const EnvSchema = EncryptionEnv.extend({
    * Least milliseconds between two QueryOrders requests of this worker (a full batch goes at once):
    * a poll after a quiet spell goes at once, a storm's polls share requests (bench recovery-storm).
    */
-  SUPPLIER_QUERY_BATCH_MIN_INTERVAL_MS: z.coerce.number().int().nonnegative().default(250),
+  SUPPLIER_QUERY_BATCH_MIN_INTERVAL_MS: z.coerce.number().int().nonnegative().default(500),
   /** on: wait for the profile's rateLimits (per operation and overall) before each request; off: send at once. */
   SUPPLIER_RATE_LIMIT: onOff('on'),
   /** Activities one worker runs at once (most are waiting on HTTP). */

@@ -60,7 +60,7 @@ test('missing credentials and a bad profile are both reported at once', () => {
 
 test('QueryOrders batching and rate limiting default on, and are configurable', () => {
   const defaults = loadConfig(base).supplier;
-  expect(defaults.queryBatch).toEqual({ windowMs: 20, maxReferences: 50, minIntervalMs: 250 });
+  expect(defaults.queryBatch).toEqual({ windowMs: 20, maxReferences: 50, minIntervalMs: 500 });
   expect(defaults.rateLimit).toBe(true);
   expect(defaults.profile.rateLimits).toEqual({ overall: 100, checkAvail: 10, book: 10, queryOrders: 50 });
 
