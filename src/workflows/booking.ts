@@ -126,10 +126,11 @@ export async function bookingWorkflow(input: BookingWorkflowInput): Promise<Book
   );
 
   const { request, recovery } = await parseRequest(input);
-  const sessionId = request.sessionId ?? `sess-${request.customerReferenceNo}`;
+  if (!input.resume) state = startingState(request);
+  // One derivation of the session id (startingState), carried over continue-as-new in the state.
+  const { sessionId } = state;
   const traceId = workflowInfo().workflowId;
   const context = { ...request.context, sessionId, traceId };
-  if (!input.resume) state = startingState(request);
   let approval: PriceApproval | undefined;
   let pendingPrice: Money | undefined;
   let hints = 0;
