@@ -18,6 +18,7 @@ import { staticToken, ticketTokens } from './supplier/token';
 import type { SupplierProfile } from './supplier/profile';
 import type { QueryOrdersCoalescer } from './supplier/coalescer';
 import { createSupplierStack } from './supplier/stack';
+import { createDriftReporter, type DriftLog } from './supplier/drift';
 
 export interface BookingWorkerDeps {
   connection: NativeConnection;
@@ -130,12 +131,21 @@ export function createSupplierFromConfig(config: AppConfig['supplier']): Supplie
   return createHttpSupplierClient({ baseUrl, profile, tokens, maxConnections });
 }
 
+/** Schema drift goes to the worker's log as a WARN, beside the SDK's own lines. */
+export const runtimeDriftLog: DriftLog = (message, meta) => Runtime.instance().logger.warn(message, meta);
+
 async function main(): Promise<void> {
   const config = loadConfig();
   Runtime.install({ logger: new DefaultLogger(config.logLevel) });
   const connection = await NativeConnection.connect(config.temporal.connection);
   // Rate-limited client and QueryOrders coalescer, so a recovery storm stays under the supplier's limits.
-  const { supplier, orders, close: closeSupplier } = createSupplierStack(config.supplier);
+  const {
+    supplier,
+    orders,
+    close: closeSupplier,
+  } = createSupplierStack(config.supplier, {
+    drift: createDriftReporter(runtimeDriftLog),
+  });
   try {
     const worker = await createBookingWorker({
       connection,

@@ -12,6 +12,7 @@ import { validateBookingRequest, type OrderSummary, type RequestValidation } fro
 import type { QueryOrdersCoalescer } from '../supplier/coalescer';
 import type { CallContext, SupplierClient } from '../supplier/interface';
 import { isSupplierError, type SupplierError } from '../supplier/errors';
+import { ordersOf } from '../supplier/orders';
 import { isTerminalOrderStatus, type SupplierProfile } from '../supplier/profile';
 import type { Guest, Holder, HotelOrder, Money, RoomRatePkg } from '../supplier/schemas';
 
@@ -114,10 +115,12 @@ export function createActivities({ supplier, profile, orders: coalescer }: Activ
     async queryOrder({ customerReferenceNo, traceId }: QueryOrderInput): Promise<QueryOrderOutcome> {
       try {
         const signal = activitySignal();
-        const orders = coalescer
+        const mine = coalescer
           ? await coalescer.lookup(customerReferenceNo, signal, traceId)
-          : await supplier.queryOrders({ customerReferenceNos: [customerReferenceNo] }, { traceId, signal });
-        const mine = orders.filter((o) => o.customerReferenceNo === customerReferenceNo);
+          : ordersOf(
+              await supplier.queryOrders({ customerReferenceNos: [customerReferenceNo] }, { traceId, signal }),
+              customerReferenceNo,
+            );
         if (mine.length === 0) return { kind: 'not-found' };
         // One reference is one order (Book is idempotent); should a supplier ever list several, a
         // settled one decides.

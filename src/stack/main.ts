@@ -16,7 +16,8 @@ import { startCodecServer } from '../codec/server';
 import { startSandbox } from '../sandbox/server';
 import { resolveServerExecutable } from '../temporal/binaries';
 import { startDevServer } from '../temporal/dev-server';
-import { createBookingWorker } from '../worker';
+import { createBookingWorker, runtimeDriftLog } from '../worker';
+import { createDriftReporter } from '../supplier/drift';
 import { createSupplierStack } from '../supplier/stack';
 
 const StackEnv = z.object({
@@ -88,7 +89,13 @@ async function main(): Promise<void> {
 
     const connection = await NativeConnection.connect(config.temporal.connection);
     stops.push(() => connection.close());
-    const { supplier, orders, close: closeSupplier } = createSupplierStack(config.supplier);
+    const {
+      supplier,
+      orders,
+      close: closeSupplier,
+    } = createSupplierStack(config.supplier, {
+      drift: createDriftReporter(runtimeDriftLog),
+    });
     stops.push(closeSupplier);
     const worker = await createBookingWorker({
       connection,

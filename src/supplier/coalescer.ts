@@ -11,13 +11,15 @@
  *  - a request carries at most `maxReferences` references; a full batch goes without waiting;
  *  - with a limiter, the batch is cut only once a token is granted, so it keeps filling while it waits.
  * Each caller gets the orders whose `customerReferenceNo` is its own, or [] (not found); a failed
- * request rejects each of its callers with the same SupplierError. One process, one coalescer: it
+ * request rejects each of its callers with the same SupplierError, and an order that cannot be read
+ * rejects only the callers it may belong to (see ordersOf). One process, one coalescer: it
  * holds no global state.
  */
 import { SupplierError } from './errors';
 import type { SupplierClient } from './interface';
 import type { SupplierRateLimiter } from './rate-limiter';
-import type { HotelOrder } from './schemas';
+import { ordersOf } from './orders';
+import type { HotelOrder, OrderListing } from './schemas';
 
 /** Looks up orders by customer reference, sharing requests with concurrent lookups. */
 export interface QueryOrdersCoalescer {
@@ -140,7 +142,7 @@ export function createQueryOrdersCoalescer(options: QueryOrdersCoalescerOptions)
     inFlight++;
     lastSentAt = Date.now();
     // Through a promise, so even a client that throws synchronously answers every caller.
-    new Promise<HotelOrder[]>((resolve) =>
+    new Promise<OrderListing>((resolve) =>
       resolve(
         supplier.queryOrders(
           { customerReferenceNos: [...waiters.keys()] },
@@ -148,11 +150,17 @@ export function createQueryOrdersCoalescer(options: QueryOrdersCoalescerOptions)
         ),
       ),
     ).then(
-      (orders) => {
+      (listing) => {
         // Counted down before callers resume, so a caller that looks up again at once is sent at once.
         inFlight--;
         for (const [ref, set] of waiters) {
-          const mine = orders.filter((o) => o.customerReferenceNo === ref);
+          let mine: HotelOrder[];
+          try {
+            mine = ordersOf(listing, ref);
+          } catch (err) {
+            for (const w of set) w.reject(err);
+            continue;
+          }
           for (const w of set) w.resolve([...mine]);
         }
       },

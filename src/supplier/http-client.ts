@@ -4,24 +4,38 @@
  *
  * Classification is conservative where money is at stake: when we cannot tell whether a request
  * reached the supplier, it is treated as if it did (`mayHaveActed`), so a Book is verified, not re-sent.
+ * Answers are read strictly only where a decision reads them (./read.ts); other fields that drift
+ * from the spec's shapes are reported (./drift.ts) and never change an outcome.
  */
 import { randomUUID } from 'node:crypto';
 import { Agent, request, type Dispatcher } from 'undici';
-import type { z } from 'zod';
-import { SupplierError, type SupplierErrorType, type SupplierOperation } from './errors';
+import { createDriftReporter, type DriftReporter } from './drift';
+import { SupplierError, type SupplierErrorDetails, type SupplierErrorType, type SupplierOperation } from './errors';
 import type { CallContext, SupplierClient, TokenProvider } from './interface';
 import type { SupplierProfile } from './profile';
+import { readAnswer, type AnswerShape } from './read';
 import {
   BookData,
+  BookDecision,
   CheckAvailData,
-  describeIssues,
+  CheckAvailDecision,
   Envelope,
+  EnvelopeDecision,
+  HotelOrder,
+  OrderDecision,
   QueryOrdersData,
   type BookRequest,
   type CheckAvailRequest,
-  type HotelOrder,
+  type OrderListing,
   type QueryOrdersRequest,
+  type UnreadableOrder,
 } from './schemas';
+
+const ENVELOPE: AnswerShape<Envelope> = { decision: EnvelopeDecision, full: Envelope };
+const CHECK_AVAIL: AnswerShape<CheckAvailData> = { decision: CheckAvailDecision, full: CheckAvailData };
+const BOOK: AnswerShape<BookData> = { decision: BookDecision, full: BookData };
+const ORDER_LIST: AnswerShape<QueryOrdersData> = { decision: QueryOrdersData, full: QueryOrdersData };
+const ORDER: AnswerShape<HotelOrder> = { decision: OrderDecision, full: HotelOrder };
 
 export interface HttpSupplierClientOptions {
   baseUrl: string;
@@ -33,6 +47,8 @@ export interface HttpSupplierClientOptions {
   dispatcher?: Dispatcher;
   now?: () => number;
   newRequestId?: () => string;
+  /** Where fields that drift from the spec's shapes are reported; one per worker process (default: its own). */
+  drift?: DriftReporter;
 }
 
 /** Errors thrown while connecting: the request was never written, so nothing can have happened upstream. */
@@ -54,13 +70,14 @@ export function createHttpSupplierClient(options: HttpSupplierClientOptions): Su
   const dispatcher = options.dispatcher ?? ownDispatcher!;
   const now = options.now ?? Date.now;
   const newRequestId = options.newRequestId ?? randomUUID;
+  const drift = options.drift ?? createDriftReporter();
 
-  async function call<T>(
+  /** The `data` of a success envelope, not read yet: each operation reads its own. */
+  async function call(
     operation: Exclude<SupplierOperation, 'ticket'>,
     body: unknown,
     context: CallContext,
-    dataSchema: z.ZodType<T>,
-  ): Promise<T> {
+  ): Promise<Answer> {
     const withSession = operation !== 'queryOrders';
     if (withSession && !context.sessionId) {
       throw new SupplierError('SupplierBadRequest', `${operation}: Session-Id is required`, { operation });
@@ -69,7 +86,7 @@ export function createHttpSupplierClient(options: HttpSupplierClientOptions): Su
     let token = await tokens.getToken(context.signal);
     for (let attempt = 1; ; attempt++) {
       try {
-        return await send(operation, body, context, dataSchema, token, timeoutMs, withSession);
+        return await send(operation, body, context, token, timeoutMs, withSession);
       } catch (err) {
         // 401 proves nothing was done; one re-issue covers an expired ticket.
         if (err instanceof SupplierError && err.type === 'SupplierUnauthorized' && attempt === 1) {
@@ -82,15 +99,14 @@ export function createHttpSupplierClient(options: HttpSupplierClientOptions): Su
     }
   }
 
-  async function send<T>(
+  async function send(
     operation: Exclude<SupplierOperation, 'ticket'>,
     body: unknown,
     context: CallContext,
-    dataSchema: z.ZodType<T>,
     token: string,
     timeoutMs: number,
     withSession: boolean,
-  ): Promise<T> {
+  ): Promise<Answer> {
     const requestId = newRequestId();
     const headers: Record<string, string> = {
       authorization: `Bearer ${token}`,
@@ -139,34 +155,34 @@ export function createHttpSupplierClient(options: HttpSupplierClientOptions): Su
       } catch (err) {
         throw classifyTransport(err, { ...base, httpStatus: res.statusCode }, timedOut, timeoutMs);
       }
-      return interpret(operation, res.statusCode, res.headers, text, dataSchema, requestId, token);
+      return interpret(operation, res.statusCode, res.headers, text, requestId, token);
     } finally {
       clearTimeout(timer);
       context.signal?.removeEventListener('abort', onCallerAbort);
     }
   }
 
-  function interpret<T>(
-    operation: SupplierOperation,
+  function interpret(
+    operation: Exclude<SupplierOperation, 'ticket'>,
     status: number,
     headers: Dispatcher.ResponseData['headers'],
     text: string,
-    dataSchema: z.ZodType<T>,
     requestId: string,
     token: string,
-  ): T {
+  ): Answer {
     // Text copied from the body into an error may echo the Authorization header back: never the token.
     const redact = (s: string) => (token ? s.split(token).join('[redacted]') : s);
     let json: unknown;
-    let envelope: Envelope | undefined;
+    let parsed = false;
     try {
       json = JSON.parse(text);
-      const parsed = Envelope.safeParse(json);
-      if (parsed.success) envelope = parsed.data;
-      if (envelope?.msg !== undefined) envelope.msg = redact(envelope.msg);
+      parsed = true;
     } catch {
       json = undefined;
     }
+    const reading = parsed ? readAnswer(json, ENVELOPE, '') : undefined;
+    const envelope = reading?.ok ? reading.value : undefined;
+    if (envelope?.msg !== undefined) envelope.msg = redact(envelope.msg);
     const details = { operation, httpStatus: status, requestId, code: envelope?.code, supplierMessage: envelope?.msg };
 
     if (status !== 200) {
@@ -178,13 +194,10 @@ export function createHttpSupplierClient(options: HttpSupplierClientOptions): Su
       });
     }
     if (!envelope) {
-      const issues = json === undefined ? ['(body): not JSON'] : describeIssues(Envelope.safeParse(json).error!, '');
-      throw new SupplierError(
-        'SupplierInvalidResponse',
-        `${operation}: invalid response envelope: ${issues.join('; ')}`,
-        { ...details, issues },
-      );
+      const issues = reading && !reading.ok ? reading.issues.map(redact) : ['(body): not JSON'];
+      throw invalid(operation, `invalid response envelope: ${issues.join('; ')}`, { ...details, issues });
     }
+    if (reading?.ok) drift.report(operation, reading.drift);
     if (envelope.code !== profile.codes.success) {
       const type = typeForCode(envelope.code);
       throw new SupplierError(
@@ -193,15 +206,37 @@ export function createHttpSupplierClient(options: HttpSupplierClientOptions): Su
         details,
       );
     }
-    const data = dataSchema.safeParse(envelope.data);
-    if (!data.success) {
-      const issues = describeIssues(data.error, 'data').map(redact);
-      throw new SupplierError('SupplierInvalidResponse', `${operation}: invalid response: ${issues.join('; ')}`, {
-        ...details,
-        issues,
-      });
+    return { data: envelope.data, details, redact };
+  }
+
+  /** Reads `data` against `shape`; an unreadable decision field makes the whole answer invalid. */
+  function readData<T>(operation: SupplierOperation, answer: Answer, shape: AnswerShape<T>, at = 'data'): T {
+    const reading = readAnswer(answer.data, shape, at);
+    if (!reading.ok) {
+      const issues = reading.issues.map(answer.redact);
+      throw invalid(operation, `invalid response: ${issues.join('; ')}`, { ...answer.details, issues });
     }
-    return data.data;
+    drift.report(operation, reading.drift);
+    return reading.value;
+  }
+
+  /** Each order on its own: a malformed one is set aside, never failing the orders beside it. */
+  function readOrders(answer: Answer): OrderListing {
+    const list = readData('queryOrders', answer, ORDER_LIST).orders ?? [];
+    const listing: OrderListing = { orders: [], unreadable: [] };
+    list.forEach((raw, i) => {
+      const reading = readAnswer(raw, ORDER, `data.orders.${i}`);
+      if (reading.ok) {
+        drift.report(
+          'queryOrders',
+          reading.drift.map((p) => p.replace(/^data\.orders\.\d+/, 'data.orders[]')),
+        );
+        listing.orders.push(reading.value);
+      } else {
+        listing.unreadable.push(unreadableOrder(raw, reading.issues.map(answer.redact)));
+      }
+    });
+    return listing;
   }
 
   function typeForStatus(status: number): SupplierErrorType {
@@ -234,17 +269,36 @@ export function createHttpSupplierClient(options: HttpSupplierClientOptions): Su
   }
 
   return {
-    checkAvail: (req: CheckAvailRequest, context: CallContext) => call('checkAvail', req, context, CheckAvailData),
-    async book(req: BookRequest, context: CallContext): Promise<HotelOrder> {
-      return (await call('book', req, context, BookData)).hotelOrder;
+    async checkAvail(req: CheckAvailRequest, context: CallContext): Promise<CheckAvailData> {
+      return readData('checkAvail', await call('checkAvail', req, context), CHECK_AVAIL);
     },
-    async queryOrders(req: QueryOrdersRequest, context): Promise<HotelOrder[]> {
-      return (await call('queryOrders', req, context, QueryOrdersData)).orders;
+    async book(req: BookRequest, context: CallContext): Promise<HotelOrder> {
+      return readData('book', await call('book', req, context), BOOK).hotelOrder;
+    },
+    async queryOrders(req: QueryOrdersRequest, context): Promise<OrderListing> {
+      return readOrders(await call('queryOrders', req, context));
     },
     async close() {
       await ownDispatcher?.close();
     },
   };
+}
+
+/** A success envelope's `data`, before its operation reads it, with what an error about it must carry. */
+interface Answer {
+  data: unknown;
+  details: SupplierErrorDetails;
+  redact: (text: string) => string;
+}
+
+function invalid(operation: SupplierOperation, what: string, details: SupplierErrorDetails): SupplierError {
+  return new SupplierError('SupplierInvalidResponse', `${operation}: ${what}`, details);
+}
+
+/** Whatever can be told of an unreadable order: its reference, when that field at least is a string. */
+function unreadableOrder(raw: unknown, issues: string[]): UnreadableOrder {
+  const ref = (raw as { customerReferenceNo?: unknown } | null)?.customerReferenceNo;
+  return typeof ref === 'string' && ref.length > 0 ? { customerReferenceNo: ref, issues } : { issues };
 }
 
 /** A transport failure as a SupplierError. Only failures while connecting are known not to have reached the supplier. */

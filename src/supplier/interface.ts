@@ -6,7 +6,14 @@
  * (errors.ts). Expected business answers that arrive as errors (ARI changed, credit limit) are
  * thrown as typed errors here; the activities turn them into values.
  */
-import type { BookRequest, CheckAvailData, CheckAvailRequest, HotelOrder, QueryOrdersRequest } from './schemas';
+import type {
+  BookRequest,
+  CheckAvailData,
+  CheckAvailRequest,
+  HotelOrder,
+  OrderListing,
+  QueryOrdersRequest,
+} from './schemas';
 
 /** Per-call request context, sent as headers. None of it is secret. */
 export interface CallContext {
@@ -28,10 +35,11 @@ export interface CallContext {
 export interface SupplierClient {
   checkAvail(request: CheckAvailRequest, context: CallContext): Promise<CheckAvailData>;
   book(request: BookRequest, context: CallContext): Promise<HotelOrder>;
+  /** The orders found, each read on its own: one that cannot be read is listed apart (see ordersOf). */
   queryOrders(
     request: QueryOrdersRequest,
     context: Omit<CallContext, 'sessionId' | 'currency' | 'test'> & { test?: string },
-  ): Promise<HotelOrder[]>;
+  ): Promise<OrderListing>;
   /** Releases pooled connections. */
   close(): Promise<void>;
 }

@@ -1,9 +1,16 @@
 /**
  * The supplier's wire model (spec sections 2 and 4), as zod schemas beside their types.
  *
- * Responses are parsed tolerantly: unknown fields are allowed (a supplier adds fields without notice),
- * and only the fields this project acts on are required. A missing or mistyped required field fails
- * with the JSON path of the field. Requests are what we send, so their required fields are strict.
+ * Requests are what we send: strict. Responses are read in two passes (./read.ts):
+ *  - a *decision* schema, strict, holding only the fields an outcome is decided on: the envelope `code`,
+ *    an order's `status`, `customerReferenceNo`, references and price, CheckAvail's `status` and price.
+ *    If one of those cannot be read, the answer is unreadable and the caller treats it as such (for Book:
+ *    the order may exist);
+ *  - a *full* schema, the shape the spec gives every other field, read tolerantly: every such field is
+ *    optional and may be null, unknown fields are dropped, and a field of another shape is pruned and
+ *    reported as drift (./drift.ts). Drift never changes an outcome.
+ * The spec says nothing about which response fields are optional, and live suppliers send nulls, omit
+ * empty fields and add fields without notice: only what a decision reads is required.
  */
 import { z } from 'zod';
 
@@ -16,8 +23,15 @@ export const Money = z.object({
 });
 export type Money = z.infer<typeof Money>;
 
-/** Text keyed by language code (`en`, `zh`, `ar` occur). */
-export const LocalizedText = z.record(z.string(), z.string());
+/**
+ * Text keyed by language code (`en`, `zh`, `ar` occur). Informational only, and its keys are data, not
+ * field names: an entry that is not text is dropped here, without a drift path (a key may be anything).
+ */
+export const LocalizedText = z
+  .record(z.string(), z.unknown())
+  .transform((texts) =>
+    Object.fromEntries(Object.entries(texts).filter((e): e is [string, string] => typeof e[1] === 'string')),
+  );
 export type LocalizedText = z.infer<typeof LocalizedText>;
 
 export const TimeWindow = z.object({ start: Timestamp, end: Timestamp });
@@ -49,6 +63,8 @@ export const Guest = z.object({
 });
 export type Guest = z.infer<typeof Guest>;
 
+// --- Response shapes (read tolerantly, see the header) ------------------------------------------
+
 export const RateBlock = z.object({
   commissionableRate: Money.optional(),
   netRate: Money.optional(),
@@ -58,7 +74,7 @@ export const RateBlock = z.object({
 export type RateBlock = z.infer<typeof RateBlock>;
 
 export const Board = z.object({
-  boardId: z.string(),
+  boardId: z.string().optional(),
   boardName: LocalizedText.optional(),
   boardDesc: LocalizedText.optional(),
 });
@@ -76,7 +92,7 @@ export const Tax = z.object({
 });
 export type Tax = z.infer<typeof Tax>;
 
-export const CancelFee = z.object({ until: Timestamp, fee: Money });
+export const CancelFee = z.object({ until: Timestamp.optional(), fee: Money.optional() });
 export type CancelFee = z.infer<typeof CancelFee>;
 
 export const OriginalRoomNaming = z.object({
@@ -104,13 +120,13 @@ const roomRatePkgShape = {
   tax: Tax.optional(),
 };
 
-/** A rate package. `totalRate` is what the price check compares, so CheckAvail requires it (see checkAvail). */
-export const RoomRatePkg = z.object({ ratePkgId: z.string().min(1), ...roomRatePkgShape });
+/** A rate package as the supplier reports it. */
+export const RoomRatePkg = z.object({ ratePkgId: z.string().min(1).optional(), ...roomRatePkgShape });
 export type RoomRatePkg = z.infer<typeof RoomRatePkg>;
 
 export const LatLng = z.object({ lat: z.number(), lng: z.number() });
 export const Hotel = z.object({
-  hotelId: z.string(),
+  hotelId: z.string().optional(),
   destinationId: z.string().optional(),
   name: LocalizedText.optional(),
   rating: z.number().optional(),
@@ -121,8 +137,8 @@ export const Hotel = z.object({
 export type Hotel = z.infer<typeof Hotel>;
 
 export const RefundInfo = z.object({
-  date: z.string(),
-  refunded: z.boolean(),
+  date: z.string().optional(),
+  refunded: z.boolean().optional(),
   refundedMoney: Money.optional(),
 });
 
@@ -144,16 +160,23 @@ export type OrderRoom = z.infer<typeof OrderRoom>;
 export const OrderHolder = Holder.partial().extend({ phone: Phone.partial().optional() });
 
 /**
- * An order as the supplier reports it. `status` and `customerReferenceNo` are required: without them
- * an order cannot be matched to its booking or judged, and a guess would risk money.
+ * What an order's outcome is decided on, read strictly: without `status` and `customerReferenceNo` an
+ * order cannot be judged or matched to its booking, and the references and price it carries are what the
+ * booking reports. A guess here would risk money, so an order failing this is unreadable.
  */
-export const HotelOrder = z.object({
+export const OrderDecision = z.object({
   status: z.number().int(),
-  statusRemark: z.string().optional(),
   customerReferenceNo: z.string().min(1),
   platformReferenceNo: z.string().optional(),
   supplierReferenceNo: z.string().optional(),
   hotelConfirmNo: z.string().optional(),
+  grossRate: Money.optional(),
+  netRate: Money.optional(),
+});
+
+/** An order as the supplier reports it: the decision fields, and every other spec field, tolerantly. */
+export const HotelOrder = OrderDecision.extend({
+  statusRemark: z.string().optional(),
   checkIn: DateValue.optional(),
   checkOut: DateValue.optional(),
   nightCount: z.number().int().optional(),
@@ -161,8 +184,6 @@ export const HotelOrder = z.object({
   bookingTime: Timestamp.optional(),
   holder: OrderHolder.optional(),
   commissionableRate: Money.optional(),
-  netRate: Money.optional(),
-  grossRate: Money.optional(),
   respectGrossRate: z.boolean().optional(),
   cancelTime: Timestamp.optional(),
   cancelReason: z.string().optional(),
@@ -174,15 +195,15 @@ export const HotelOrder = z.object({
 export type HotelOrder = z.infer<typeof HotelOrder>;
 
 /** Keys inside `usd` are not shown in the spec. */
-export const ExchangeRateSnapshot = z.object({ date: z.string(), usd: z.record(z.string(), z.unknown()) });
+export const ExchangeRateSnapshot = z.object({
+  date: z.string().optional(),
+  usd: z.record(z.string(), z.unknown()).optional(),
+});
 export type ExchangeRateSnapshot = z.infer<typeof ExchangeRateSnapshot>;
 
 /** The response envelope of every operation. Error bodies are `{code, msg}` with no `data`. */
-export const Envelope = z.object({
-  code: z.number().int(),
-  msg: z.string().optional(),
-  data: z.unknown().optional(),
-});
+export const EnvelopeDecision = z.object({ code: z.number().int(), data: z.unknown().optional() });
+export const Envelope = EnvelopeDecision.extend({ msg: z.string().optional() });
 export type Envelope = z.infer<typeof Envelope>;
 
 // --- CheckAvail -------------------------------------------------------------------------------
@@ -190,8 +211,17 @@ export type Envelope = z.infer<typeof Envelope>;
 export const CheckAvailRequest = z.object({ ratePkgId: z.string().min(1) });
 export type CheckAvailRequest = z.infer<typeof CheckAvailRequest>;
 
-export const CheckAvailData = z.object({
+/** CheckAvail's decision: its status, and the price the price check compares (see priceOf). */
+export const CheckAvailDecision = z.object({
   status: z.number().int(),
+  roomRatePkg: z
+    .object({
+      totalRate: z.object({ grossRate: Money.optional(), netRate: Money.optional() }).optional(),
+    })
+    .optional(),
+});
+
+export const CheckAvailData = CheckAvailDecision.extend({
   roomRatePkg: RoomRatePkg.optional(),
   exchangeRateSnapshot: ExchangeRateSnapshot.optional(),
 });
@@ -207,6 +237,7 @@ export const BookRequest = z.object({
 });
 export type BookRequest = z.infer<typeof BookRequest>;
 
+export const BookDecision = z.object({ hotelOrder: OrderDecision });
 export const BookData = z.object({ hotelOrder: HotelOrder });
 export type BookData = z.infer<typeof BookData>;
 
@@ -225,8 +256,25 @@ export const QueryOrdersRequest = z.object({
 });
 export type QueryOrdersRequest = z.infer<typeof QueryOrdersRequest>;
 
-export const QueryOrdersData = z.object({ orders: z.array(HotelOrder) });
+/**
+ * The list itself; each order in it is read on its own (a malformed order fails only its own booking).
+ * An absent or null list is an empty one: suppliers omit empty fields.
+ */
+export const QueryOrdersData = z.object({ orders: z.array(z.unknown()).optional() });
 export type QueryOrdersData = z.infer<typeof QueryOrdersData>;
+
+/** An order whose decision fields could not be read, with its reference when that much was readable. */
+export interface UnreadableOrder {
+  customerReferenceNo?: string;
+  /** JSON paths and what is wrong there (never the values). */
+  issues: string[];
+}
+
+/** A QueryOrders answer: the orders read, and those that could not be. */
+export interface OrderListing {
+  orders: HotelOrder[];
+  unreadable: UnreadableOrder[];
+}
 
 // --- Ticket (authentication; path and fields from the supplier profile) -----------------------
 

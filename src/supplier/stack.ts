@@ -4,6 +4,7 @@
  */
 import { Agent } from 'undici';
 import { createQueryOrdersCoalescer, type QueryOrdersCoalescer } from './coalescer';
+import { createDriftReporter, type DriftReporter } from './drift';
 import { createHttpSupplierClient } from './http-client';
 import type { SupplierClient } from './interface';
 import { createRateLimitedSupplierClient } from './limited-client';
@@ -28,14 +29,19 @@ export interface SupplierStack {
   /** Rate limited when the configuration says so. */
   supplier: SupplierClient;
   orders: QueryOrdersCoalescer;
+  /** Fields of supplier answers that drift from the spec's shapes, counted per path (logged once each). */
+  drift: DriftReporter;
   /** Stops waiting lookups and closes the connection pools. */
   close(): Promise<void>;
 }
 
-/** Builds the supplier stack the configuration describes; `limiter` tunes the rate limiter (see RateLimiterOptions). */
+/**
+ * Builds the supplier stack the configuration describes; `limiter` tunes the rate limiter (see
+ * RateLimiterOptions), `drift` receives schema drift (default: a reporter of its own, logging to the console).
+ */
 export function createSupplierStack(
   config: SupplierStackConfig,
-  options: { limiter?: Pick<RateLimiterOptions, 'capacity' | 'marginMs'> } = {},
+  options: { limiter?: Pick<RateLimiterOptions, 'capacity' | 'marginMs'>; drift?: DriftReporter } = {},
 ): SupplierStack {
   const { baseUrl, profile, credentials, maxConnections } = config;
   // Owned here so close() can release it; the Ticket provider has no close of its own.
@@ -51,7 +57,8 @@ export function createSupplierStack(
           appSecret: credentials.appSecret,
           dispatcher: ticketDispatcher,
         });
-  const http = createHttpSupplierClient({ baseUrl, profile, tokens, maxConnections });
+  const drift = options.drift ?? createDriftReporter();
+  const http = createHttpSupplierClient({ baseUrl, profile, tokens, maxConnections, drift });
   const limiter =
     config.rateLimit !== false
       ? new SupplierRateLimiter({ ...options.limiter, limits: profile.rateLimits })
@@ -70,6 +77,7 @@ export function createSupplierStack(
   return {
     supplier,
     orders,
+    drift,
     async close() {
       orders.close();
       limiter?.close();

@@ -12,7 +12,7 @@ import { SupplierError } from '../../src/supplier/errors';
 import { createHttpSupplierClient } from '../../src/supplier/http-client';
 import type { SupplierClient } from '../../src/supplier/interface';
 import { SupplierProfile } from '../../src/supplier/profile';
-import type { BookRequest, HotelOrder, QueryOrdersRequest } from '../../src/supplier/schemas';
+import type { BookRequest, HotelOrder, OrderListing, QueryOrdersRequest } from '../../src/supplier/schemas';
 import { createSupplierStack } from '../../src/supplier/stack';
 import { ticketTokens } from '../../src/supplier/token';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server';
@@ -241,12 +241,12 @@ function manualSupplier() {
   }> = [];
   const client: Pick<SupplierClient, 'queryOrders'> = {
     queryOrders: (request: QueryOrdersRequest, context) =>
-      new Promise<HotelOrder[]>((resolve, reject) => {
+      new Promise<OrderListing>((resolve, reject) => {
         requests.push({
           refs: request.customerReferenceNos ?? [],
           signal: context.signal,
           traceId: context.traceId,
-          answer: resolve,
+          answer: (orders) => resolve({ orders, unreadable: [] }),
           fail: reject,
         });
       }),

@@ -111,7 +111,7 @@ describeType('SupplierForbidden', () => {
       appKey: 'sandbox-readonly',
       appSecret: 'sandbox-readonly-secret',
     });
-    await expect(client.queryOrders({}, {})).resolves.toEqual([]);
+    await expect(client.queryOrders({}, {})).resolves.toEqual({ orders: [], unreadable: [] });
     const req = bookRequest();
     const err = await supplierErrorOf(client.book(req, flow()));
     expect(err.type).toBe('SupplierForbidden');
@@ -186,7 +186,10 @@ describeType('SupplierGatewayTimeout', () => {
     expect(err.mayHaveActed).toBe(true);
     expect(err.details.httpStatus).toBe(504);
     expect(ordersFor(sandbox, req.customerReferenceNo)).toEqual([]);
-    await expect(client.queryOrders({ customerReferenceNos: [req.customerReferenceNo] }, {})).resolves.toEqual([]);
+    await expect(client.queryOrders({ customerReferenceNos: [req.customerReferenceNo] }, {})).resolves.toEqual({
+      orders: [],
+      unreadable: [],
+    });
   });
 });
 

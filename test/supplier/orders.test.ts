@@ -17,6 +17,12 @@ afterEach(() => res.closeAll());
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const refs = (orders: HotelOrder[]) => orders.map((o) => o.customerReferenceNo).sort();
+/** The orders of a QueryOrders answer; the sandbox's orders are always readable. */
+async function listed(c: SupplierClient, ...args: Parameters<SupplierClient['queryOrders']>): Promise<HotelOrder[]> {
+  const { orders, unreadable } = await c.queryOrders(...args);
+  expect(unreadable).toEqual([]);
+  return orders;
+}
 
 describe('Book idempotency', () => {
   test('two Books with one customerReferenceNo make one order and return the same platformReferenceNo', async () => {
@@ -61,7 +67,7 @@ describe('order status', () => {
     const seen: Array<{ sent: number; answered: number; order: HotelOrder }> = [];
     while (!seen.some((s) => s.order.status === status.confirmed)) {
       const sent = Date.now();
-      const [found] = await client.queryOrders({ customerReferenceNos: [order.customerReferenceNo] }, {});
+      const [found] = await listed(client, { customerReferenceNos: [order.customerReferenceNo] }, {});
       seen.push({ sent, answered: Date.now(), order: found! });
       await sleep(40);
     }
@@ -75,14 +81,14 @@ describe('order status', () => {
 
   test('outcome=failed ends in Failed (4) with a remark', async () => {
     const order = await client.book(bookRequest(), flow({ test: 'outcome=failed&confirmAfterMs=0' }));
-    const [found] = await client.queryOrders({ customerReferenceNos: [order.customerReferenceNo] }, {});
+    const [found] = await listed(client, { customerReferenceNos: [order.customerReferenceNo] }, {});
     expect(found!.status).toBe(status.failed);
     expect(found!.statusRemark).toBe('supplier rejected');
   });
 
   test('a Test-header confirmAfterMs wins over the sandbox default', async () => {
     const order = await client.book(bookRequest(), flow({ test: 'confirmAfterMs=0' }));
-    const [found] = await client.queryOrders({ customerReferenceNos: [order.customerReferenceNo] }, {});
+    const [found] = await listed(client, { customerReferenceNos: [order.customerReferenceNo] }, {});
     expect(found!.status).toBe(status.confirmed);
   });
 });
@@ -99,27 +105,27 @@ describe('QueryOrders filters', () => {
   test('unknown reference: code 0 and an empty list', async () => {
     await threeOrders();
     await expect(
-      client.queryOrders({ customerReferenceNos: ['00000000-0000-4000-8000-000000000000'] }, {}),
+      listed(client, { customerReferenceNos: ['00000000-0000-4000-8000-000000000000'] }, {}),
     ).resolves.toEqual([]);
-    await expect(client.queryOrders({ platformReferenceNos: ['PRN99999999'] }, {})).resolves.toEqual([]);
+    await expect(listed(client, { platformReferenceNos: ['PRN99999999'] }, {})).resolves.toEqual([]);
   });
 
   test('no filter returns every order', async () => {
     const { confirmed, failed, pending } = await threeOrders();
-    expect(refs(await client.queryOrders({}, {}))).toEqual(
+    expect(refs(await listed(client, {}, {}))).toEqual(
       [confirmed, failed, pending].map((o) => o.customerReferenceNo).sort(),
     );
   });
 
   test('each filter alone', async () => {
     const { confirmed, failed, pending } = await threeOrders();
-    expect(refs(await client.queryOrders({ customerReferenceNos: [failed.customerReferenceNo] }, {}))).toEqual([
+    expect(refs(await listed(client, { customerReferenceNos: [failed.customerReferenceNo] }, {}))).toEqual([
       failed.customerReferenceNo,
     ]);
-    expect(refs(await client.queryOrders({ platformReferenceNos: [pending.platformReferenceNo!] }, {}))).toEqual([
+    expect(refs(await listed(client, { platformReferenceNos: [pending.platformReferenceNo!] }, {}))).toEqual([
       pending.customerReferenceNo,
     ]);
-    expect(refs(await client.queryOrders({ statusList: [status.confirmed, status.failed] }, {}))).toEqual(
+    expect(refs(await listed(client, { statusList: [status.confirmed, status.failed] }, {}))).toEqual(
       [confirmed.customerReferenceNo, failed.customerReferenceNo].sort(),
     );
   });
@@ -129,19 +135,20 @@ describe('QueryOrders filters', () => {
     const all = [confirmed, failed, pending].map((o) => o.customerReferenceNo);
 
     // References ∧ status: only the confirmed one of the three.
-    expect(refs(await client.queryOrders({ customerReferenceNos: all, statusList: [status.confirmed] }, {}))).toEqual([
+    expect(refs(await listed(client, { customerReferenceNos: all, statusList: [status.confirmed] }, {}))).toEqual([
       confirmed.customerReferenceNo,
     ]);
     // Customer ref of one order ∧ platform ref of another: nothing, not the union.
     await expect(
-      client.queryOrders(
+      listed(
+        client,
         { customerReferenceNos: [confirmed.customerReferenceNo], platformReferenceNos: [failed.platformReferenceNo!] },
         {},
       ),
     ).resolves.toEqual([]);
     // A reference ∧ a status it does not have: nothing.
     await expect(
-      client.queryOrders({ customerReferenceNos: [pending.customerReferenceNo], statusList: [status.confirmed] }, {}),
+      listed(client, { customerReferenceNos: [pending.customerReferenceNo], statusList: [status.confirmed] }, {}),
     ).resolves.toEqual([]);
   });
 
@@ -154,22 +161,22 @@ describe('QueryOrders filters', () => {
       end: new Date(now - 300 * 86_400_000).toISOString(),
     };
 
-    expect(refs(await client.queryOrders({ bookingTimeWindow: around }, {}))).toEqual(
+    expect(refs(await listed(client, { bookingTimeWindow: around }, {}))).toEqual(
       [confirmed, failed, pending].map((o) => o.customerReferenceNo).sort(),
     );
-    await expect(client.queryOrders({ bookingTimeWindow: lastYear }, {})).resolves.toEqual([]);
-    expect(refs(await client.queryOrders({ bookingTimeWindow: around, statusList: [status.failed] }, {}))).toEqual([
+    await expect(listed(client, { bookingTimeWindow: lastYear }, {})).resolves.toEqual([]);
+    expect(refs(await listed(client, { bookingTimeWindow: around, statusList: [status.failed] }, {}))).toEqual([
       failed.customerReferenceNo,
     ]);
     await expect(
-      client.queryOrders({ bookingTimeWindow: lastYear, customerReferenceNos: [confirmed.customerReferenceNo] }, {}),
+      listed(client, { bookingTimeWindow: lastYear, customerReferenceNos: [confirmed.customerReferenceNo] }, {}),
     ).resolves.toEqual([]);
   });
 
   test('returned orders are complete enough to act on', async () => {
     const req = bookRequest();
     await client.book(req, flow({ test: 'confirmAfterMs=0' }));
-    const [order] = await client.queryOrders({ customerReferenceNos: [req.customerReferenceNo] }, {});
+    const [order] = await listed(client, { customerReferenceNos: [req.customerReferenceNo] }, {});
     expect(order).toMatchObject({
       customerReferenceNo: req.customerReferenceNo,
       status: status.confirmed,
@@ -182,8 +189,8 @@ describe('QueryOrders filters', () => {
 describe('QueryOrders rate limit', () => {
   test('429 once over its limit, and again allowed after the bucket refills', async () => {
     sandbox.configure({ rateLimits: { queryOrders: 1 } });
-    await client.queryOrders({}, {});
-    const err = await supplierErrorOf(client.queryOrders({}, {}));
+    await listed(client, {}, {});
+    const err = await supplierErrorOf(listed(client, {}, {}));
     expect(err.type).toBe('SupplierRateLimited');
     expect(err.mayHaveActed).toBe(false);
     expect(err.details).toMatchObject({
@@ -194,6 +201,6 @@ describe('QueryOrders rate limit', () => {
     expect(sandbox.stats().rateLimited).toBe(1);
     // One request per second refills one token in a second.
     await sleep(1_050);
-    await expect(client.queryOrders({}, {})).resolves.toEqual([]);
+    await expect(listed(client, {}, {})).resolves.toEqual([]);
   });
 });

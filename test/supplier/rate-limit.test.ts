@@ -210,7 +210,7 @@ describe('waiting for a token (fake timers)', () => {
         sent.push(req.customerReferenceNo),
         { customerReferenceNo: req.customerReferenceNo, status: 1 }
       ),
-      queryOrders: async () => [],
+      queryOrders: async () => ({ orders: [], unreadable: [] }),
       close: async () => undefined,
     };
     const client = createRateLimitedSupplierClient(inner, limiter);

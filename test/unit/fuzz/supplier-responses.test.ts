@@ -4,7 +4,14 @@ import { MockAgent } from 'undici';
 import { SupplierError, SupplierErrorTypes } from '../../../src/supplier/errors';
 import { createHttpSupplierClient, parseRetryAfter } from '../../../src/supplier/http-client';
 import { defaultSupplierProfile } from '../../../src/supplier/profile';
-import { BookRequest, CheckAvailData, HotelOrder, QueryOrdersData } from '../../../src/supplier/schemas';
+import { createDriftReporter } from '../../../src/supplier/drift';
+import {
+  BookRequest,
+  CheckAvailData,
+  HotelOrder,
+  QueryOrdersData,
+  type OrderListing,
+} from '../../../src/supplier/schemas';
 import { staticToken } from '../../../src/supplier/token';
 
 const BASE = 'http://supplier.test';
@@ -418,8 +425,8 @@ function toError(n: NetworkFailure): Error {
 
 const LATE_TIMEOUT_MS = 5;
 
-/** Calls the operation once; returns how it ended and which answers the supplier actually gave. */
-async function runScenario(s: Scenario): Promise<{ outcome: Outcome; served: Answer[] }> {
+/** Calls the operation once; returns how it ended, which answers the supplier gave and the drift it logged. */
+async function runScenario(s: Scenario): Promise<{ outcome: Outcome; served: Answer[]; driftLog: string[] }> {
   const agent = new MockAgent({ enableCallHistory: true });
   agent.disableNetConnect();
   const pool = agent.get(BASE);
@@ -435,11 +442,13 @@ async function runScenario(s: Scenario): Promise<{ outcome: Outcome; served: Ans
     else scope.times(1);
   });
 
+  const driftLog: string[] = [];
   const client = createHttpSupplierClient({
     baseUrl: BASE,
     profile: defaultSupplierProfile,
     tokens: staticToken(TOKEN),
     dispatcher: agent,
+    drift: createDriftReporter((message, meta) => driftLog.push(`${message} ${JSON.stringify(meta)}`)),
   });
   const timeoutMs = s.late ? LATE_TIMEOUT_MS : 2_000;
   const call = (): Promise<unknown> => {
@@ -456,7 +465,7 @@ async function runScenario(s: Scenario): Promise<{ outcome: Outcome; served: Ans
     );
     const requests = agent.getCallHistory()?.calls().length ?? 0;
     const served = Array.from({ length: requests }, (_, k) => s.answers[Math.min(k, s.answers.length - 1)]!);
-    return { outcome, served };
+    return { outcome, served, driftLog };
   } finally {
     await client.close();
     await agent.close();
@@ -466,7 +475,11 @@ async function runScenario(s: Scenario): Promise<{ outcome: Outcome; served: Ans
 function reparses(op: Operation, value: unknown): boolean {
   if (op === 'checkAvail') return CheckAvailData.safeParse(value).success;
   if (op === 'book') return HotelOrder.safeParse(value).success;
-  return QueryOrdersData.safeParse({ orders: value }).success;
+  const { orders, unreadable } = value as OrderListing;
+  return (
+    orders.every((o) => HotelOrder.safeParse(o).success) &&
+    unreadable.every((u) => u.issues.length > 0 && u.issues.every(issueNamesJsonPath))
+  );
 }
 
 function envelopeCode(body: string): unknown {
@@ -547,7 +560,9 @@ function expectClassifiedByAnswer(e: SupplierError, s: Scenario, served: Answer[
 }
 
 async function checkScenario(s: Scenario): Promise<void> {
-  const { outcome, served } = await runScenario(s);
+  const { outcome, served, driftLog } = await runScenario(s);
+  // Drift is logged by path, never by value, and a path never carries a map key that could be a secret.
+  for (const line of driftLog) expect(line).not.toContain(TOKEN);
   if (outcome.ok) {
     expect(reparses(s.operation, outcome.value)).toBe(true);
     const last = served[served.length - 1]!;
@@ -651,15 +666,28 @@ test('a msg echoing the bearer token is redacted (HTTP 400 and a 200 with an unu
 });
 
 // Same leak through the other text the client copies from a body: an issue path runs through record keys.
-test('a token echoed as a record key does not reach the issue paths', async () => {
+// Since answers are read tolerantly, such a field is drift: the call succeeds and the drift log must not
+// name the key either.
+test('a token echoed as a record key reaches neither the issue paths nor the drift log', async () => {
+  const invalidKey = JSON.stringify({ code: 0, data: { [TOKEN]: 1 } });
+  const e = await errorFor('checkAvail', { status: 200, headers: {}, body: invalidKey });
+  expect(e.details.issues).toEqual(['data.status: Invalid input: expected number, received undefined']);
   const body = JSON.stringify({
     code: 0,
-    data: { status: 1, roomRatePkg: { ratePkgId: 'p', board: { boardId: 'b', boardName: { [TOKEN]: 1 } } } },
+    data: {
+      status: 1,
+      roomRatePkg: { ratePkgId: 'p', board: { boardId: 'b', boardName: { [TOKEN]: 1 } }, tax: { [TOKEN]: 2 } },
+      exchangeRateSnapshot: { date: 'd', usd: { [TOKEN]: { nested: [TOKEN] } } },
+    },
   });
-  const e = await errorFor('checkAvail', { status: 200, headers: {}, body });
-  expect(e.details.issues).toEqual([
-    'data.roomRatePkg.board.boardName.[redacted]: Invalid input: expected string, received number',
-  ]);
+  const { outcome, driftLog } = await runScenario({
+    operation: 'checkAvail',
+    answers: [{ kind: 'reply', status: 200, headers: {}, body }],
+    late: false,
+  });
+  expect(outcome.ok).toBe(true);
+  expect(driftLog.join('\n')).not.toContain(TOKEN);
+  expect(JSON.stringify(outcome)).toContain('"status":1');
 });
 
 // Found by the parseRetryAfter property: 16 or more digits overflow the safe integer range once turned into

@@ -1,0 +1,98 @@
+/**
+ * Reads a supplier answer the way ./schemas.ts describes: strict where a decision reads, tolerant
+ * everywhere else.
+ *
+ * 1. Nulls in objects are dropped: a null field is an absent one (suppliers send both for "nothing").
+ * 2. The decision schema must pass; if not, the answer is unreadable and the issues name the JSON paths.
+ * 3. The full schema is applied; each field that fails it is pruned (removed, or its array element
+ *    removed) and its path returned as drift, until what is left passes. Unknown fields are dropped.
+ * A decision field is never pruned: the result is checked against the decision schema once more.
+ */
+import type { z } from 'zod';
+import { describeIssues } from '../contract/issues';
+import { foldIndices } from './drift';
+
+export type Reading<T> = { ok: true; value: T; drift: string[] } | { ok: false; issues: string[] };
+
+export interface AnswerShape<T> {
+  /** The fields a decision reads; strict. */
+  decision: z.ZodType;
+  /** Every field the spec gives, tolerantly (all but the decision fields optional). */
+  full: z.ZodType<T>;
+}
+
+/** More rounds than any nesting in the spec needs; a shape that still fails is read as its decision fields only. */
+const MAX_PRUNE_ROUNDS = 32;
+const PRUNED = Symbol('pruned');
+
+/** Reads `raw` (already JSON) against `shape`; `at` is the JSON path of `raw` in the body, e.g. `data`. */
+export function readAnswer<T>(raw: unknown, shape: AnswerShape<T>, at: string): Reading<T> {
+  const value = withoutNulls(raw);
+  const decision = shape.decision.safeParse(value);
+  if (!decision.success) return { ok: false, issues: describeIssues(decision.error, at) };
+
+  const drift = new Set<string>();
+  for (let round = 0; round < MAX_PRUNE_ROUNDS; round++) {
+    const full = shape.full.safeParse(value);
+    if (full.success) {
+      // Pruning stops at decision fields by construction; this makes sure of it.
+      if (!shape.decision.safeParse(full.data).success) break;
+      return { ok: true, value: full.data, drift: [...drift] };
+    }
+    for (const issue of full.error.issues) {
+      drift.add(foldIndices(issue.path, at));
+      prune(value, issue.path);
+    }
+    removePrunedElements(value);
+  }
+  // Unreachable with the spec's shapes; keep the decision fields rather than fail a readable answer.
+  return { ok: true, value: decision.data as T, drift: [...drift, foldIndices([], at)] };
+}
+
+/** A deep copy without null object properties (array elements stay: a null order or room is not "absent"). */
+function withoutNulls(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutNulls);
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [key, v] of Object.entries(value)) if (v !== null) out[key] = withoutNulls(v);
+    return out;
+  }
+  return value;
+}
+
+/**
+ * Removes what sits at `path`. A missing required field (nothing at the path) takes its parent with it:
+ * an informational object without a field its shape requires, say a Money without `amount`, is no use.
+ */
+function prune(root: unknown, path: readonly PropertyKey[]): void {
+  for (let depth = path.length; depth > 0; depth--) {
+    const parent = walk(root, path.slice(0, depth - 1));
+    const key = path[depth - 1]!;
+    if (parent === null || typeof parent !== 'object') continue;
+    const container = parent as Record<PropertyKey, unknown>;
+    if (container[key] === undefined || container[key] === PRUNED) continue;
+    if (Array.isArray(parent)) container[key] = PRUNED;
+    else delete container[key];
+    return;
+  }
+}
+
+function walk(root: unknown, path: readonly PropertyKey[]): unknown {
+  let node = root;
+  for (const key of path) {
+    if (node === null || typeof node !== 'object') return undefined;
+    node = (node as Record<PropertyKey, unknown>)[key];
+  }
+  return node;
+}
+
+function removePrunedElements(node: unknown): void {
+  if (Array.isArray(node)) {
+    for (let i = node.length - 1; i >= 0; i--) {
+      if (node[i] === PRUNED) node.splice(i, 1);
+      else removePrunedElements(node[i]);
+    }
+  } else if (node !== null && typeof node === 'object') {
+    for (const v of Object.values(node)) removePrunedElements(v);
+  }
+}
