@@ -24,6 +24,8 @@ export const SandboxEnv = z.object({
   SANDBOX_RATE_CHECK_AVAIL: rate(limits.checkAvail),
   SANDBOX_RATE_BOOK: rate(limits.book),
   SANDBOX_RATE_QUERY_ORDERS: rate(limits.queryOrders),
+  /** on: answer as a drifting live supplier (nulls, omitted and mistyped informational fields, unknown fields). */
+  SANDBOX_DRIFT: z.enum(['on', 'off']).default('off'),
 });
 
 export function loadSandboxOptions(env: Record<string, string | undefined> = process.env): SandboxOptions {
@@ -46,6 +48,7 @@ export function loadSandboxOptions(env: Record<string, string | undefined> = pro
       ...defaults.appKeys.slice(1),
     ],
     staticToken: e.SANDBOX_STATIC_TOKEN,
+    drift: e.SANDBOX_DRIFT === 'on',
     jwtSecret: e.SANDBOX_JWT_SECRET ?? randomBytes(32).toString('hex'),
     rateLimits: {
       overall: e.SANDBOX_RATE_OVERALL,

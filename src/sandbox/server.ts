@@ -15,12 +15,14 @@ import {
   describeIssues,
   QueryOrdersRequest,
   TicketRequest,
+  type CheckAvailData,
   type Money,
   type TimeWindow,
 } from '../supplier/schemas';
 import { TicketAuthority, type AppKey, type Permission, type Principal } from './auth';
 import { RateLimiter, type RateLimits } from './rate-limit';
 import { parseTestHeader, type TestFlags } from './scenario';
+import { driftedCheckAvail, driftedOrder, driftRequested } from './drift';
 import { basePriceFor, OrderStore, ratePackage, round2, type StoredOrder } from './store';
 
 export { basePriceFor } from './store';
@@ -43,6 +45,8 @@ export interface SandboxOptions {
   rateLimits: RateLimits;
   /** The real supplier sends no Retry-After on 429; set to send one (seconds). */
   rateLimitRetryAfterSeconds?: number;
+  /** Answer as a drifting live supplier would (./drift.ts), for every order and CheckAvail. */
+  drift?: boolean;
 }
 
 export interface SandboxCall {
@@ -279,17 +283,16 @@ export async function startSandbox(overrides: Partial<SandboxOptions> = {}): Pro
       call.fault = 'ariChanged';
       return new HttpAnswer(200, envelope(codes.ariChanged, 'ARI changed'));
     }
-    return new HttpAnswer(
-      200,
-      envelope(codes.success, 'Success', {
-        status: profile.checkAvailStatus.available,
-        roomRatePkg: ratePackage(ratePkgId, priceFor(sessionId, ratePkgId), now()),
-        exchangeRateSnapshot: {
-          date: new Date(now()).toISOString().slice(0, 10),
-          usd: { EUR: 0.92, GBP: 0.79, CNY: 7.1 },
-        },
-      }),
-    );
+    const data: CheckAvailData = {
+      status: profile.checkAvailStatus.available,
+      roomRatePkg: ratePackage(ratePkgId, priceFor(sessionId, ratePkgId), now()),
+      exchangeRateSnapshot: {
+        date: new Date(now()).toISOString().slice(0, 10),
+        usd: { EUR: 0.92, GBP: 0.79, CNY: 7.1 },
+      },
+    };
+    const drifting = options.drift || driftRequested(header(req, 'test'));
+    return new HttpAnswer(200, envelope(codes.success, 'Success', drifting ? driftedCheckAvail(data) : data));
   }
 
   async function book(
@@ -358,7 +361,7 @@ export async function startSandbox(overrides: Partial<SandboxOptions> = {}): Pro
       case 'malformedAfterCreate':
         return { malformed: '{"code":0,"msg":"Success","data":{"hotelOrder":{"status":' };
     }
-    return new HttpAnswer(200, envelope(codes.success, 'Success', { hotelOrder: store.toHotelOrder(order) }));
+    return new HttpAnswer(200, envelope(codes.success, 'Success', { hotelOrder: present(order) }));
   }
 
   async function queryOrders(
@@ -381,10 +384,21 @@ export async function startSandbox(overrides: Partial<SandboxOptions> = {}): Pro
     const matches = store.all().filter((o) => matchesFilter(o, filter));
     for (const o of matches) o.queriesSeen++;
     const orders = matches
-      .map((o) => store.toHotelOrder(o))
-      .filter((o) => !filter.statusList || filter.statusList.includes(o.status))
-      .filter((o) => !filter.cancelledTimeWindow || within(o.cancelTime, filter.cancelledTimeWindow));
+      .filter((o) => {
+        const view = store.toHotelOrder(o);
+        return (
+          (!filter.statusList || filter.statusList.includes(view.status)) &&
+          (!filter.cancelledTimeWindow || within(view.cancelTime, filter.cancelledTimeWindow))
+        );
+      })
+      .map(present);
     return new HttpAnswer(200, envelope(codes.success, 'Success', { orders }));
+  }
+
+  /** An order as this sandbox answers about it: drifting when the sandbox or the order's Book asked for it. */
+  function present(order: StoredOrder): unknown {
+    const view = store.toHotelOrder(order);
+    return options.drift || driftRequested(order.test) ? driftedOrder(view) : view;
   }
 
   function matchesFilter(o: StoredOrder, f: QueryOrdersRequest): boolean {

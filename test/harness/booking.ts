@@ -5,9 +5,11 @@
 import { randomUUID } from 'node:crypto';
 import type { DataConverter } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { temporal } from '@temporalio/proto';
 import type { WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import { BookingWorker, createBookingWorker } from '../../src/worker';
 import { bookingWorkflowId, type BookingOutcome, type BookingRequest } from '../../src/contract';
+import type { DriftReporter } from '../../src/supplier/drift';
 import { createHttpSupplierClient } from '../../src/supplier/http-client';
 import { createQueryOrdersCoalescer } from '../../src/supplier/coalescer';
 import { ticketTokens } from '../../src/supplier/token';
@@ -45,6 +47,8 @@ export interface RigOptions {
   maxCachedWorkflows?: number;
   /** The worker's data converter (payload encryption). */
   dataConverter?: DataConverter;
+  /** Where the supplier client reports schema drift (default: its own reporter, to the console). */
+  drift?: DriftReporter;
 }
 
 export async function createBookingRig(
@@ -62,6 +66,7 @@ export async function createBookingRig(
       appKey: 'sandbox-app',
       appSecret: 'sandbox-secret',
     }),
+    ...(options.drift ? { drift: options.drift } : {}),
   });
   const orders = createQueryOrdersCoalescer({ supplier });
   const taskQueue = `${name}-${randomUUID().slice(0, 8)}`;
@@ -184,4 +189,30 @@ export async function eventually<T>(check: () => Promise<T | undefined>, timeout
     if (Date.now() > deadline) throw new Error('condition not met in time');
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+const EventType = temporal.api.enums.v1.EventType;
+const seconds = (t: { seconds?: unknown; nanos?: number | null } | null | undefined) =>
+  Number(t?.seconds ?? 0) + (t?.nanos ?? 0) / 1e9;
+
+/** Seconds from the last Book's completion to each QueryOrders activity being scheduled, by the server's clock. */
+export async function pollOffsetsFromHistory(env: TestWorkflowEnvironment, workflowId: string): Promise<number[]> {
+  const history = await env.client.workflow.getHandle(workflowId).fetchHistory();
+  const events = history.events ?? [];
+  const activityType = new Map<number, string>();
+  let bookDoneAt: number | undefined;
+  const offsets: number[] = [];
+  for (const e of events) {
+    if (e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) {
+      const name = e.activityTaskScheduledEventAttributes?.activityType?.name ?? '';
+      activityType.set(Number(e.eventId), name);
+      if (name === 'queryOrder' && bookDoneAt !== undefined)
+        offsets.push(Math.round(seconds(e.eventTime) - bookDoneAt));
+    }
+    if (e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED) {
+      const scheduledId = Number(e.activityTaskCompletedEventAttributes?.scheduledEventId);
+      if (activityType.get(scheduledId) === 'book') bookDoneAt = seconds(e.eventTime);
+    }
+  }
+  return offsets;
 }

@@ -13,6 +13,7 @@ import {
   createBookingRig,
   eventually,
   expectAtMostOneOrderPerReference,
+  pollOffsetsFromHistory,
   startBooking,
   type BookingRig,
 } from '../harness/booking';
@@ -36,32 +37,6 @@ afterAll(async () => {
   await env?.teardown();
 });
 afterEach(() => expectAtMostOneOrderPerReference(rig.sandbox));
-
-const EventType = temporal.api.enums.v1.EventType;
-const seconds = (t: { seconds?: unknown; nanos?: number | null } | null | undefined) =>
-  Number(t?.seconds ?? 0) + (t?.nanos ?? 0) / 1e9;
-
-/** Seconds from the last Book's completion to each QueryOrders activity being scheduled, by the server's clock. */
-async function pollOffsetsFromHistory(workflowId: string): Promise<number[]> {
-  const history = await env.client.workflow.getHandle(workflowId).fetchHistory();
-  const events = history.events ?? [];
-  const activityType = new Map<number, string>();
-  let bookDoneAt: number | undefined;
-  const offsets: number[] = [];
-  for (const e of events) {
-    if (e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) {
-      const name = e.activityTaskScheduledEventAttributes?.activityType?.name ?? '';
-      activityType.set(Number(e.eventId), name);
-      if (name === 'queryOrder' && bookDoneAt !== undefined)
-        offsets.push(Math.round(seconds(e.eventTime) - bookDoneAt));
-    }
-    if (e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED) {
-      const scheduledId = Number(e.activityTaskCompletedEventAttributes?.scheduledEventId);
-      if (activityType.get(scheduledId) === 'book') bookDoneAt = seconds(e.eventTime);
-    }
-  }
-  return offsets;
-}
 
 const ordersFor = (ref: string) => rig.sandbox.orders().filter((o) => o.customerReferenceNo === ref);
 const bookCallsFor = (ref: string) => rig.sandbox.calls('book').filter((c) => c.customerReferenceNos?.includes(ref));
@@ -208,7 +183,7 @@ describe('recovery after an ambiguous Book', () => {
     const request = bookingRequest({ test: 'book=504AfterCreate&confirmAfterQueries=4' });
     const outcome = await book(env, rig, request);
     expect(outcome.kind).toBe('confirmed');
-    expect(await pollOffsetsFromHistory(`booking:${request.customerReferenceNo}`)).toEqual([0, 30, 90, 210]);
+    expect(await pollOffsetsFromHistory(env, `booking:${request.customerReferenceNo}`)).toEqual([0, 30, 90, 210]);
     expect(ordersFor(request.customerReferenceNo)).toHaveLength(1);
     expect(bookCallsFor(request.customerReferenceNo)).toHaveLength(1);
   });
@@ -216,7 +191,7 @@ describe('recovery after an ambiguous Book', () => {
   test('the schedule continues every 10 minutes after 8 minutes: confirmed at poll 9', async () => {
     const request = bookingRequest({ test: 'book=504AfterCreate&confirmAfterQueries=9' });
     expect((await book(env, rig, request)).kind).toBe('confirmed');
-    expect(await pollOffsetsFromHistory(`booking:${request.customerReferenceNo}`)).toEqual([
+    expect(await pollOffsetsFromHistory(env, `booking:${request.customerReferenceNo}`)).toEqual([
       0, 30, 90, 210, 450, 930, 1530, 2130, 2730,
     ]);
   });
@@ -333,7 +308,7 @@ describe('recovery after an ambiguous Book', () => {
       await own.restartWorker();
       const outcome = await handle.result();
       expect(outcome.kind).toBe('confirmed');
-      expect(await pollOffsetsFromHistory(handle.workflowId)).toEqual([0, 30, 90, 210, 450]);
+      expect(await pollOffsetsFromHistory(env, handle.workflowId)).toEqual([0, 30, 90, 210, 450]);
       expect(
         own.sandbox.calls('book').filter((c) => c.customerReferenceNos?.includes(request.customerReferenceNo)),
       ).toHaveLength(1);
