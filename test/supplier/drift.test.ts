@@ -15,7 +15,6 @@ import { createActivities, type BookInput } from '../../src/activities/booking';
 import { createQueryOrdersCoalescer } from '../../src/supplier/coalescer';
 import { createDriftReporter, type DriftReporter } from '../../src/supplier/drift';
 import { SupplierError } from '../../src/supplier/errors';
-import { createHttpSupplierClient } from '../../src/supplier/http-client';
 import type { SupplierClient } from '../../src/supplier/interface';
 import { staticToken } from '../../src/supplier/token';
 import { arbitraryForFields, arbitraryForType, responseDataFields, specShapes } from '../fixtures/spec-shapes';
