@@ -5,7 +5,6 @@
 import { WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { ApplicationFailure } from '@temporalio/common';
-import { temporal } from '@temporalio/proto';
 import { connectTimeSkipping } from '../harness/temporal';
 import {
   book,
