@@ -32,17 +32,23 @@ export function readAnswer<T>(raw: unknown, shape: AnswerShape<T>, at: string): 
   if (!decision.success) return { ok: false, issues: describeIssues(decision.error, at) };
 
   const drift = new Set<string>();
+  const decided = JSON.stringify(decision.data);
   for (let round = 0; round < MAX_PRUNE_ROUNDS; round++) {
     const full = shape.full.safeParse(value);
     if (full.success) {
-      // Pruning stops at decision fields by construction; this makes sure of it.
-      if (!shape.decision.safeParse(full.data).success) break;
+      // Pruning never reaches a decision field by construction; this makes sure the decision is untouched.
+      const again = shape.decision.safeParse(full.data);
+      if (!again.success || JSON.stringify(again.data) !== decided) break;
       return { ok: true, value: full.data, drift: [...drift] };
     }
+    // Targets are chosen before anything is removed: one field can carry several issues.
+    const targets = new Map<string, PropertyKey[]>();
     for (const issue of full.error.issues) {
       drift.add(foldIndices(issue.path, at));
-      prune(value, issue.path);
+      const target = pruneTarget(value, issue.path);
+      if (target) targets.set(JSON.stringify(target), target);
     }
+    for (const target of targets.values()) prune(value, target);
     removePrunedElements(value);
   }
   // Unreachable with the spec's shapes; keep the decision fields rather than fail a readable answer.
@@ -61,20 +67,24 @@ function withoutNulls(value: unknown): unknown {
 }
 
 /**
- * Removes what sits at `path`. A missing required field (nothing at the path) takes its parent with it:
- * an informational object without a field its shape requires, say a Money without `amount`, is no use.
+ * What to remove for an issue at `path`: the field itself, or, for a missing required field (nothing
+ * there), the nearest enclosing value that is there: an informational object without a field its shape
+ * requires, say a Money without `amount`, is no use.
  */
-function prune(root: unknown, path: readonly PropertyKey[]): void {
+function pruneTarget(root: unknown, path: readonly PropertyKey[]): PropertyKey[] | undefined {
   for (let depth = path.length; depth > 0; depth--) {
-    const parent = walk(root, path.slice(0, depth - 1));
-    const key = path[depth - 1]!;
-    if (parent === null || typeof parent !== 'object') continue;
-    const container = parent as Record<PropertyKey, unknown>;
-    if (container[key] === undefined || container[key] === PRUNED) continue;
-    if (Array.isArray(parent)) container[key] = PRUNED;
-    else delete container[key];
-    return;
+    const target = path.slice(0, depth);
+    if (walk(root, target) !== undefined) return target;
   }
+  return undefined;
+}
+
+function prune(root: unknown, path: readonly PropertyKey[]): void {
+  const parent = walk(root, path.slice(0, -1));
+  if (parent === null || typeof parent !== 'object') return;
+  const key = path[path.length - 1]!;
+  if (Array.isArray(parent)) (parent as unknown[])[key as number] = PRUNED;
+  else delete (parent as Record<PropertyKey, unknown>)[key];
 }
 
 function walk(root: unknown, path: readonly PropertyKey[]): unknown {

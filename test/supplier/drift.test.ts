@@ -241,7 +241,7 @@ describe('drift in fields no decision reads never changes an outcome (property, 
         supplier.answer({ code: 0, msg: 'Success', data: drifted(clean, changes, CHECK_AVAIL_DECISION) });
         expect(await activities.checkAvail(input)).toEqual(expected);
       }),
-      { numRuns: 150 },
+      { numRuns: 300 },
     );
   });
 
