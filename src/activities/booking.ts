@@ -13,6 +13,7 @@ import type { QueryOrdersCoalescer } from '../supplier/coalescer';
 import type { CallContext, SupplierClient } from '../supplier/interface';
 import { isSupplierError, type SupplierError } from '../supplier/errors';
 import { ordersOf } from '../supplier/orders';
+import { classifyBookFailure } from './book-rule';
 import { isTerminalOrderStatus, type SupplierProfile } from '../supplier/profile';
 import type { Guest, Holder, HotelOrder, Money, RoomRatePkg } from '../supplier/schemas';
 
@@ -50,9 +51,12 @@ export interface BookInput {
   guests: Guest[];
   context: SupplierCallContext;
 }
+/** How Book ended; the rule is ./book-rule.ts. */
 export type BookOutcome =
   | { kind: 'order'; order: OrderView }
-  /** The supplier refused: no order can exist for this call. */
+  /** Refused before any work (429, connection never opened): nothing exists; send again after the hint. */
+  | { kind: 'refused'; errorType: string; message: string; retryAfterMs?: number }
+  /** Surely not made (only what the profile's `book.surelyNotMade*` lists): no order can exist for this call. */
   | { kind: 'rejected'; errorType: string; message: string }
   /** The supplier may have acted: the order must be looked up. */
   | { kind: 'ambiguous'; errorType: string; message: string };
@@ -67,9 +71,6 @@ export type QueryOrderOutcome = { kind: 'found'; order: OrderView } | { kind: 'n
 export interface OrderView extends OrderSummary {
   state: 'pending' | 'confirmed' | 'failed';
 }
-
-/** Errors after which nothing can have been booked, so Book may be sent again at once. */
-export const BOOK_SAFE_TO_RETRY = ['SupplierRateLimited', 'SupplierNetworkBeforeSend'] as const;
 
 export function createActivities({ supplier, profile, orders: coalescer }: ActivityDeps) {
   return {
@@ -102,11 +103,7 @@ export function createActivities({ supplier, profile, orders: coalescer }: Activ
         const order = await supplier.book({ customerReferenceNo, ratePkgId, holder, guests }, withSignal(context));
         return { kind: 'order', order: viewOf(order, profile) };
       } catch (err) {
-        if (!isSupplierError(err)) throw err;
-        // Thrown so the workflow can wait and retry: nothing was booked by this call.
-        if ((BOOK_SAFE_TO_RETRY as readonly string[]).includes(err.type)) throw toFailure(err, []);
-        const kind = err.mayHaveActed ? 'ambiguous' : 'rejected';
-        return { kind, errorType: err.type, message: err.message };
+        return classifyBookFailure(err, profile);
       } finally {
         clearInterval(beat);
       }
@@ -213,7 +210,6 @@ export function toFailure(err: unknown, nonRetryable: readonly string[]): Applic
         operation: e.details.operation,
         httpStatus: e.details.httpStatus,
         code: e.details.code,
-        mayHaveActed: e.mayHaveActed,
       },
     ],
     cause: e,

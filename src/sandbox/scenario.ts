@@ -16,7 +16,9 @@ export type BookFault =
   | 'hangAfterCreate'
   | 'resetBeforeCreate'
   | 'resetAfterCreate'
-  | 'malformedAfterCreate';
+  | 'malformedAfterCreate'
+  /** HTTP 200 with an envelope code no profile lists, after the order was made (seen from a live supplier). */
+  | 'unknownCodeAfterCreate';
 export type OrderOutcome = 'confirmed' | 'failed' | 'cancelled' | 'pending';
 
 export interface TestFlags {
@@ -56,6 +58,7 @@ const BOOK_FAULTS: BookFault[] = [
   'resetBeforeCreate',
   'resetAfterCreate',
   'malformedAfterCreate',
+  'unknownCodeAfterCreate',
 ];
 const OUTCOMES: OrderOutcome[] = ['confirmed', 'failed', 'cancelled', 'pending'];
 

@@ -360,6 +360,8 @@ export async function startSandbox(overrides: Partial<SandboxOptions> = {}): Pro
         return 'reset';
       case 'malformedAfterCreate':
         return { malformed: '{"code":0,"msg":"Success","data":{"hotelOrder":{"status":' };
+      case 'unknownCodeAfterCreate':
+        return new HttpAnswer(200, envelope(100009999, 'internal error'));
     }
     return new HttpAnswer(200, envelope(codes.success, 'Success', { hotelOrder: present(order) }));
   }

@@ -1,9 +1,7 @@
 /**
- * How a supplier call can end badly: a closed set of stable error types.
- *
- * The one question that matters for money is whether the supplier may have acted on the request.
- * `mayHaveActed` answers it: true means a Book might exist and must be verified with QueryOrders,
- * false means it cannot exist (the request was refused or never arrived) and a retry is safe.
+ * How a supplier call can end badly: a closed set of stable error types, with the HTTP status and
+ * envelope code they came from. Whether a Book that ended so may have made an order is not decided
+ * here but by the Book rule (src/activities/book-rule.ts), from these details and the supplier profile.
  */
 
 export const SupplierErrorTypes = [
@@ -26,15 +24,6 @@ export type SupplierErrorType = (typeof SupplierErrorTypes)[number];
 
 export type SupplierOperation = 'ticket' | 'checkAvail' | 'book' | 'queryOrders';
 
-/** Which endings leave the outcome of a write unknown. */
-const MAY_HAVE_ACTED: ReadonlySet<SupplierErrorType> = new Set<SupplierErrorType>([
-  'SupplierGatewayTimeout',
-  'SupplierServerError',
-  'SupplierNetworkAfterSend',
-  'SupplierClientTimeout',
-  'SupplierInvalidResponse',
-]);
-
 export interface SupplierErrorDetails {
   operation: SupplierOperation;
   httpStatus?: number;
@@ -52,7 +41,6 @@ export interface SupplierErrorDetails {
 /** A classified supplier failure. Messages carry no token, ticket or secret. */
 export class SupplierError extends Error {
   override readonly name = 'SupplierError';
-  readonly mayHaveActed: boolean;
 
   constructor(
     readonly type: SupplierErrorType,
@@ -61,7 +49,6 @@ export class SupplierError extends Error {
     options?: { cause?: unknown },
   ) {
     super(message, options);
-    this.mayHaveActed = MAY_HAVE_ACTED.has(type);
   }
 }
 

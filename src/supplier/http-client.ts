@@ -3,7 +3,8 @@
  * timeouts, the spec's headers, and every ending classified into a SupplierError.
  *
  * Classification is conservative where money is at stake: when we cannot tell whether a request
- * reached the supplier, it is treated as if it did (`mayHaveActed`), so a Book is verified, not re-sent.
+ * reached the supplier, its error says so (NetworkAfterSend, ClientTimeout), and the Book rule
+ * (src/activities/book-rule.ts) treats it as an order that may exist: verified, never re-sent blindly.
  * Answers are read strictly only where a decision reads them (./read.ts); other fields that drift
  * from the spec's shapes are reported (./drift.ts) and never change an outcome.
  */

@@ -54,6 +54,24 @@ export const SupplierProfile = z.object({
       ariChanged: 100001111,
       creditLimitExceeded: 100001112,
     }),
+  /**
+   * Book answers that prove no order was made, so the booking may end `failed` (or Book be sent again)
+   * without looking the order up: these HTTP statuses whatever the body says, and these envelope codes
+   * (names of `codes` above) on an HTTP 200. Every other ending of Book, an unknown code included, may
+   * have made an order and is verified with QueryOrders. Add a code here only when the supplier
+   * documents that it rolls the order back.
+   */
+  book: z
+    .object({
+      surelyNotMadeStatuses: z.array(z.number().int()).default([400, 401, 403]),
+      surelyNotMadeCodes: z
+        .array(z.enum(['badRequest', 'unauthorized', 'forbidden', 'creditLimitExceeded', 'notFound', 'duplicate']))
+        .default(['badRequest', 'unauthorized', 'forbidden', 'creditLimitExceeded']),
+    })
+    .default({
+      surelyNotMadeStatuses: [400, 401, 403],
+      surelyNotMadeCodes: ['badRequest', 'unauthorized', 'forbidden', 'creditLimitExceeded'],
+    }),
   /** Order `status` values. */
   orderStatus: z
     .object({

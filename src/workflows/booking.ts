@@ -272,47 +272,54 @@ export async function bookingWorkflow(input: BookingWorkflowInput): Promise<Book
     });
   }
 
-  /** Sends Book, re-sending only after answers that prove no order was made. */
+  /** Sends Book, re-sending only after a refusal before any work (the Book rule's `refused`). */
   async function sendBook(): Promise<BookOutcome> {
     setStage('booking');
     const started = Date.now();
     for (let wait = 1_000; ; wait = Math.min(wait * 2, 60_000)) {
       const at = new Date().toISOString();
-      try {
-        const outcome = await book({
-          customerReferenceNo: request.customerReferenceNo,
-          ratePkgId: request.ratePkgId,
-          holder: request.holder,
-          guests: request.guests,
-          context,
-        });
-        state.bookAttempts.push(attemptRecord(at, outcome));
-        return outcome;
-      } catch (err) {
-        const type =
-          err instanceof ActivityFailure && err.cause instanceof ApplicationFailure ? err.cause.type : undefined;
-        if (type === 'SupplierRateLimited' || type === 'SupplierNetworkBeforeSend') {
-          if (Date.now() - started >= BOOK_RETRY_WINDOW_MS) {
-            return {
-              kind: 'rejected',
-              errorType: type,
-              message: `Book refused for ${BOOK_RETRY_WINDOW_MS / 60_000} minutes`,
-            };
-          }
-          const hinted =
-            err instanceof ActivityFailure && err.cause instanceof ApplicationFailure
-              ? err.cause.nextRetryDelay
-              : undefined;
-          await sleep(hinted ?? wait, { summary: `Book refused (${type}); retrying` });
-          continue;
+      const outcome = await bookOnce();
+      if (outcome.kind === 'refused') {
+        if (Date.now() - started >= BOOK_RETRY_WINDOW_MS) {
+          return {
+            kind: 'rejected',
+            errorType: outcome.errorType,
+            message: `Book refused for ${BOOK_RETRY_WINDOW_MS / 60_000} minutes`,
+          };
         }
-        // The activity itself failed or timed out (e.g. the worker died mid-call): the supplier may
-        // have acted, so this is an unknown outcome, resolved by looking the order up.
-        const message = err instanceof Error ? err.message : String(err);
-        const outcome: BookOutcome = { kind: 'ambiguous', errorType: type ?? 'ActivityFailure', message };
-        state.bookAttempts.push(attemptRecord(at, outcome));
-        return outcome;
+        await sleep(outcome.retryAfterMs ?? wait, { summary: `Book refused (${outcome.errorType}); retrying` });
+        continue;
       }
+      state.bookAttempts.push(attemptRecord(at, outcome));
+      return outcome;
+    }
+  }
+
+  /** One Book, its ending as the Book rule's value (src/activities/book-rule.ts). */
+  async function bookOnce(): Promise<BookOutcome> {
+    try {
+      return await book({
+        customerReferenceNo: request.customerReferenceNo,
+        ratePkgId: request.ratePkgId,
+        holder: request.holder,
+        guests: request.guests,
+        context,
+      });
+    } catch (err) {
+      const cause = err instanceof ActivityFailure && err.cause instanceof ApplicationFailure ? err.cause : undefined;
+      // Histories recorded before the Book rule returned refusals as values threw them (keep until
+      // no run from before 2026-11-23 can be open: their recovery deadline, 24 h by default).
+      if (cause?.type === 'SupplierRateLimited' || cause?.type === 'SupplierNetworkBeforeSend') {
+        return {
+          kind: 'refused',
+          errorType: cause.type,
+          message: cause.message,
+          retryAfterMs: cause.nextRetryDelay as number | undefined,
+        };
+      }
+      // The activity itself failed or timed out (the worker died mid-call): the supplier may have acted.
+      const message = err instanceof Error ? err.message : String(err);
+      return { kind: 'ambiguous', errorType: cause?.type ?? 'ActivityFailure', message };
     }
   }
 
@@ -517,7 +524,7 @@ function stripState(order: OrderView) {
   return summary;
 }
 
-function attemptRecord(at: string, outcome: BookOutcome): BookAttempt {
+function attemptRecord(at: string, outcome: Exclude<BookOutcome, { kind: 'refused' }>): BookAttempt {
   if (outcome.kind === 'order') return { at, result: 'order', status: outcome.order.status };
   return { at, result: outcome.kind, error: outcome.errorType };
 }

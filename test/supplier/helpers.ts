@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import http, { type IncomingHttpHeaders } from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { Agent } from 'undici';
+import { classifyBookFailure } from '../../src/activities/book-rule';
 import { SupplierError } from '../../src/supplier/errors';
 import { createHttpSupplierClient, type HttpSupplierClientOptions } from '../../src/supplier/http-client';
 import type { SupplierClient, TokenProvider } from '../../src/supplier/interface';
@@ -18,6 +19,10 @@ export const generousRateLimits = { overall: 10_000, checkAvail: 10_000, book: 1
 export const fastProfile = SupplierProfile.parse({
   timeoutsMs: { ticket: 2_000, checkAvail: 2_000, book: 2_000, queryOrders: 2_000 },
 });
+
+/** What the Book rule makes of an error: `refused`, `rejected` (surely not made) or `ambiguous` (may exist). */
+export const bookRule = (err: unknown, profile: SupplierProfile = fastProfile) =>
+  classifyBookFailure(err, profile).kind;
 
 export const APP_KEY = 'sandbox-app';
 export const APP_SECRET = 'sandbox-secret';

@@ -2,7 +2,7 @@
 import type { SupplierClient } from '../../src/supplier/interface';
 import type { HotelOrder } from '../../src/supplier/schemas';
 import type { Sandbox } from '../../src/sandbox/server';
-import { bookRequest, fastProfile, flow, Resources, supplierErrorOf } from './helpers';
+import { bookRequest, bookRule, fastProfile, flow, Resources, supplierErrorOf } from './helpers';
 
 const status = fastProfile.orderStatus;
 const res = new Resources();
@@ -192,7 +192,7 @@ describe('QueryOrders rate limit', () => {
     await listed(client, {}, {});
     const err = await supplierErrorOf(listed(client, {}, {}));
     expect(err.type).toBe('SupplierRateLimited');
-    expect(err.mayHaveActed).toBe(false);
+    expect(bookRule(err)).toBe('refused');
     expect(err.details).toMatchObject({
       operation: 'queryOrders',
       httpStatus: 429,

@@ -187,6 +187,17 @@ describe('recovery after an ambiguous Book', () => {
     expect(bookCallsFor(request.customerReferenceNo)).toHaveLength(1);
   });
 
+  // Reported from a black-box run: Book answered HTTP 200 with a code no profile knows while the order was
+  // made, and the booking ended `failed` over a Confirmed order. Only what the profile marks "surely not
+  // made" may end a booking without a lookup.
+  test('an envelope code no profile knows on Book: the order is looked up and found confirmed', async () => {
+    const request = bookingRequest({ test: 'book=unknownCodeAfterCreate&bookTimes=1&confirmAfterQueries=2' });
+    const outcome = await book(env, rig, request);
+    expect(outcome.kind).toBe('confirmed');
+    expect(await pollOffsetsFromHistory(env, `booking:${request.customerReferenceNo}`)).toEqual([0, 30]);
+    expect(ordersFor(request.customerReferenceNo)).toHaveLength(1);
+  });
+
   test('the schedule continues every 10 minutes after 8 minutes: confirmed at poll 9', async () => {
     const request = bookingRequest({ test: 'book=504AfterCreate&confirmAfterQueries=9' });
     expect((await book(env, rig, request)).kind).toBe('confirmed');

@@ -4,6 +4,7 @@ import { MockAgent } from 'undici';
 import { SupplierError, SupplierErrorTypes } from '../../../src/supplier/errors';
 import { createHttpSupplierClient, parseRetryAfter } from '../../../src/supplier/http-client';
 import { defaultSupplierProfile } from '../../../src/supplier/profile';
+import { classifyBookFailure } from '../../../src/activities/book-rule';
 import { createDriftReporter } from '../../../src/supplier/drift';
 import {
   BookRequest,
@@ -425,6 +426,11 @@ function toError(n: NetworkFailure): Error {
 
 const LATE_TIMEOUT_MS = 5;
 
+/** The Book rule's verdict on an error (src/activities/book-rule.ts), with the default profile. */
+const rule = (e: unknown) => classifyBookFailure(e, defaultSupplierProfile).kind;
+const NOT_MADE_STATUSES = defaultSupplierProfile.book.surelyNotMadeStatuses;
+const NOT_MADE_CODES = defaultSupplierProfile.book.surelyNotMadeCodes.map((n) => defaultSupplierProfile.codes[n]);
+
 /** Calls the operation once; returns how it ended, which answers the supplier gave and the drift it logged. */
 async function runScenario(s: Scenario): Promise<{ outcome: Outcome; served: Answer[]; driftLog: string[] }> {
   const agent = new MockAgent({ enableCallHistory: true });
@@ -510,7 +516,7 @@ function expectWellFormedError(error: unknown): asserts error is SupplierError {
   expect(error).toBeInstanceOf(SupplierError);
   const e = error as SupplierError;
   expect(SupplierErrorTypes).toContain(e.type);
-  expect(typeof e.mayHaveActed).toBe('boolean');
+  expect(['refused', 'rejected', 'ambiguous']).toContain(rule(e));
   expect(e.message).not.toContain(TOKEN);
   expect(JSON.stringify(e.details)).not.toContain(TOKEN);
   expectRetryAfterSane(e.details.retryAfterMs);
@@ -526,7 +532,7 @@ function expectClassifiedByAnswer(e: SupplierError, s: Scenario, served: Answer[
   // Only replies are delayed: a connection failure still arrives at once, before the deadline.
   if (s.late && s.answers[0]!.kind === 'reply') {
     expect(e.type).toBe('SupplierClientTimeout');
-    expect(e.mayHaveActed).toBe(true);
+    expect(rule(e)).toBe('ambiguous');
     return;
   }
   const last = served[served.length - 1]!;
@@ -534,25 +540,25 @@ function expectClassifiedByAnswer(e: SupplierError, s: Scenario, served: Answer[
     const code = last.code;
     if (code !== undefined && BEFORE_SEND.includes(code)) {
       expect(e.type).toBe('SupplierNetworkBeforeSend');
-      expect(e.mayHaveActed).toBe(false);
+      expect(rule(e)).toBe('refused');
     } else {
       expect(['SupplierNetworkAfterSend', 'SupplierClientTimeout']).toContain(e.type);
-      expect(e.mayHaveActed).toBe(true);
+      expect(rule(e)).toBe('ambiguous');
     }
     return;
   }
+  // The Book rule: only the profile's "surely not made" answers end a booking without a lookup, only a
+  // refusal before any work is sent again at once, and every other answer leads to recovery.
+  const code = envelopeCode(last.body);
+  const notMade =
+    NOT_MADE_STATUSES.includes(last.status) || (last.status === 200 && NOT_MADE_CODES.includes(code as number));
+  const refused = last.status === 429 || (last.status === 200 && code === defaultSupplierProfile.codes.rateLimited);
+  expect(rule(e)).toBe(refused ? 'refused' : notMade ? 'rejected' : 'ambiguous');
   if (last.status === 504) {
     expect(e.type).toBe('SupplierGatewayTimeout');
-    expect(e.mayHaveActed).toBe(true);
   }
-  if (last.status === 429) {
-    expect(e.type).toBe('SupplierRateLimited');
-    expect(e.mayHaveActed).toBe(false);
-  }
-  if (last.status === 400) {
-    expect(e.type).toBe('SupplierBadRequest');
-    expect(e.mayHaveActed).toBe(false);
-  }
+  if (last.status === 429) expect(e.type).toBe('SupplierRateLimited');
+  if (last.status === 400) expect(e.type).toBe('SupplierBadRequest');
   if (last.status === 200 && e.type === 'SupplierInvalidResponse') {
     // A 200 the client cannot use must say where it broke.
     expect(e.details.issues?.length).toBeGreaterThan(0);
@@ -596,7 +602,7 @@ test('any answer ends in data that re-parses or in a well-formed, classified, to
   await fc.assert(fc.asyncProperty(scenarioArb, checkScenario), { numRuns: NUM_RUNS });
 });
 
-test('400, 429 and 504 decide type and mayHaveActed whatever the body and headers say', async () => {
+test('400, 429 and 504 decide the type and the Book rule whatever the body and headers say', async () => {
   const arb = fc.constantFrom(...OPERATIONS).chain((operation) =>
     fc.record({
       operation: fc.constant(operation),
@@ -614,11 +620,11 @@ test('400, 429 and 504 decide type and mayHaveActed whatever the body and header
       expectWellFormedError(outcome.error);
       const status = (s.answers[0] as Reply).status;
       const expected = {
-        400: ['SupplierBadRequest', false],
-        429: ['SupplierRateLimited', false],
-        504: ['SupplierGatewayTimeout', true],
+        400: ['SupplierBadRequest', 'rejected'],
+        429: ['SupplierRateLimited', 'refused'],
+        504: ['SupplierGatewayTimeout', 'ambiguous'],
       }[status as 400 | 429 | 504];
-      expect([outcome.error.type, outcome.error.mayHaveActed]).toEqual(expected);
+      expect([outcome.error.type, rule(outcome.error)]).toEqual(expected);
     }),
     { numRuns: 100 },
   );
@@ -716,5 +722,5 @@ test('a connection failure before the deadline is SupplierNetworkAfterSend, not 
   if (outcome.ok) return;
   expectWellFormedError(outcome.error);
   expect(outcome.error.type).toBe('SupplierNetworkAfterSend');
-  expect(outcome.error.mayHaveActed).toBe(true);
+  expect(rule(outcome.error)).toBe('ambiguous');
 });
