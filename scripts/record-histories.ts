@@ -1,7 +1,7 @@
 /**
  * Re-records the replay histories: runs every scenario of test/replay/scenarios.ts on a real dev
- * server against the sandbox supplier, and writes each workflow's full history (every run of a
- * continue-as-new chain is not needed: the scenarios stay within one run) to
+ * server against the sandbox supplier, and writes the full history of each workflow's last run (for
+ * a continue-as-new chain, the run that resumed: the first runs are like any other recovery) to
  * test/replay/histories/<version>, one folder per shape of the workflow's histories.
  *
  *   npm run record-histories [-- <version>]      (default: CURRENT_VERSION)
@@ -35,8 +35,11 @@ import { resolveServerExecutable } from '../src/temporal/binaries';
 import { bookingRequest, testProfile } from '../test/harness/booking';
 import { replayScenarios, type ReplayScenario } from '../test/replay/scenarios';
 
-/** The newest shape: local-activity input check and QueryOrders on its rate-limited queue (both patched). */
-const CURRENT_VERSION = 'v2-local-validation-query-orders-queue';
+/**
+ * The newest shape: Book's refusals before any work are values (the Book rule), not failed activities;
+ * with the local-activity input check and QueryOrders on its rate-limited queue (both patched).
+ */
+const CURRENT_VERSION = 'v3-book-rule-values';
 const OUT = path.resolve(__dirname, '../test/replay/histories', process.argv[2] ?? CURRENT_VERSION);
 
 async function waitFor<T>(check: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
@@ -117,7 +120,8 @@ async function main(): Promise<void> {
         `${scenario.name}: expected outcome ${scenario.expected}, got ${outcome.kind}; nothing written for it`,
       );
     }
-    const history = await handle.fetchHistory();
+    // The latest run: a handle without a run id follows continue-as-new.
+    const history = await client.workflow.getHandle(handle.workflowId).fetchHistory();
     const file = path.join(OUT, `${scenario.name}.json`);
     writeFileSync(
       file,

@@ -55,6 +55,26 @@ export const approvePriceChangeUpdate = defineUpdate<{ accepted: boolean; stage:
 );
 export const supplierOrderUpdateSignal = defineSignal<[SupplierOrderUpdate]>('supplierOrderUpdate');
 
+/**
+ * The recovery policy's defaults (spec section 8's schedule), in this zod-free module so the workflow can
+ * apply them without loading the schemas; RecoveryPolicy in ./schemas takes its defaults from here.
+ */
+export const RECOVERY_DEFAULTS = {
+  delaysSeconds: [30, 60, 120, 240, 480],
+  repeatEverySeconds: 600,
+  rebookAfterSeconds: 600,
+  maxBookAttempts: 2,
+  deadlineSeconds: 24 * 3600,
+  continueAsNewAfterEvents: 5_000,
+} as const;
+
+/**
+ * The activities' own timeouts (start to close) set by the workflow. Each is above the supplier client's
+ * timeout for that call, so the client classifies a slow answer first (the config schema checks the
+ * supplier profile against these).
+ */
+export const ACTIVITY_TIMEOUT_SECONDS = { checkAvail: 30, book: 120, queryOrders: 30 } as const;
+
 /** Error types the workflow fails with (everything else is an outcome value). */
 export const BookingErrorTypes = ['InvalidBookingRequest'] as const;
 export type BookingErrorType = (typeof BookingErrorTypes)[number];

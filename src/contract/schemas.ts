@@ -8,7 +8,7 @@
  */
 import { z } from 'zod';
 import { Guest, Holder, Money } from '../supplier/schemas';
-import { BookingStages } from './definitions';
+import { BookingStages, RECOVERY_DEFAULTS } from './definitions';
 import { describeIssues } from './issues';
 
 // --- Input ------------------------------------------------------------------------------------
@@ -45,20 +45,17 @@ export type RequestContext = z.infer<typeof RequestContext>;
  */
 export const RecoveryPolicy = z.object({
   /** Waits between the first polls, in seconds; the first poll is always immediate. */
-  delaysSeconds: z.array(z.number().positive()).default([30, 60, 120, 240, 480]),
+  delaysSeconds: z.array(z.number().positive()).default([...RECOVERY_DEFAULTS.delaysSeconds]),
   /** Wait between polls once `delaysSeconds` is used up. */
-  repeatEverySeconds: z.number().positive().default(600),
+  repeatEverySeconds: z.number().positive().default(RECOVERY_DEFAULTS.repeatEverySeconds),
   /** A poll at least this long after a Book that still finds no order sends Book again. */
-  rebookAfterSeconds: z.number().positive().default(600),
+  rebookAfterSeconds: z.number().positive().default(RECOVERY_DEFAULTS.rebookAfterSeconds),
   /** Book calls that may reach the supplier, in all (the first included). */
-  maxBookAttempts: z.number().int().min(1).default(2),
+  maxBookAttempts: z.number().int().min(1).default(RECOVERY_DEFAULTS.maxBookAttempts),
   /** After this long since the first ambiguous Book, give up as `unresolved` and tell a person. */
-  deadlineSeconds: z
-    .number()
-    .positive()
-    .default(24 * 3600),
+  deadlineSeconds: z.number().positive().default(RECOVERY_DEFAULTS.deadlineSeconds),
   /** Continue-as-new once the history has this many events (state is carried). */
-  continueAsNewAfterEvents: z.number().int().min(100).default(5_000),
+  continueAsNewAfterEvents: z.number().int().min(100).default(RECOVERY_DEFAULTS.continueAsNewAfterEvents),
 });
 export type RecoveryPolicy = z.infer<typeof RecoveryPolicy>;
 

@@ -32,12 +32,14 @@ import {
 import type { BookingActivities, BookOutcome, CheckAvailOutcome, OrderView } from '../activities/booking';
 // Values from the contract's zod-free parts only; its schemas are types here (see ../contract/schemas).
 import {
+  ACTIVITY_TIMEOUT_SECONDS,
   approvePriceChangeUpdate,
   bookingStateQuery,
   bookingWorkflowId,
   BookingStageKey,
   CustomerReferenceNoKey,
   queryOrdersTaskQueue,
+  RECOVERY_DEFAULTS,
   supplierOrderUpdateSignal,
 } from '../contract/definitions';
 import type {
@@ -52,13 +54,12 @@ import type {
   RecoveryPolicy,
   RequestValidation,
 } from '../contract';
-import { describeIssues } from '../contract/issues';
 import type { Money } from '../supplier/schemas';
 import { judgePrice } from './price';
 import { pollOffsetSeconds } from './schedule';
 
 const { checkAvail } = proxyActivities<BookingActivities>({
-  startToCloseTimeout: '30 seconds',
+  startToCloseTimeout: `${ACTIVITY_TIMEOUT_SECONDS.checkAvail} seconds`,
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 8 },
 });
 
@@ -69,7 +70,7 @@ const { checkAvail } = proxyActivities<BookingActivities>({
  * heartbeats every 2 s, so a worker lost mid-Book is noticed after 15 s and recovery starts then.
  */
 const { book } = proxyActivities<BookingActivities>({
-  startToCloseTimeout: '2 minutes',
+  startToCloseTimeout: `${ACTIVITY_TIMEOUT_SECONDS.book} seconds`,
   heartbeatTimeout: '15 seconds',
   retry: { maximumAttempts: 1 },
 });
@@ -87,7 +88,7 @@ const VALIDATE_IN_LOCAL_ACTIVITY = 'validate-request-in-local-activity';
 
 /** A failing QueryOrders is retried with backoff and is not a poll; after 5 minutes it counts as an error poll. */
 const queryOrderOptions = {
-  startToCloseTimeout: '30 seconds',
+  startToCloseTimeout: `${ACTIVITY_TIMEOUT_SECONDS.queryOrders} seconds`,
   scheduleToCloseTimeout: '5 minutes',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 } as const;
@@ -125,7 +126,10 @@ export async function bookingWorkflow(input: BookingWorkflowInput): Promise<Book
       : queryOrderOptions,
   );
 
-  const { request, recovery } = await parseRequest(input);
+  // A resumed run is past Book: a cancel arriving while its input is re-checked must not end it.
+  const { request, recovery } = await (input?.resume
+    ? CancellationScope.nonCancellable(() => parseRequest(input))
+    : parseRequest(input));
   if (!input.resume) state = startingState(request);
   // One derivation of the session id (startingState), carried over continue-as-new in the state.
   const { sessionId } = state;
@@ -143,14 +147,16 @@ export async function bookingWorkflow(input: BookingWorkflowInput): Promise<Book
     },
     {
       validator: (answer) => {
-        const parsed = contractSchemas().PriceApproval.safeParse(answer);
-        if (!parsed.success) throw new Error(`Invalid approval: ${describeIssues(parsed.error).join('; ')}`);
+        const issues = approvalIssues(answer);
+        if (issues.length > 0) throw new Error(`Invalid approval: ${issues.join('; ')}`);
         if (state.stage !== 'awaiting-price-approval' || !pendingPrice) {
           throw new Error(`No price change is awaiting approval (stage: ${state.stage})`);
         }
-        if (!sameMoney(parsed.data.price, pendingPrice)) {
+        // A second answer in the same workflow task would otherwise pass too, and its caller be told "accepted".
+        if (approval !== undefined) throw new Error('The price change was already answered');
+        if (!sameMoney(answer.price, pendingPrice)) {
           throw new Error(
-            `Approval is for ${fmt(parsed.data.price)} but the price awaiting approval is ${fmt(pendingPrice)}`,
+            `Approval is for ${fmt(answer.price)} but the price awaiting approval is ${fmt(pendingPrice)}`,
           );
         }
       },
@@ -243,11 +249,14 @@ export async function bookingWorkflow(input: BookingWorkflowInput): Promise<Book
     state.acceptedPrice = current;
   } catch (err) {
     if (isCancellation(err)) return finish({ kind: 'cancelled' });
-    if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure) {
+    // Retries used up, whatever the last failure was (a supplier error, or the activity's own timeout):
+    // nothing was booked, and the caller gets an outcome rather than a failed workflow.
+    if (err instanceof ActivityFailure) {
+      const cause = err.cause;
       return finish({
         kind: 'failed',
-        reason: `CheckAvail failed: ${err.cause.message}`,
-        errorType: err.cause.type ?? undefined,
+        reason: `CheckAvail failed: ${cause?.message ?? err.message}`,
+        errorType: cause instanceof ApplicationFailure ? (cause.type ?? undefined) : (cause?.name ?? 'ActivityFailure'),
         cancelRequested: state.cancelRequested,
       });
     }
@@ -467,7 +476,7 @@ async function parseRequest(
   const raw = stripResume(input ?? ({} as BookingWorkflowInput));
   const checked: RequestValidation = patched(VALIDATE_IN_LOCAL_ACTIVITY)
     ? await validateBookingRequest(raw)
-    : contractSchemas().validateBookingRequest(raw);
+    : checkedBeforePatch(raw);
   if (!checked.valid) {
     const { issues } = checked;
     throw ApplicationFailure.create({
@@ -491,12 +500,31 @@ async function parseRequest(
 }
 
 /**
- * The contract's zod schemas, loaded on first use: by runs from before VALIDATE_IN_LOCAL_ACTIVITY
- * as they replay, and by the approval update's validator. Other workflows never build them.
+ * Runs from before VALIDATE_IN_LOCAL_ACTIVITY validated their input in workflow code, in their first
+ * workflow task: a run on that path that is still open passed that check (an invalid input fails there
+ * and then), so replaying it needs only the defaults the check applied. Keeping the schemas out of the
+ * workflow bundle keeps zod out of every cached workflow. Remove with the patch (see its date).
  */
-function contractSchemas(): typeof import('../contract/schemas') {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  return require('../contract/schemas');
+function checkedBeforePatch(raw: BookingRequest): RequestValidation {
+  return {
+    valid: true,
+    request: raw as ParsedBookingRequest,
+    recovery: { ...RECOVERY_DEFAULTS, delaysSeconds: [...RECOVERY_DEFAULTS.delaysSeconds], ...raw.recovery },
+  };
+}
+
+/** What is wrong with an approval, field by field (the update's input is not checked anywhere else). */
+function approvalIssues(answer: PriceApproval): string[] {
+  const a = (answer ?? {}) as Partial<Record<keyof PriceApproval, unknown>>;
+  const issues: string[] = [];
+  if (typeof a.approved !== 'boolean') issues.push('approved: expected boolean');
+  const price = a.price as Partial<Money> | undefined;
+  if (typeof price?.currency !== 'string' || price.currency === '') issues.push('price.currency: expected string');
+  if (typeof price?.amount !== 'number' || !Number.isFinite(price.amount)) issues.push('price.amount: expected number');
+  if (a.approvedBy !== undefined && (typeof a.approvedBy !== 'string' || a.approvedBy === '')) {
+    issues.push('approvedBy: expected a non-empty string');
+  }
+  return issues;
 }
 
 /** The state before anything happened; from the raw input until it is checked, then from the request. */

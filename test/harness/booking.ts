@@ -49,6 +49,8 @@ export interface RigOptions {
   dataConverter?: DataConverter;
   /** Where the supplier client reports schema drift (default: its own reporter, to the console). */
   drift?: DriftReporter;
+  /** The supplier profile of client and worker (default: testProfile). */
+  profile?: SupplierProfile;
 }
 
 export async function createBookingRig(
@@ -57,12 +59,13 @@ export async function createBookingRig(
   options: RigOptions = {},
 ): Promise<BookingRig> {
   const sandbox = await startSandbox({ port: 0 });
+  const profile = options.profile ?? testProfile;
   const supplier = createHttpSupplierClient({
     baseUrl: sandbox.url,
-    profile: testProfile,
+    profile,
     tokens: ticketTokens({
       baseUrl: sandbox.url,
-      profile: testProfile,
+      profile,
       appKey: 'sandbox-app',
       appSecret: 'sandbox-secret',
     }),
@@ -78,7 +81,7 @@ export async function createBookingRig(
       namespace: env.namespace ?? 'default',
       taskQueue,
       supplier,
-      profile: testProfile,
+      profile,
       orders,
       workflowBundle: workflowBundle(),
       ...(options.maxCachedWorkflows !== undefined

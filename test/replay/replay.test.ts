@@ -67,3 +67,56 @@ test('a deliberately changed workflow fails replay with a nondeterminism error',
   ).catch((e: unknown) => e);
   expect(error).toBeInstanceOf(DeterminismViolationError);
 });
+
+/**
+ * A cancel that reaches a run resumed from continue-as-new with its very first task: Book was sent long
+ * before, so the run must go on resolving the order (the input check of a resumed run is not cancellable).
+ * Made from the recorded resumed run by inserting the cancel request right after its start.
+ */
+test('a cancel arriving with the first task of a resumed run does not end it', async () => {
+  const file = files.find((f) => f.endsWith('/continued-as-new-then-confirmed.json'));
+  expect(file).toBeDefined();
+  const { workflowId } = load(file!);
+  const recorded = JSON.parse(readFileSync(path.join(dir, file!), 'utf8')).history as { events: JsonEvent[] };
+  const started = recorded.events[0]!;
+  expect(started.workflowExecutionStartedEventAttributes?.continuedExecutionRunId).toBeTruthy();
+  const cancel: JsonEvent = {
+    eventId: '2',
+    eventTime: started.eventTime,
+    eventType: 'EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED',
+    workflowExecutionCancelRequestedEventAttributes: { cause: 'replay test', identity: 'replay test' },
+  };
+  const events = [started, cancel, ...recorded.events.slice(1).map((e) => shiftEventIds(e, 1) as JsonEvent)];
+  // A live worker that meets a cancel in that task uses, and records, the SDK flag that keeps a
+  // non-cancellable scope's children from cancellation (flag 1 of the TypeScript SDK); the recorded
+  // run met no cancel, so it is added to the first completed workflow task as a live run would have it.
+  const firstCompleted = events.find((e) => e.eventType === 'EVENT_TYPE_WORKFLOW_TASK_COMPLETED')!;
+  const attributes = firstCompleted.workflowTaskCompletedEventAttributes as { sdkMetadata?: Record<string, unknown> };
+  attributes.sdkMetadata = { ...attributes.sdkMetadata, langUsedFlags: [1] };
+  await expect(
+    Worker.runReplayHistory(
+      { workflowBundle: workflowBundle(), dataConverter: testDataConverter() },
+      historyFromJSON({ events }),
+      workflowId,
+    ),
+  ).resolves.toBeUndefined();
+});
+
+type JsonEvent = Record<string, unknown> & {
+  eventTime?: unknown;
+  workflowExecutionStartedEventAttributes?: { continuedExecutionRunId?: string };
+};
+
+/** The event with its own id and every id it refers to (…EventId fields) moved up by `by`. */
+function shiftEventIds(value: unknown, by: number): unknown {
+  if (Array.isArray(value)) return value.map((v) => shiftEventIds(v, by));
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([key, v]) => [
+      key,
+      /eventId$/i.test(key) && (typeof v === 'string' || typeof v === 'number')
+        ? String(Number(v) + by)
+        : shiftEventIds(v, by),
+    ]),
+  );
+}

@@ -3,7 +3,8 @@
  * (scripts/record-histories.ts) and replayed by test/replay/replay.test.ts.
  *
  * The recovery schedule is scaled down (seconds instead of minutes) so recording takes about a minute;
- * the code paths, and so the commands in the history, are those of the full schedule.
+ * the code paths, and so the commands in the history, are those of the full schedule. Each history is
+ * the scenario's last run (for a continue-as-new chain, the run that resumed).
  */
 import type { BookingRequest } from '../../src/contract';
 import { basePriceFor } from '../../src/sandbox/store';
@@ -95,5 +96,14 @@ export const replayScenarios: ReplayScenario[] = [
     test: 'book=504AfterCreate&confirmAfterQueries=2',
     request: { recovery: { ...fastRecovery, delaysSeconds: [30] } },
     steer: 'hint-after-first-poll',
+  },
+  {
+    // Recorded as its last run: the one that resumed from continue-as-new (input carries `resume`).
+    name: 'continued-as-new-then-confirmed',
+    expected: 'confirmed',
+    test: 'book=504AfterCreate&confirmAfterQueries=14',
+    request: {
+      recovery: { delaysSeconds: [1], repeatEverySeconds: 1, deadlineSeconds: 300, continueAsNewAfterEvents: 100 },
+    },
   },
 ];

@@ -5,7 +5,7 @@
 import { WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { ApplicationFailure } from '@temporalio/common';
-import { connectTimeSkipping } from '../harness/temporal';
+import { connectTimeSkipping, workflowBundle } from '../harness/temporal';
 import {
   book,
   bookingRequest,
@@ -14,15 +14,20 @@ import {
   expectAtMostOneOrderPerReference,
   pollOffsetsFromHistory,
   startBooking,
+  testProfile,
   type BookingRig,
 } from '../harness/booking';
 import {
   approvePriceChangeUpdate,
   bookingStateQuery,
   supplierOrderUpdateSignal,
+  type BookingOutcome,
   type BookingRequest,
 } from '../../src/contract';
 import { basePriceFor } from '../../src/sandbox/server';
+import { Worker } from '@temporalio/worker';
+import { TimeoutFailure, TimeoutType } from '@temporalio/common';
+import { createActivities } from '../../src/activities/booking';
 
 let env: TestWorkflowEnvironment;
 let rig: BookingRig;
@@ -155,6 +160,30 @@ describe('price changes', () => {
     const outcome = await handle.result();
     expect(outcome.kind).toBe('confirmed');
     expect((await handle.query(bookingStateQuery)).acceptedPrice).toEqual(state.currentPrice);
+  });
+
+  test('ask: two approvals at once → one is accepted, the other refused (no caller told "accepted" in vain)', async () => {
+    const request = bookingRequest({
+      test: 'scenario=priceChanged&priceDeltaPercent=20&confirmAfterMs=0',
+      expectedPrice: basePriceFor('PKG-ASK-TWICE'),
+      ratePkgId: 'PKG-ASK-TWICE',
+      priceChangePolicy: { onExceeded: 'ask' },
+    });
+    const handle = await startBooking(env, rig, request);
+    const state = await eventually(async () => {
+      const s = await handle.query(bookingStateQuery);
+      return s.stage === 'awaiting-price-approval' ? s : undefined;
+    });
+    const answer = { approved: true, price: state.currentPrice! };
+    const answers = await Promise.allSettled([
+      handle.executeUpdate(approvePriceChangeUpdate, { args: [answer] }),
+      handle.executeUpdate(approvePriceChangeUpdate, { args: [{ ...answer, approvedBy: 'second' }] }),
+    ]);
+    expect(answers.filter((a) => a.status === 'fulfilled')).toHaveLength(1);
+    const refused = answers.find((a): a is PromiseRejectedResult => a.status === 'rejected');
+    expect(refused?.reason).toBeInstanceOf(WorkflowUpdateFailedError);
+    expect(String(refused?.reason?.cause?.message)).toMatch(/already answered|No price change is awaiting/);
+    expect((await handle.result()).kind).toBe('confirmed');
   });
 
   test('ask: approval refused → price-rejected (refused)', async () => {
@@ -341,6 +370,40 @@ describe('recovery after an ambiguous Book', () => {
     expect(state.bookAttempts).toHaveLength(1);
     const description = await env.client.workflow.getHandle(handle.workflowId).describe();
     expect(description.runId).not.toBe(handle.firstExecutionRunId);
+  });
+});
+
+describe('CheckAvail that never answers', () => {
+  // An activity that outlives its start-to-close timeout ends in a TimeoutFailure, not a supplier error.
+  // The time-skipping server does not skip time while an activity runs, so the activity here ends each
+  // attempt with the TimeoutFailure the server would record, and retries are used up in seconds.
+  test('retries used up on activity timeouts → failed, nothing booked', async () => {
+    const taskQueue = `checkavail-timeout-${Date.now()}`;
+    let attempts = 0;
+    const worker = await Worker.create({
+      connection: env.nativeConnection,
+      taskQueue,
+      workflowBundle: workflowBundle(),
+      activities: {
+        ...createActivities({ supplier: rig.supplier, profile: testProfile }),
+        async checkAvail(): Promise<never> {
+          attempts++;
+          throw new TimeoutFailure('activity StartToClose timeout', undefined, TimeoutType.START_TO_CLOSE);
+        },
+      },
+    });
+    const request = bookingRequest({ test: 'confirmAfterMs=0' });
+    const outcome = await worker.runUntil(async () => {
+      const handle = await env.client.workflow.start('bookingWorkflow', {
+        taskQueue,
+        workflowId: `booking:${request.customerReferenceNo}`,
+        args: [request],
+      });
+      return (await handle.result()) as BookingOutcome;
+    });
+    expect(outcome).toMatchObject({ kind: 'failed', errorType: 'TimeoutFailure' });
+    expect(attempts).toBe(8);
+    expect(bookCallsFor(request.customerReferenceNo)).toHaveLength(0);
   });
 });
 
