@@ -22,7 +22,10 @@ export function classifyBookFailure(err: unknown, profile: SupplierProfile): Boo
   if (!isSupplierError(err)) {
     return { kind: 'ambiguous', errorType: 'UnexpectedError', message: String((err as Error)?.message ?? err) };
   }
-  const { type, message } = err;
+  const { type } = err;
+  // The outcome is a payload (encrypted where payloads are), so the supplier's own words may go in it.
+  const said = err.supplierMessage;
+  const message = said ? `${err.message}: ${said}` : err.message;
   if (type === 'SupplierRateLimited' || type === 'SupplierNetworkBeforeSend') {
     return { kind: 'refused', errorType: type, message, ...retryAfter(err) };
   }

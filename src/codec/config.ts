@@ -35,7 +35,16 @@ export function encryptionFromEnv(e: z.infer<typeof EncryptionEnv>): {
   return { encryption: { keys: e.PAYLOAD_ENCRYPTION_KEYS, activeKeyId }, issues: [] };
 }
 
-/** The data converter for these settings: the encryption codec, or the SDK's default when off. */
+/**
+ * The data converter for these settings: the encryption codec, or the SDK's default when off. With
+ * encryption, failures' messages and stack traces are encrypted too (./failure-converter): a supplier's
+ * error text may echo a guest's name, and failures are not payloads unless made so.
+ */
 export function dataConverterFor(encryption: EncryptionCodecOptions | undefined): DataConverter | undefined {
-  return encryption ? { payloadCodecs: [createEncryptionCodec(encryption)] } : undefined;
+  return encryption
+    ? {
+        payloadCodecs: [createEncryptionCodec(encryption)],
+        failureConverterPath: require.resolve('./failure-converter'),
+      }
+    : undefined;
 }

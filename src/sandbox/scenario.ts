@@ -31,6 +31,8 @@ export interface TestFlags {
   outcome: OrderOutcome;
   confirmAfterMs?: number;
   confirmAfterQueries?: number;
+  /** The `msg` of a CheckAvail fault answer: a supplier that echoes request data (a guest's name) in errors. */
+  faultMsg?: string;
 }
 
 const SCENARIOS: Scenario[] = ['available', 'soldOut', 'priceChanged', 'serviceUnavailable', 'unknownInternalError'];
@@ -84,5 +86,6 @@ export function parseTestHeader(header: string | undefined): TestFlags {
     outcome: oneOf(p.get('outcome'), OUTCOMES) ?? 'confirmed',
     confirmAfterMs: count(p.get('confirmAfterMs')),
     confirmAfterQueries: count(p.get('confirmAfterQueries')),
+    faultMsg: p.get('faultMsg') ?? undefined,
   };
 }

@@ -225,18 +225,18 @@ export async function startSandbox(overrides: Partial<SandboxOptions> = {}): Pro
       throw new HttpAnswer(429, envelope(codes.rateLimited, 'quota limit exceed'));
   }
 
-  const faultAnswer = (fault: string): HttpAnswer | undefined => {
+  const faultAnswer = (fault: string, msg?: string): HttpAnswer | undefined => {
     switch (fault) {
       case '429':
-        return new HttpAnswer(429, envelope(codes.rateLimited, 'quota limit exceed'));
+        return new HttpAnswer(429, envelope(codes.rateLimited, msg ?? 'quota limit exceed'));
       case '400':
-        return new HttpAnswer(400, envelope(codes.badRequest, 'parameter error'));
+        return new HttpAnswer(400, envelope(codes.badRequest, msg ?? 'parameter error'));
       case '403':
-        return new HttpAnswer(403, envelope(codes.forbidden, 'permission denied'));
+        return new HttpAnswer(403, envelope(codes.forbidden, msg ?? 'permission denied'));
       case '500':
-        return new HttpAnswer(500, envelope(codes.systemError, 'system error'));
+        return new HttpAnswer(500, envelope(codes.systemError, msg ?? 'system error'));
       case '503':
-        return new HttpAnswer(503, envelope(codes.systemError, 'service unavailable'));
+        return new HttpAnswer(503, envelope(codes.systemError, msg ?? 'service unavailable'));
       default:
         return undefined;
     }
@@ -266,7 +266,7 @@ export async function startSandbox(overrides: Partial<SandboxOptions> = {}): Pro
       if (flags.checkAvail === 'reset') return 'reset';
       if (flags.checkAvail === 'malformed') return { malformed: '<html>502 Bad Gateway</html>' };
       if (flags.checkAvail === 'ariChanged') return new HttpAnswer(200, envelope(codes.ariChanged, 'ARI changed'));
-      return faultAnswer(flags.checkAvail)!;
+      return faultAnswer(flags.checkAvail, flags.faultMsg)!;
     }
     if (flags.scenario === 'serviceUnavailable') return faultAnswer('503')!;
     if (flags.scenario === 'unknownInternalError') return faultAnswer('500')!;

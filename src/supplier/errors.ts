@@ -29,8 +29,6 @@ export interface SupplierErrorDetails {
   httpStatus?: number;
   /** Envelope `code`, when a body was read. */
   code?: number;
-  /** Envelope `msg`, when a body was read. Never contains request headers or secrets. */
-  supplierMessage?: string;
   /** From a Retry-After header, when the supplier sent one. */
   retryAfterMs?: number;
   requestId?: string;
@@ -38,17 +36,27 @@ export interface SupplierErrorDetails {
   issues?: string[];
 }
 
-/** A classified supplier failure. Messages carry no token, ticket or secret. */
+/** A classified supplier failure. Messages and details carry no token, ticket, secret or supplier text. */
 export class SupplierError extends Error {
   override readonly name = 'SupplierError';
+  readonly details: SupplierErrorDetails;
+  /**
+   * The envelope's `msg`, redacted of our credentials: untrusted text that may echo a guest's name. Not
+   * in `details` and not enumerable, so a logged or serialized error never prints it; only the Book
+   * outcome (a payload, encrypted where payloads are) carries it on.
+   */
+  declare readonly supplierMessage?: string;
 
   constructor(
     readonly type: SupplierErrorType,
     message: string,
-    readonly details: SupplierErrorDetails,
+    details: SupplierErrorDetails & { supplierMessage?: string },
     options?: { cause?: unknown },
   ) {
     super(message, options);
+    const { supplierMessage, ...rest } = details;
+    this.details = rest;
+    Object.defineProperty(this, 'supplierMessage', { value: supplierMessage, enumerable: false });
   }
 }
 

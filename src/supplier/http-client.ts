@@ -171,7 +171,9 @@ export function createHttpSupplierClient(options: HttpSupplierClientOptions): Su
     requestId: string,
     token: string,
   ): Answer {
-    // Text copied from the body into an error may echo the Authorization header back: never the token.
+    // The supplier's `msg` is untrusted text that may echo a guest's name or our own token: it travels as
+    // the error's non-enumerable `supplierMessage`, never in its message or details, which worker logs
+    // print. Text copied from the body is also redacted of the token.
     const redact = (s: string) => (token ? s.split(token).join('[redacted]') : s);
     let json: unknown;
     let parsed = false;
@@ -189,7 +191,7 @@ export function createHttpSupplierClient(options: HttpSupplierClientOptions): Su
     if (status !== 200) {
       const type = typeForStatus(status);
       const retryAfterMs = status === 429 ? parseRetryAfter(headers['retry-after'], now()) : undefined;
-      throw new SupplierError(type, `${operation}: HTTP ${status}${envelope?.msg ? ` (${envelope.msg})` : ''}`, {
+      throw new SupplierError(type, `${operation}: HTTP ${status}${envelope ? ` (code ${envelope.code})` : ''}`, {
         ...details,
         ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
       });
@@ -201,11 +203,7 @@ export function createHttpSupplierClient(options: HttpSupplierClientOptions): Su
     if (reading?.ok) drift.report(operation, reading.drift);
     if (envelope.code !== profile.codes.success) {
       const type = typeForCode(envelope.code);
-      throw new SupplierError(
-        type,
-        `${operation}: supplier code ${envelope.code}${envelope.msg ? ` (${envelope.msg})` : ''}`,
-        details,
-      );
+      throw new SupplierError(type, `${operation}: supplier code ${envelope.code}`, details);
     }
     return { data: envelope.data, details, redact };
   }

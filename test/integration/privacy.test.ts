@@ -45,9 +45,13 @@ const scenarios = [
   'checkAvail=503&checkAvailTimes=1&confirmAfterMs=0',
   'outcome=failed&confirmAfterQueries=1',
 ];
+/** A supplier whose error text echoes a guest's name: it lands in the retried activity's last failure. */
+const echoing = (lastName: string) => `checkAvail=500&checkAvailTimes=1&confirmAfterMs=0&faultMsg=${lastName}`;
 
 test('raw histories and worker logs hold no secret and no personal data in clear', async () => {
-  const requests = scenarios.map((test) => bookingRequest({ test, recovery: { delaysSeconds: [1] } }));
+  const requests = [...scenarios, echoing(bookingRequest().holder.lastName)].map((test) =>
+    bookingRequest({ test, recovery: { delaysSeconds: [1] } }),
+  );
   for (const request of requests) {
     await startBooking(client, request, { taskQueue: rig.taskQueue });
     await awaitOutcome(client, request.customerReferenceNo);

@@ -153,9 +153,9 @@ describeType('SupplierRateLimited', () => {
       operation: 'checkAvail',
       httpStatus: 429,
       code: codes.rateLimited,
-      supplierMessage: 'quota limit exceed',
       retryAfterMs: 3_000,
     });
+    expect(err.supplierMessage).toBe('quota limit exceed');
   });
 
   test('Book over its limit: 429 refused before any work, and no retryAfterMs when no Retry-After is sent', async () => {
@@ -415,8 +415,11 @@ describeType('SupplierBusinessError', () => {
       operation: 'book',
       httpStatus: 200,
       code: 100009999,
-      supplierMessage: 'something new',
     });
+    // The supplier's own words stay off the message and details that logs print.
+    expect(err.supplierMessage).toBe('something new');
+    expect(err.message).not.toContain('something new');
+    expect(JSON.stringify(err)).not.toContain('something new');
   });
 });
 

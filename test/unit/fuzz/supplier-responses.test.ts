@@ -661,7 +661,7 @@ test('a msg echoing the bearer token is redacted (HTTP 400 and a 200 with an unu
     body: JSON.stringify({ code: 0, msg: echoed, data: 0 }),
   });
   expect(rejected.type).toBe('SupplierBadRequest');
-  expect(rejected.details.supplierMessage).toBe('invalid token: Bearer [redacted]');
+  expect(rejected.supplierMessage).toBe('invalid token: Bearer [redacted]');
   const invalid = await errorFor('checkAvail', {
     status: 200,
     headers: {},
