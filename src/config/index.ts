@@ -8,7 +8,7 @@
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import type { NativeConnectionOptions } from '@temporalio/worker';
 import { z } from 'zod';
-import { DEFAULT_TASK_QUEUE } from '../contract';
+import { ACTIVITY_TIMEOUT_SECONDS, DEFAULT_TASK_QUEUE } from '../contract';
 import { SupplierProfile } from '../supplier/profile';
 import type { EncryptionCodecOptions } from '../codec/encryption';
 import { EncryptionEnv, encryptionFromEnv } from '../codec/config';
@@ -108,8 +108,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   try {
     const overrides: unknown = e.SUPPLIER_PROFILE ? JSON.parse(e.SUPPLIER_PROFILE) : {};
     const result = SupplierProfile.safeParse(overrides);
-    if (result.success) profile = result.data;
-    else issues.push(...result.error.issues.map((i) => `SUPPLIER_PROFILE.${i.path.join('.')}: ${i.message}`));
+    if (result.success) {
+      profile = result.data;
+      issues.push(...timeoutIssues(profile));
+    } else issues.push(...result.error.issues.map((i) => `SUPPLIER_PROFILE.${i.path.join('.')}: ${i.message}`));
   } catch {
     issues.push('SUPPLIER_PROFILE: not valid JSON');
   }
@@ -150,6 +152,23 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     ...(e.WORKER_WORKFLOW_BUNDLE ? { workflowBundlePath: e.WORKER_WORKFLOW_BUNDLE } : {}),
     ...(encryption ? { encryption } : {}),
   };
+}
+
+/** Headroom between a supplier call's client timeout and its activity's timeout, for the answer to be read. */
+const TIMEOUT_HEADROOM_MS = 10_000;
+
+/**
+ * Each supplier call must time out in the client before its activity does: the client's ending is
+ * classified (a Book that timed out in the client is looked up), the activity's is only "it died".
+ */
+function timeoutIssues(profile: SupplierProfile): string[] {
+  return (['checkAvail', 'book', 'queryOrders'] as const)
+    .filter((op) => profile.timeoutsMs[op] > ACTIVITY_TIMEOUT_SECONDS[op] * 1000 - TIMEOUT_HEADROOM_MS)
+    .map(
+      (op) =>
+        `SUPPLIER_PROFILE.timeoutsMs.${op}: must be at most ${ACTIVITY_TIMEOUT_SECONDS[op] * 1000 - TIMEOUT_HEADROOM_MS} ms, ` +
+        `${TIMEOUT_HEADROOM_MS / 1000} s below the ${op} activity's own ${ACTIVITY_TIMEOUT_SECONDS[op]} s timeout`,
+    );
 }
 
 function definedOnly(env: Record<string, string | undefined>): Record<string, string> {

@@ -87,3 +87,16 @@ test('bad batching and rate-limit values name their variable', () => {
   );
   expect(() => loadConfig({ ...base, SUPPLIER_RATE_LIMIT: 'yes' })).toThrow(/SUPPLIER_RATE_LIMIT/);
 });
+
+test('a supplier timeout at or above its activity timeout is refused, naming the field and the bound', () => {
+  const base = { SUPPLIER_TOKEN: 't' };
+  expect(() => loadConfig({ ...base, SUPPLIER_PROFILE: '{"timeoutsMs":{"book":120000}}' })).toThrow(
+    /SUPPLIER_PROFILE\.timeoutsMs\.book: must be at most 110000 ms/,
+  );
+  expect(() =>
+    loadConfig({ ...base, SUPPLIER_PROFILE: '{"timeoutsMs":{"checkAvail":25000,"queryOrders":30000}}' }),
+  ).toThrow(/timeoutsMs\.checkAvail[\s\S]*timeoutsMs\.queryOrders/);
+  expect(
+    loadConfig({ ...base, SUPPLIER_PROFILE: '{"timeoutsMs":{"book":110000}}' }).supplier.profile.timeoutsMs.book,
+  ).toBe(110_000);
+});
