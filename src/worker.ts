@@ -36,6 +36,17 @@ export interface BookingWorkerDeps {
   orders?: QueryOrdersCoalescer;
   /** Payload encryption (src/codec); clients of these workflows must use the same keys. */
   dataConverter?: DataConverter;
+  /** How long a shutdown waits for in-flight activities; default shutdownGraceMs(profile). */
+  shutdownGraceMs?: number;
+}
+
+/**
+ * How long a shutdown (SIGTERM, a deploy) waits for in-flight activities before cancelling them: the
+ * Book timeout and 10 s. A Book cancelled half-way is an order that may exist, found out only by recovery;
+ * one allowed to finish gives its answer. The SDK's default is no wait at all.
+ */
+export function shutdownGraceMs(profile: SupplierProfile): number {
+  return profile.timeoutsMs.book + 10_000;
 }
 
 export async function createBookingWorker(deps: BookingWorkerDeps): Promise<BookingWorker> {
@@ -43,6 +54,7 @@ export async function createBookingWorker(deps: BookingWorkerDeps): Promise<Book
   const common = {
     connection: deps.connection,
     namespace: deps.namespace,
+    shutdownGraceTime: deps.shutdownGraceMs ?? shutdownGraceMs(deps.profile),
     ...(deps.dataConverter ? { dataConverter: deps.dataConverter } : {}),
   };
   const main = await Worker.create({
@@ -169,7 +181,8 @@ async function main(): Promise<void> {
         `(namespace ${config.temporal.namespace}); supplier ${config.supplier.baseUrl}; ` +
         `payload encryption ${config.encryption ? `on (key ${config.encryption.activeKeyId})` : 'OFF: personal data is stored in clear'}`,
     );
-    // Worker.run() returns after SIGINT/SIGTERM once in-flight tasks are done (the SDK's shutdown handling).
+    // Worker.run() returns after SIGINT/SIGTERM once in-flight tasks are done, waiting up to the
+    // shutdown grace (shutdownGraceMs) for activities such as a Book already sent.
     await worker.run();
   } finally {
     await closeSupplier();

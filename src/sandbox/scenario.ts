@@ -31,6 +31,8 @@ export interface TestFlags {
   outcome: OrderOutcome;
   confirmAfterMs?: number;
   confirmAfterQueries?: number;
+  /** Book answers after this many milliseconds (the order is made first): a slow supplier. */
+  bookDelayMs?: number;
   /** The `msg` of a CheckAvail fault answer: a supplier that echoes request data (a guest's name) in errors. */
   faultMsg?: string;
 }
@@ -87,5 +89,6 @@ export function parseTestHeader(header: string | undefined): TestFlags {
     confirmAfterMs: count(p.get('confirmAfterMs')),
     confirmAfterQueries: count(p.get('confirmAfterQueries')),
     faultMsg: p.get('faultMsg') ?? undefined,
+    bookDelayMs: count(p.get('bookDelayMs')),
   };
 }

@@ -363,6 +363,7 @@ export async function startSandbox(overrides: Partial<SandboxOptions> = {}): Pro
       case 'unknownCodeAfterCreate':
         return new HttpAnswer(200, envelope(100009999, 'internal error'));
     }
+    if (flags.bookDelayMs) await new Promise((resolve) => setTimeout(resolve, flags.bookDelayMs));
     return new HttpAnswer(200, envelope(codes.success, 'Success', { hotelOrder: present(order) }));
   }
 

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { parse } from 'yaml';
 import { EnvSchema, loadConfig } from '../../src/config';
 import { SEARCH_ATTRIBUTES } from '../../src/contract';
+import { shutdownGraceMs } from '../../src/worker';
 
 interface Service {
   image?: string;
@@ -93,4 +94,11 @@ test('every pulled image is pinned to a tag other than latest', () => {
     const tag = image.includes('@') ? 'digest' : image.slice(image.lastIndexOf('/') + 1).split(':')[1];
     expect({ name, image, pinned: Boolean(tag) && tag !== 'latest' }).toEqual({ name, image, pinned: true });
   }
+});
+
+test("compose waits for the worker's shutdown grace (in-flight Books finish) before it kills the worker", () => {
+  const grace = (worker as Service & { stop_grace_period?: string }).stop_grace_period ?? '10s';
+  const seconds = Number(/^(\d+)s$/.exec(grace)?.[1]);
+  const profile = loadConfig({ ...REQUIRED, SUPPLIER_TOKEN: 't' }).supplier.profile;
+  expect(seconds * 1000).toBeGreaterThan(shutdownGraceMs(profile));
 });

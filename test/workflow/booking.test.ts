@@ -43,7 +43,8 @@ afterAll(async () => {
 afterEach(() => expectAtMostOneOrderPerReference(rig.sandbox));
 
 const ordersFor = (ref: string) => rig.sandbox.orders().filter((o) => o.customerReferenceNo === ref);
-const bookCallsFor = (ref: string) => rig.sandbox.calls('book').filter((c) => c.customerReferenceNos?.includes(ref));
+const bookCallsFor = (ref: string, on: BookingRig = rig) =>
+  on.sandbox.calls('book').filter((c) => c.customerReferenceNos?.includes(ref));
 
 describe('happy path and immediate answers', () => {
   test('available, booked, confirmed at once', async () => {
@@ -352,6 +353,32 @@ describe('recovery after an ambiguous Book', () => {
         own.sandbox.calls('book').filter((c) => c.customerReferenceNos?.includes(request.customerReferenceNo)),
       ).toHaveLength(1);
       expectAtMostOneOrderPerReference(own.sandbox);
+    } finally {
+      await own.close();
+    }
+  });
+
+  test('a worker shut down while Book is in flight lets it finish: the answer is used, no recovery', async () => {
+    const own = await createBookingRig(env, 'graceful', { maxCachedWorkflows: 0 });
+    try {
+      const request = bookingRequest({ test: 'confirmAfterMs=0&bookDelayMs=1000' });
+      const handle = await startBooking(env, own, request);
+      await eventually(
+        async () =>
+          bookCallsFor(request.customerReferenceNo, own).length === 0 &&
+          (await handle.query(bookingStateQuery)).stage === 'booking'
+            ? true
+            : undefined,
+        20_000,
+      );
+      // As on SIGTERM during a deploy: the worker stops polling and drains.
+      await own.stopWorker();
+      await own.restartWorker();
+      const outcome = await handle.result();
+      expect(outcome.kind).toBe('confirmed');
+      const state = await handle.query(bookingStateQuery);
+      expect(state.bookAttempts.map((a) => a.result)).toEqual(['order']);
+      expect(state.polls).toEqual([]);
     } finally {
       await own.close();
     }
