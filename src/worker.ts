@@ -19,6 +19,7 @@ import type { SupplierProfile } from './supplier/profile';
 import type { QueryOrdersCoalescer } from './supplier/coalescer';
 import { createSupplierStack } from './supplier/stack';
 import { createDriftReporter, type DriftLog } from './supplier/drift';
+import { ensureTemporalReady } from './temporal/setup';
 
 export interface BookingWorkerDeps {
   connection: NativeConnection;
@@ -143,6 +144,18 @@ export function createSupplierFromConfig(config: AppConfig['supplier']): Supplie
   return createHttpSupplierClient({ baseUrl, profile, tokens, maxConnections });
 }
 
+/** Checks (and, when allowed, prepares) the namespace, and logs what it found; throws TemporalSetupError. */
+export async function reportReadiness(connection: NativeConnection, config: AppConfig): Promise<void> {
+  const ready = await ensureTemporalReady({
+    services: connection,
+    namespace: config.temporal.namespace,
+    register: config.worker.registerSearchAttributes !== false,
+  });
+  if (ready.registered.length > 0) {
+    console.log(`Registered search attributes ${ready.registered.join(', ')} in namespace "${ready.namespace}"`);
+  }
+}
+
 /** Schema drift goes to the worker's log as a WARN, beside the SDK's own lines. */
 export const runtimeDriftLog: DriftLog = (message, meta) => Runtime.instance().logger.warn(message, meta);
 
@@ -150,6 +163,13 @@ async function main(): Promise<void> {
   const config = loadConfig();
   Runtime.install({ logger: new DefaultLogger(config.logLevel) });
   const connection = await NativeConnection.connect(config.temporal.connection);
+  // Before polling: on a service without the search attributes every booking would hang (see ./temporal/setup).
+  try {
+    await reportReadiness(connection, config);
+  } catch (err) {
+    await connection.close();
+    throw err;
+  }
   // Rate-limited client and QueryOrders coalescer, so a recovery storm stays under the supplier's limits.
   const {
     supplier,

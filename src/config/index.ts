@@ -50,6 +50,11 @@ export const EnvSchema = EncryptionEnv.extend({
    * (bench parked), so the default is small: parked bookings sleep for minutes and lose little by replaying.
    */
   WORKER_MAX_CACHED_WORKFLOWS: intFromEnv(100),
+  /**
+   * on: at start, register the search attributes the workflow writes if the namespace lacks them; off (or
+   * when the service refuses, as Temporal Cloud does): exit at once naming them and the command to run.
+   */
+  WORKER_REGISTER_SEARCH_ATTRIBUTES: onOff('on'),
   /** Worker log level: TRACE, DEBUG, INFO, WARN or ERROR. */
   LOG_LEVEL: z.enum(['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR']).default('INFO'),
   /** A workflow bundle built ahead (`npm run bundle`), so a restarted worker polls in about a second, not after webpack. */
@@ -72,7 +77,13 @@ export interface AppConfig {
     /** Whether requests wait for the profile's rate limits; absent means on, as by default. */
     rateLimit?: boolean;
   };
-  worker: { maxConcurrentActivities: number; maxConcurrentWorkflowTasks: number; maxCachedWorkflows: number };
+  worker: {
+    maxConcurrentActivities: number;
+    maxConcurrentWorkflowTasks: number;
+    maxCachedWorkflows: number;
+    /** Register missing search attributes at start (else only check). Absent in hand-built configs: on. */
+    registerSearchAttributes?: boolean;
+  };
   logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
   /** Path of a prebuilt workflow bundle, if any. */
   workflowBundlePath?: string;
@@ -147,6 +158,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxConcurrentActivities: e.WORKER_MAX_CONCURRENT_ACTIVITIES,
       maxConcurrentWorkflowTasks: e.WORKER_MAX_CONCURRENT_WORKFLOW_TASKS,
       maxCachedWorkflows: e.WORKER_MAX_CACHED_WORKFLOWS,
+      registerSearchAttributes: e.WORKER_REGISTER_SEARCH_ATTRIBUTES === 'on',
     },
     logLevel: e.LOG_LEVEL,
     ...(e.WORKER_WORKFLOW_BUNDLE ? { workflowBundlePath: e.WORKER_WORKFLOW_BUNDLE } : {}),

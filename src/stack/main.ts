@@ -16,7 +16,7 @@ import { startCodecServer } from '../codec/server';
 import { startSandbox } from '../sandbox/server';
 import { resolveServerExecutable } from '../temporal/binaries';
 import { startDevServer } from '../temporal/dev-server';
-import { createBookingWorker, runtimeDriftLog } from '../worker';
+import { createBookingWorker, reportReadiness, runtimeDriftLog } from '../worker';
 import { createDriftReporter } from '../supplier/drift';
 import { createSupplierStack } from '../supplier/stack';
 
@@ -89,6 +89,7 @@ async function main(): Promise<void> {
 
     const connection = await NativeConnection.connect(config.temporal.connection);
     stops.push(() => connection.close());
+    await reportReadiness(connection, config);
     const {
       supplier,
       orders,

@@ -35,6 +35,8 @@ export interface DevServerOptions {
   /** Passed to the UI so it can decode encrypted payloads. */
   codecEndpoint?: string;
   logLevel?: 'debug' | 'info' | 'warn' | 'error';
+  /** Register the workflow's search attributes at start (default); false: a bare server, as others run it. */
+  searchAttributes?: boolean;
 }
 
 export interface DevServer {
@@ -62,7 +64,9 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     options.namespace ?? 'default',
     '--log-level',
     options.logLevel ?? 'warn',
-    ...SEARCH_ATTRIBUTES.flatMap((sa) => ['--search-attribute', `${sa.name}=${sa.type}`]),
+    ...(options.searchAttributes === false
+      ? []
+      : SEARCH_ATTRIBUTES.flatMap((sa) => ['--search-attribute', `${sa.name}=${sa.type}`])),
     ...(options.codecEndpoint ? ['--ui-codec-endpoint', options.codecEndpoint] : []),
     ...dynamicConfigArgs(),
   ];
