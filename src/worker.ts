@@ -67,20 +67,36 @@ export async function createBookingWorker(deps: BookingWorkerDeps): Promise<Book
       : { workflowsPath: require.resolve('./workflows') }),
     ...deps.tuning,
   });
-  const queryOrders = await Worker.create({
-    ...common,
-    taskQueue: queryOrdersTaskQueue(deps.taskQueue),
-    activities: { queryOrder: activities.queryOrder },
-    // The server hands out at most this many QueryOrders tasks per second on this queue, whatever
-    // the number of workers polling it. Each task sends at most one HTTP request (the coalescer only
-    // merges), so the fleet stays under the supplier's limit for its one application key. Every
-    // worker sets the same value; the server keeps the latest one it was given.
-    maxTaskQueueActivitiesPerSecond: deps.profile.rateLimits.queryOrders,
-    ...(deps.tuning?.maxConcurrentActivityTaskExecutions !== undefined
-      ? { maxConcurrentActivityTaskExecutions: deps.tuning.maxConcurrentActivityTaskExecutions }
-      : {}),
-  });
+  const queryOrders = await createOrRelease(main, () =>
+    Worker.create({
+      ...common,
+      taskQueue: queryOrdersTaskQueue(deps.taskQueue),
+      activities: { queryOrder: activities.queryOrder },
+      // The server hands out at most this many QueryOrders tasks per second on this queue, whatever
+      // the number of workers polling it. Each task sends at most one HTTP request (the coalescer only
+      // merges), so the fleet stays under the supplier's limit for its one application key. Every
+      // worker sets the same value; the server keeps the latest one it was given.
+      maxTaskQueueActivitiesPerSecond: deps.profile.rateLimits.queryOrders,
+      ...(deps.tuning?.maxConcurrentActivityTaskExecutions !== undefined
+        ? { maxConcurrentActivityTaskExecutions: deps.tuning.maxConcurrentActivityTaskExecutions }
+        : {}),
+    }),
+  );
   return new BookingWorker(main, queryOrders);
+}
+
+/**
+ * Creates the second worker of a pair; if that fails, releases the first, which was created but never
+ * ran. The SDK has no close for such a worker: it holds its connection (which then cannot close) until
+ * it has run, so it is run and shut down at once.
+ */
+async function createOrRelease(first: Worker, create: () => Promise<Worker>): Promise<Worker> {
+  try {
+    return await create();
+  } catch (err) {
+    await first.runUntil(Promise.resolve()).catch(() => undefined);
+    throw err;
+  }
 }
 
 /**
