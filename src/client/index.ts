@@ -20,7 +20,7 @@ import {
   type BookingState,
   type PriceApproval,
 } from '../contract';
-import { describeIssues } from '../supplier/schemas';
+import { describeIssues } from '../values';
 import { dataConverterFor, EncryptionEnv, encryptionFromEnv } from '../codec/config';
 import type { bookingWorkflow } from '../workflows';
 

@@ -7,9 +7,9 @@
  * the workflow's input is validated by a local activity instead (src/activities/booking.ts).
  */
 import { z } from 'zod';
-import { Guest, Holder, Money } from '../supplier/schemas';
+import { Guest, Holder, Money } from '../values';
 import { BookingStages, RECOVERY_DEFAULTS } from './definitions';
-import { describeIssues } from './issues';
+import { describeIssues } from '../values/issues';
 
 // --- Input ------------------------------------------------------------------------------------
 

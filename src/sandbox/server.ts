@@ -12,13 +12,13 @@ import { defaultSupplierProfile, type SupplierProfile } from '../supplier/profil
 import {
   BookRequest,
   CheckAvailRequest,
-  describeIssues,
   QueryOrdersRequest,
   TicketRequest,
   type CheckAvailData,
   type Money,
   type TimeWindow,
 } from '../supplier/schemas';
+import { describeIssues } from '../values';
 import { TicketAuthority, type AppKey, type Permission, type Principal } from './auth';
 import { RateLimiter, type RateLimits } from './rate-limit';
 import { parseTestHeader, type TestFlags } from './scenario';

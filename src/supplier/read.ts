@@ -9,7 +9,7 @@
  * A decision field is never pruned: the result is checked against the decision schema once more.
  */
 import type { z } from 'zod';
-import { describeIssues } from '../contract/issues';
+import { describeIssues } from '../values/issues';
 import { foldIndices } from './drift';
 
 export type Reading<T> = { ok: true; value: T; drift: string[] } | { ok: false; issues: string[] };

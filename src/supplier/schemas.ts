@@ -13,15 +13,12 @@
  * empty fields and add fields without notice: only what a decision reads is required.
  */
 import { z } from 'zod';
+import { Guest, Holder, Money, Phone } from '../values';
+
+export { Guest, Holder, Money, Phone };
 
 /** Timestamps travel as ISO 8601 / RFC 3339 strings; they are kept as strings (payloads stay JSON). */
 const Timestamp = z.string().min(1);
-
-export const Money = z.object({
-  currency: z.string().min(1),
-  amount: z.number().finite(),
-});
-export type Money = z.infer<typeof Money>;
 
 /**
  * Text keyed by language code (`en`, `zh`, `ar` occur). Informational only, and its keys are data, not
@@ -36,32 +33,6 @@ export type LocalizedText = z.infer<typeof LocalizedText>;
 
 export const TimeWindow = z.object({ start: Timestamp, end: Timestamp });
 export type TimeWindow = z.infer<typeof TimeWindow>;
-
-/** `countryNumber` is sent in requests only; responses carry `countryCode` and `number`. */
-export const Phone = z.object({
-  countryCode: z.string().min(1),
-  countryNumber: z.number().int().optional(),
-  number: z.string().min(1),
-});
-export type Phone = z.infer<typeof Phone>;
-
-export const Holder = z.object({
-  firstName: z.string().min(1),
-  lastName: z.string().min(1),
-  email: z.email(),
-  phone: Phone,
-});
-export type Holder = z.infer<typeof Holder>;
-
-export const Guest = z.object({
-  roomIndex: z.number().int().nonnegative(),
-  firstName: z.string().min(1),
-  lastName: z.string().min(1),
-  nationalityCode: z.string().min(1),
-  age: z.number().int().nonnegative(),
-  isChild: z.boolean(),
-});
-export type Guest = z.infer<typeof Guest>;
 
 // --- Response shapes (read tolerantly, see the header) ------------------------------------------
 
@@ -287,5 +258,3 @@ export type TicketRequest = z.infer<typeof TicketRequest>;
 
 export const TicketData = z.object({ ticket: z.string().min(1) });
 export type TicketData = z.infer<typeof TicketData>;
-
-export { describeIssues } from '../contract/issues';

@@ -8,7 +8,8 @@ import { Agent, request, type Dispatcher } from 'undici';
 import { SupplierError } from './errors';
 import type { TokenProvider } from './interface';
 import type { SupplierProfile } from './profile';
-import { describeIssues, Envelope, TicketData } from './schemas';
+import { describeIssues } from '../values';
+import { Envelope, TicketData } from './schemas';
 import { classifyTransport } from './http-client';
 
 export function staticToken(token: string): TokenProvider {

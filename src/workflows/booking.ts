@@ -54,7 +54,7 @@ import type {
   RecoveryPolicy,
   RequestValidation,
 } from '../contract';
-import type { Money } from '../supplier/schemas';
+import type { Money } from '../values';
 import { judgePrice } from './price';
 import { pollOffsetSeconds } from './schedule';
 

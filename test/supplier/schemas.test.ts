@@ -3,7 +3,6 @@ import {
   BookData,
   BookRequest,
   CheckAvailData,
-  describeIssues,
   Envelope,
   HotelOrder,
   OrderDecision,
@@ -11,6 +10,7 @@ import {
   QueryOrdersRequest,
   RoomRatePkg,
 } from '../../src/supplier/schemas';
+import { describeIssues } from '../../src/values';
 
 const money = (amount: number, currency = 'USD') => ({ currency, amount });
 const text = (en: string) => ({ en, zh: `${en} (zh)`, ar: `${en} (ar)` });

@@ -2,7 +2,7 @@
 import fc from 'fast-check';
 import type { Client } from '@temporalio/client';
 import { BookingRequest, InvalidBookingRequestError, startBooking } from '../../../src/client';
-import { describeIssues } from '../../../src/supplier/schemas';
+import { describeIssues } from '../../../src/values';
 
 const NUM_RUNS = 200;
 const KNOWN_FIELDS = Object.keys(BookingRequest.shape);

@@ -1,0 +1,33 @@
+/**
+ * The direction data flows in, checked on the sources: the public contract and the supplier's wire model
+ * build on src/values and never import each other, and workflow code imports no zod schema at all.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+
+const SRC = path.resolve(__dirname, '../../src');
+
+function importsOf(folder: string): Array<{ file: string; from: string; typeOnly: boolean }> {
+  const dir = path.join(SRC, folder);
+  return readdirSync(dir, { recursive: true })
+    .map(String)
+    .filter((f) => f.endsWith('.ts'))
+    .flatMap((file) =>
+      [
+        ...readFileSync(path.join(dir, file), 'utf8').matchAll(/^(?:import|export)(\s+type)?[^;]*?from\s+'([^']+)'/gms),
+      ].map((m) => ({ file: `${folder}/${file}`, from: m[2]!, typeOnly: Boolean(m[1]) })),
+    );
+}
+
+test('src/contract imports nothing from src/supplier', () => {
+  expect(importsOf('contract').filter((i) => /\/supplier(\/|$)/.test(i.from))).toEqual([]);
+});
+
+test('src/supplier imports nothing from src/contract', () => {
+  expect(importsOf('supplier').filter((i) => /\/contract(\/|$)/.test(i.from))).toEqual([]);
+});
+
+test('workflow code takes values only from zod-free modules (schemas as types only)', () => {
+  const valueImports = importsOf('workflows').filter((i) => !i.typeOnly && /schemas|values|zod/.test(i.from));
+  expect(valueImports).toEqual([]);
+});
