@@ -1,2 +1,2 @@
 /** Every workflow the worker registers. Workflow code only: no Node built-ins, no I/O. */
-export { bookingWorkflow } from './booking';
+export { bookingWorkflow } from './booking/index';

@@ -1,0 +1,52 @@
+/** The activities as bookingWorkflow calls them, each with the options its role needs. */
+import { patched, proxyActivities, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
+import type { BookingActivities } from '../../activities/booking';
+import { ACTIVITY_TIMEOUT_SECONDS, queryOrdersTaskQueue } from '../../contract/definitions';
+import { PATCHES } from './patches';
+
+/** CheckAvail reads only: retried by Temporal with backoff; used-up retries become a `failed` outcome. */
+export const { checkAvail } = proxyActivities<BookingActivities>({
+  startToCloseTimeout: `${ACTIVITY_TIMEOUT_SECONDS.checkAvail} seconds`,
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 8 },
+});
+
+/**
+ * Book is never retried by Temporal: an activity that timed out may have reached the supplier, so the
+ * workflow decides (the Book rule's value), and sends Book again itself only where no order can exist.
+ * The timeout is above the client's Book timeout (the config checks it), so the client classifies first;
+ * the activity heartbeats every 2 s, so a worker lost mid-Book is noticed after 15 s and recovery starts then.
+ */
+export const { book } = proxyActivities<BookingActivities>({
+  startToCloseTimeout: `${ACTIVITY_TIMEOUT_SECONDS.book} seconds`,
+  heartbeatTimeout: '15 seconds',
+  retry: { maximumAttempts: 1 },
+});
+
+/**
+ * The input check (contract schemas, no I/O) runs as a local activity, in the worker's main thread
+ * where the schemas exist once, instead of in every cached workflow (see ../../contract/schemas).
+ */
+export const { validateBookingRequest } = proxyLocalActivities<BookingActivities>({
+  startToCloseTimeout: '10 seconds',
+  retry: { maximumAttempts: 3 },
+});
+
+/** A failing QueryOrders is retried with backoff and is not a poll; after 5 minutes it counts as an error poll. */
+const queryOrderOptions = {
+  startToCloseTimeout: `${ACTIVITY_TIMEOUT_SECONDS.queryOrders} seconds`,
+  scheduleToCloseTimeout: '5 minutes',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+} as const;
+
+/**
+ * The QueryOrders activity of this run: on the booking queue's rate-limited companion queue (the
+ * fleet-wide cap, see src/worker.ts), or, for runs started before that patch, on the booking queue.
+ * Call once, at the start of a run, so a run never switches queues half-way through recovery.
+ */
+export function queryOrderActivity(): BookingActivities['queryOrder'] {
+  return proxyActivities<BookingActivities>(
+    patched(PATCHES.queryOrdersOnRateLimitedQueue)
+      ? { ...queryOrderOptions, taskQueue: queryOrdersTaskQueue(workflowInfo().taskQueue) }
+      : queryOrderOptions,
+  ).queryOrder;
+}

@@ -1,0 +1,87 @@
+/**
+ * Step 1, cancellable (nothing is booked yet): CheckAvail, and the price judged against what the user saw
+ * and the price-change policy, asking a person through the `approvePriceChange` update when it says so.
+ */
+import { ActivityFailure, ApplicationFailure, condition, isCancellation } from '@temporalio/workflow';
+import type { CheckAvailOutcome } from '../../activities/booking';
+import type { BookingOutcome } from '../../contract';
+import type { Money } from '../../values';
+import { judgePrice } from '../price';
+import { checkAvail } from './activities';
+import { fmt, setStage, type BookingRun } from './run';
+
+/** How often an ARI-changed answer without a package leads to another CheckAvail. */
+const MAX_ARI_RECHECKS = 3;
+
+/** The price accepted for booking, or the outcome that ends the booking here. */
+export type Availability = { kind: 'accepted'; price?: Money } | { kind: 'ended'; outcome: BookingOutcome };
+
+export async function checkAvailabilityAndPrice(run: BookingRun): Promise<Availability> {
+  setStage(run, 'checking-availability');
+  try {
+    const outcome = await currentAvailability(run);
+    if (outcome.kind === 'unavailable') return ended({ kind: 'unavailable' });
+    if (outcome.kind === 'ari-changed' && !outcome.price) {
+      return ended({
+        kind: 'failed',
+        reason: `Price changed and the current price could not be read after ${MAX_ARI_RECHECKS + 1} checks`,
+        errorType: 'SupplierAriChanged',
+        cancelRequested: run.state.cancelRequested,
+      });
+    }
+    return await judge(run, outcome.price);
+  } catch (err) {
+    if (isCancellation(err)) return ended({ kind: 'cancelled' });
+    // Retries used up, whatever the last failure was (a supplier error, or the activity's own timeout):
+    // nothing was booked, and the caller gets an outcome rather than a failed workflow.
+    if (err instanceof ActivityFailure) {
+      const cause = err.cause;
+      return ended({
+        kind: 'failed',
+        reason: `CheckAvail failed: ${cause?.message ?? err.message}`,
+        errorType: cause instanceof ApplicationFailure ? (cause.type ?? undefined) : (cause?.name ?? 'ActivityFailure'),
+        cancelRequested: run.state.cancelRequested,
+      });
+    }
+    throw err;
+  }
+}
+
+/** CheckAvail, asked again (a few times) while it says the price changed without giving the new one. */
+async function currentAvailability(run: BookingRun): Promise<CheckAvailOutcome> {
+  const input = { ratePkgId: run.request.ratePkgId, context: run.context };
+  let outcome = await checkAvail(input);
+  for (let i = 0; outcome.kind === 'ari-changed' && !outcome.price && i < MAX_ARI_RECHECKS; i++) {
+    outcome = await checkAvail(input);
+  }
+  return outcome;
+}
+
+/** The price rule's verdict; `ask` waits for a person's answer, up to the policy's approval timeout. */
+async function judge(run: BookingRun, current: Money | undefined): Promise<Availability> {
+  const { request, state } = run;
+  state.currentPrice = current;
+  const verdict = judgePrice(request.expectedPrice, current, request.priceChangePolicy);
+  const rejected = (reason: 'policy' | 'refused' | 'approval-timeout') =>
+    ended({ kind: 'price-rejected', expectedPrice: request.expectedPrice!, currentPrice: current, reason });
+  if (verdict === 'reject') return rejected('policy');
+  if (verdict === 'ask') {
+    run.pendingPrice = current;
+    setStage(
+      run,
+      'awaiting-price-approval',
+      `Price changed from ${fmt(request.expectedPrice)} to ${fmt(current)}: awaiting approval`,
+    );
+    const timeoutSeconds = request.priceChangePolicy?.approvalTimeoutSeconds ?? 900;
+    const answered = await condition(() => run.approval !== undefined, `${timeoutSeconds} seconds`, {
+      summary: 'Awaiting price approval',
+    });
+    if (!answered || !run.approval?.approved) return rejected(answered ? 'refused' : 'approval-timeout');
+  }
+  state.acceptedPrice = current;
+  return { kind: 'accepted', price: current };
+}
+
+function ended(outcome: BookingOutcome): Availability {
+  return { kind: 'ended', outcome };
+}

@@ -1,0 +1,106 @@
+/**
+ * Step 2, not cancellable (Book may reach the supplier): Book with the caller's reference, as the Book
+ * rule's value (src/activities/book-rule.ts), and what an answer decides on its own.
+ */
+import { ActivityFailure, ApplicationFailure, sleep } from '@temporalio/workflow';
+import type { BookOutcome, OrderView } from '../../activities/booking';
+import type { BookAttempt, BookingOutcome } from '../../contract';
+import { book } from './activities';
+import { setStage, type BookingRun } from './run';
+
+/** Book refused before any work (429, connection refused) is sent again for at most this long. */
+const BOOK_RETRY_WINDOW_MS = 10 * 60_000;
+
+/** Sends Book, and sends it again only after a refusal before any work (the Book rule's `refused`). */
+export async function sendBook(run: BookingRun): Promise<BookOutcome> {
+  setStage(run, 'booking');
+  const started = Date.now();
+  for (let wait = 1_000; ; wait = Math.min(wait * 2, 60_000)) {
+    const at = new Date().toISOString();
+    const outcome = await bookOnce(run);
+    if (outcome.kind === 'refused') {
+      if (Date.now() - started >= BOOK_RETRY_WINDOW_MS) {
+        return {
+          kind: 'rejected',
+          errorType: outcome.errorType,
+          message: `Book refused for ${BOOK_RETRY_WINDOW_MS / 60_000} minutes`,
+        };
+      }
+      await sleep(outcome.retryAfterMs ?? wait, { summary: `Book refused (${outcome.errorType}); retrying` });
+      continue;
+    }
+    run.state.bookAttempts.push(attemptRecord(at, outcome));
+    return outcome;
+  }
+}
+
+/** One Book, its ending as the Book rule's value. */
+async function bookOnce(run: BookingRun): Promise<BookOutcome> {
+  const { request } = run;
+  try {
+    return await book({
+      customerReferenceNo: request.customerReferenceNo,
+      ratePkgId: request.ratePkgId,
+      holder: request.holder,
+      guests: request.guests,
+      context: run.context,
+    });
+  } catch (err) {
+    const cause = err instanceof ActivityFailure && err.cause instanceof ApplicationFailure ? err.cause : undefined;
+    // Histories recorded before the Book rule returned refusals as values threw them (keep until no run
+    // from before 2026-11-23 can be open: their recovery deadline, 24 h by default).
+    if (cause?.type === 'SupplierRateLimited' || cause?.type === 'SupplierNetworkBeforeSend') {
+      return {
+        kind: 'refused',
+        errorType: cause.type,
+        message: cause.message,
+        retryAfterMs: cause.nextRetryDelay as number | undefined,
+      };
+    }
+    // The activity itself failed or timed out (the worker died mid-call): the supplier may have acted.
+    const message = err instanceof Error ? err.message : String(err);
+    return { kind: 'ambiguous', errorType: cause?.type ?? 'ActivityFailure', message };
+  }
+}
+
+/** A final outcome from a Book answer, or undefined when the order must be looked up. */
+export function decideAfterBook(run: BookingRun, result: BookOutcome): BookingOutcome | undefined {
+  if (result.kind === 'rejected') {
+    return {
+      kind: 'failed',
+      reason: result.message,
+      errorType: result.errorType,
+      cancelRequested: run.state.cancelRequested,
+    };
+  }
+  if (result.kind === 'order') return decideOnOrder(run, result.order);
+  return undefined;
+}
+
+/** A final outcome from the order's state, or undefined while it is pending. */
+export function decideOnOrder(run: BookingRun, order: OrderView): BookingOutcome | undefined {
+  const { state } = run;
+  state.order = summaryOf(order);
+  if (order.state === 'confirmed') {
+    return { kind: 'confirmed', order: summaryOf(order), cancelRequested: state.cancelRequested };
+  }
+  if (order.state === 'failed') {
+    return {
+      kind: 'failed',
+      reason: order.statusRemark ?? `Order ended in status ${order.status}`,
+      order: summaryOf(order),
+      cancelRequested: state.cancelRequested,
+    };
+  }
+  return undefined;
+}
+
+function summaryOf(order: OrderView) {
+  const { state: _state, ...summary } = order;
+  return summary;
+}
+
+function attemptRecord(at: string, outcome: Exclude<BookOutcome, { kind: 'refused' }>): BookAttempt {
+  if (outcome.kind === 'order') return { at, result: 'order', status: outcome.order.status };
+  return { at, result: outcome.kind, error: outcome.errorType };
+}

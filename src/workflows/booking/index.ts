@@ -1,0 +1,73 @@
+/**
+ * bookingWorkflow, the story: check the input, check availability and price, Book, and when Book's
+ * outcome is unknown, find it out with QueryOrders until the order is confirmed or failed, or tell a
+ * person (`unresolved`). Each step is a file beside this one:
+ *  - input.ts          the request, checked once per run (a local activity), and what a resumed run carries
+ *  - availability.ts   CheckAvail and the price rule, with a person's approval when the policy asks for it
+ *  - book.ts           Book with the caller's reference, as the Book rule's value
+ *  - recovery.ts       the durable QueryOrders schedule, Book sent again only where safe, the deadline
+ *  - run.ts            the state the `bookingState` query answers, the search attribute, the UI details
+ *  - messages.ts       the price approval update, supplier hints, a cancel request
+ *  - activities.ts, patches.ts   how the activities are called; the patch ids, with their dates
+ * Until Book is sent, a cancel ends the booking as `cancelled`; from then on it is noted, not obeyed:
+ * money may be at stake, so the order's fate is still found out and reported.
+ */
+import { CancellationScope, setCurrentDetails, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import { bookingStateQuery, CustomerReferenceNoKey } from '../../contract/definitions';
+import type { BookingOutcome } from '../../contract';
+import { queryOrderActivity } from './activities';
+import { checkAvailabilityAndPrice } from './availability';
+import { decideAfterBook, sendBook } from './book';
+import { checkInput, type BookingWorkflowInput } from './input';
+import { listen } from './messages';
+import { recover } from './recovery';
+import { describe, finish, newRun, startingState, type BookingRun } from './run';
+
+export type { BookingWorkflowInput } from './input';
+
+export async function bookingWorkflow(input: BookingWorkflowInput): Promise<BookingOutcome> {
+  // The query answers from the first moment, while the input check (a local activity) is running:
+  // clients such as `npm run book` ask for progress right after the start.
+  const live = { state: input?.resume?.state ?? startingState(input ?? {}) };
+  setHandler(bookingStateQuery, () => live.state);
+  const queryOrder = queryOrderActivity();
+
+  // A resumed run is past Book: a cancel arriving while its input is re-checked must not end it.
+  const { request, recovery } = await (input?.resume
+    ? CancellationScope.nonCancellable(() => checkInput(input))
+    : checkInput(input));
+  if (!input.resume) live.state = startingState(request);
+  const run = newRun(live.state, request, recovery, queryOrder);
+  listen(run);
+  // Also set here, not only by the client helper, for bookings started from other languages or the CLI.
+  upsertSearchAttributes([{ key: CustomerReferenceNoKey, value: request.customerReferenceNo }]);
+
+  if (input.resume) {
+    const resume = input.resume;
+    setCurrentDetails(describe(run.state));
+    return finish(run, await CancellationScope.nonCancellable(() => recover(run, resume, input)));
+  }
+
+  const availability = await checkAvailabilityAndPrice(run);
+  if (availability.kind === 'ended') return finish(run, availability.outcome);
+  if (run.state.cancelRequested) return finish(run, { kind: 'cancelled' });
+
+  return finish(run, await CancellationScope.nonCancellable(() => bookAndResolve(run, input)));
+}
+
+/** Book, then, unless its answer decides, recovery from the moment it ended; the deadline runs from the first Book. */
+async function bookAndResolve(run: BookingRun, input: BookingWorkflowInput): Promise<BookingOutcome> {
+  const firstBookMs = Date.now();
+  const decided = decideAfterBook(run, await sendBook(run));
+  if (decided) return decided;
+  return recover(
+    run,
+    {
+      state: run.state,
+      anchorMs: Date.now(),
+      nextIndex: 0,
+      deadlineMs: firstBookMs + run.recovery.deadlineSeconds * 1000,
+    },
+    input,
+  );
+}

@@ -1,0 +1,12 @@
+/**
+ * The patch ids of bookingWorkflow. Each guards a change of commands: runs started before it replay on
+ * the old path. A patch may be deprecated (`deprecatePatch`) once no run from before it can be open, that
+ * is, after its date plus the longest recovery deadline any booking was started with (24 h by default;
+ * `request.recovery.deadlineSeconds` may be longer), and removed one release after that.
+ */
+export const PATCHES = {
+  /** 2026-11-23: the input is checked by a local activity, not in workflow code (zod out of the sandbox). */
+  validateInLocalActivity: 'validate-request-in-local-activity',
+  /** 2026-11-23: QueryOrders runs on the rate-limited companion queue (the fleet-wide cap). */
+  queryOrdersOnRateLimitedQueue: 'query-orders-on-rate-limited-queue',
+} as const;

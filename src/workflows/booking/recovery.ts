@@ -1,0 +1,138 @@
+/**
+ * Step 3, not cancellable: when Book's outcome is unknown, QueryOrders on the spec's schedule (poll k is
+ * `pollOffsetSeconds(k)` after the Book it verifies; a supplier hint brings a poll forward), Book sent
+ * again (same reference, so never a second order) only when the order is still not found long after the
+ * Book, and `unresolved` at the deadline. Long recoveries continue-as-new, carrying their state.
+ */
+import {
+  ActivityFailure,
+  allHandlersFinished,
+  ApplicationFailure,
+  condition,
+  continueAsNew,
+  setCurrentDetails,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { QueryOrderOutcome } from '../../activities/booking';
+import type { BookingOutcome, PollRecord } from '../../contract';
+import { pollOffsetSeconds } from '../schedule';
+import { decideAfterBook, decideOnOrder, sendBook } from './book';
+import { withoutResume, type BookingWorkflowInput, type ResumeState } from './input';
+import { describe, setStage, type BookingRun } from './run';
+import type { bookingWorkflow } from './index';
+
+/** Polls kept in state (and carried over continue-as-new); older ones are dropped. */
+const MAX_POLLS_KEPT = 200;
+
+export async function recover(
+  run: BookingRun,
+  from: ResumeState,
+  input: BookingWorkflowInput,
+): Promise<BookingOutcome> {
+  const { state, recovery } = run;
+  let { anchorMs, nextIndex } = from;
+  const { deadlineMs } = from;
+  state.deadlineAt = new Date(deadlineMs).toISOString();
+  let hintsSeen = run.hints;
+  setStage(run, 'recovering');
+
+  for (;;) {
+    if (shouldContinueAsNew(run)) {
+      await condition(allHandlersFinished);
+      return continueAsNew<typeof bookingWorkflow>({
+        ...withoutResume(input),
+        resume: { state, anchorMs, nextIndex, deadlineMs },
+      });
+    }
+    const dueMs = Math.min(anchorMs + pollOffsetSeconds(nextIndex, recovery) * 1000, deadlineMs);
+    state.nextPollAt = new Date(dueMs).toISOString();
+    setCurrentDetails(describe(state));
+
+    const waitMs = dueMs - Date.now();
+    const hinted =
+      waitMs > 0
+        ? await condition(() => run.hints > hintsSeen, waitMs, {
+            summary: `Wait for QueryOrders poll ${nextIndex + 1}`,
+          })
+        : false;
+    hintsSeen = run.hints;
+    if (!hinted) nextIndex++;
+
+    const poll = await pollOnce(run, anchorMs, hinted ? 'supplier-hint' : 'schedule');
+    if (poll.kind === 'found') {
+      const decided = decideOnOrder(run, poll.order);
+      if (decided) return decided;
+    }
+    if (!hinted && dueMs >= deadlineMs) return unresolved(run);
+    if (!hinted && poll.kind === 'not-found' && mayBookAgain(run, Date.now() - anchorMs)) {
+      // Still no order long after Book: the request most likely never arrived. The same reference
+      // makes a re-sent Book safe: the supplier returns any existing order instead of a second one.
+      const decided = decideAfterBook(run, await sendBook(run));
+      if (decided) return decided;
+      setStage(run, 'recovering');
+      anchorMs = Date.now();
+      nextIndex = 0;
+    }
+  }
+}
+
+function mayBookAgain(run: BookingRun, sinceBookMs: number): boolean {
+  const { recovery, state } = run;
+  return (
+    sinceBookMs >= recovery.rebookAfterSeconds * 1000 &&
+    state.bookAttempts.filter((a) => a.result !== 'rejected').length < recovery.maxBookAttempts
+  );
+}
+
+function unresolved(run: BookingRun): BookingOutcome {
+  const { state } = run;
+  return {
+    kind: 'unresolved',
+    customerReferenceNo: state.customerReferenceNo,
+    sessionId: state.sessionId,
+    lastStatus: state.order?.status,
+    bookAttempts: state.bookAttempts,
+    polls: state.polls,
+    cancelRequested: state.cancelRequested,
+  };
+}
+
+async function pollOnce(
+  run: BookingRun,
+  anchorMs: number,
+  trigger: PollRecord['trigger'],
+): Promise<QueryOrderOutcome | { kind: 'error' }> {
+  const at = new Date();
+  const record: PollRecord = {
+    at: at.toISOString(),
+    sinceBookSeconds: Math.round((at.getTime() - anchorMs) / 1000),
+    trigger,
+    result: 'error',
+  };
+  try {
+    const result = await run.queryOrder({ customerReferenceNo: run.request.customerReferenceNo, traceId: run.traceId });
+    record.result = result.kind;
+    if (result.kind === 'found') record.status = result.order.status;
+    pushPoll(run, record);
+    return result;
+  } catch (err) {
+    // QueryOrders kept failing for its whole retry window: the booking is still unknown, not failed.
+    record.error =
+      err instanceof ActivityFailure && err.cause instanceof ApplicationFailure
+        ? (err.cause.type ?? err.cause.message)
+        : String(err);
+    pushPoll(run, record);
+    return { kind: 'error' };
+  }
+}
+
+function pushPoll(run: BookingRun, record: PollRecord): void {
+  const { polls } = run.state;
+  polls.push(record);
+  if (polls.length > MAX_POLLS_KEPT) polls.splice(0, polls.length - MAX_POLLS_KEPT);
+}
+
+function shouldContinueAsNew(run: BookingRun): boolean {
+  const info = workflowInfo();
+  return info.continueAsNewSuggested || info.historyLength >= run.recovery.continueAsNewAfterEvents;
+}

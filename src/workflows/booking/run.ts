@@ -1,0 +1,110 @@
+/**
+ * One run of bookingWorkflow: the booking's state (what the `bookingState` query answers), what the steps
+ * share, and how the run reports itself: the `BookingStage` search attribute and the Web UI's details.
+ */
+import { log, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import type { BookingActivities } from '../../activities/booking';
+import { BookingStageKey } from '../../contract/definitions';
+import type {
+  BookingOutcome,
+  BookingRequest,
+  BookingStage,
+  BookingState,
+  ParsedBookingRequest,
+  PriceApproval,
+  RecoveryPolicy,
+} from '../../contract';
+import type { Money } from '../../values';
+
+export interface BookingRun {
+  /** Mutated in place: the query handler holds this very object. */
+  state: BookingState;
+  request: ParsedBookingRequest;
+  recovery: RecoveryPolicy;
+  /** The headers every supplier call of this booking sends. */
+  context: ParsedBookingRequest['context'] & { sessionId: string; traceId: string };
+  traceId: string;
+  queryOrder: BookingActivities['queryOrder'];
+  /** Supplier hints received (the `supplierOrderUpdate` signal); each one triggers a verifying poll. */
+  hints: number;
+  /** The price a person is asked to approve, while one is. */
+  pendingPrice?: Money;
+  /** The answer to that question, once given. */
+  approval?: PriceApproval;
+}
+
+export function newRun(
+  state: BookingState,
+  request: ParsedBookingRequest,
+  recovery: RecoveryPolicy,
+  queryOrder: BookingActivities['queryOrder'],
+): BookingRun {
+  const traceId = workflowInfo().workflowId;
+  // One derivation of the session id (startingState), carried over continue-as-new in the state.
+  const context = { ...request.context, sessionId: state.sessionId, traceId };
+  return { state, request, recovery, context, traceId, queryOrder, hints: 0 };
+}
+
+/** The state before anything happened; from the raw input until it is checked, then from the request. */
+export function startingState(request: Partial<BookingRequest>): BookingState {
+  const customerReferenceNo = String(request.customerReferenceNo ?? '');
+  return {
+    stage: 'checking-availability',
+    customerReferenceNo,
+    sessionId: request.sessionId ?? `sess-${customerReferenceNo}`,
+    ratePkgId: String(request.ratePkgId ?? ''),
+    ...(request.expectedPrice ? { expectedPrice: request.expectedPrice } : {}),
+    bookAttempts: [],
+    polls: [],
+    cancelRequested: false,
+  };
+}
+
+export function setStage(run: BookingRun, stage: BookingStage, details?: string): void {
+  run.state.stage = stage;
+  upsertSearchAttributes([{ key: BookingStageKey, value: stage }]);
+  setCurrentDetails(details ?? describe(run.state));
+}
+
+/** Records the outcome; an `unresolved` one is also an ERROR line, so a person is told. */
+export function finish(run: BookingRun, outcome: BookingOutcome): BookingOutcome {
+  const { state } = run;
+  state.outcome = outcome;
+  state.nextPollAt = undefined;
+  state.stage = 'completed';
+  // The outcome kind, not just "completed", so operators can filter for `unresolved` bookings.
+  upsertSearchAttributes([{ key: BookingStageKey, value: outcome.kind }]);
+  setCurrentDetails(`Outcome: ${outcome.kind}. ${describe(state)}`);
+  if (outcome.kind === 'unresolved') {
+    log.error('Booking unresolved at the recovery deadline: needs manual follow-up', {
+      customerReferenceNo: state.customerReferenceNo,
+    });
+  }
+  return outcome;
+}
+
+/** The view an operator sees in the Web UI ("current details", rendered as Markdown). No personal data. */
+export function describe(s: BookingState): string {
+  const lastPoll = s.polls[s.polls.length - 1];
+  return [
+    `Stage: ${s.stage}`,
+    `Reference: ${s.customerReferenceNo}`,
+    `Rate package: ${s.ratePkgId}`,
+    s.acceptedPrice ? `Price: ${fmt(s.acceptedPrice)}` : undefined,
+    `Book attempts: ${s.bookAttempts.length}`,
+    s.polls.length ? `Polls: ${s.polls.length}` : undefined,
+    lastPoll
+      ? `Last poll: ${lastPoll.at} → ${lastPoll.result}${lastPoll.status !== undefined ? ` (status ${lastPoll.status})` : ''}`
+      : undefined,
+    s.nextPollAt ? `Next poll: ${s.nextPollAt}` : undefined,
+    s.deadlineAt ? `Gives up at: ${s.deadlineAt}` : undefined,
+    s.cancelRequested ? 'Cancel requested: the booking is still being resolved' : undefined,
+  ]
+    .filter(Boolean)
+    .map((line) => `- ${line}`)
+    .join('\n');
+}
+
+export function fmt(m: Money | undefined): string {
+  return m ? `${m.amount} ${m.currency}` : 'unknown';
+}
