@@ -68,15 +68,16 @@ async function main(): Promise<void> {
     port: 0,
     rateLimits: { overall: 10_000, checkAvail: 10_000, book: 10_000, queryOrders: 10_000 },
   });
+  const tokens = ticketTokens({
+    baseUrl: sandbox.url,
+    profile: testProfile,
+    appKey: 'sandbox-app',
+    appSecret: 'sandbox-secret',
+  });
   const supplier = createHttpSupplierClient({
     baseUrl: sandbox.url,
     profile: testProfile,
-    tokens: ticketTokens({
-      baseUrl: sandbox.url,
-      profile: testProfile,
-      appKey: 'sandbox-app',
-      appSecret: 'sandbox-secret',
-    }),
+    tokens,
   });
   const taskQueue = 'record-histories';
   // Recorded encrypted, as production stores them: the histories on disk hold no personal data in clear.
@@ -146,6 +147,7 @@ async function main(): Promise<void> {
     });
   } finally {
     await supplier.close();
+    await tokens.close?.();
     await sandbox.close();
     await env.teardown();
   }

@@ -157,7 +157,9 @@ export function createSupplierFromConfig(config: AppConfig['supplier']): Supplie
     credentials.kind === 'token'
       ? staticToken(credentials.token)
       : ticketTokens({ baseUrl, profile, appKey: credentials.appKey, appSecret: credentials.appSecret });
-  return createHttpSupplierClient({ baseUrl, profile, tokens, maxConnections });
+  const http = createHttpSupplierClient({ baseUrl, profile, tokens, maxConnections });
+  // The Ticket provider's own connection pool is this client's to release too.
+  return { ...http, close: () => http.close().then(() => tokens.close?.()) };
 }
 
 /** Checks (and, when allowed, prepares) the namespace, and logs what it found; throws TemporalSetupError. */

@@ -50,4 +50,6 @@ export interface TokenProvider {
   getToken(signal?: AbortSignal): Promise<string>;
   /** Called after a 401: drop the cached token so the next getToken issues a new one. */
   invalidate(token: string): void;
+  /** Releases what the provider opened itself (a connection pool), never what it was given. Optional: a static token holds nothing. */
+  close?(): Promise<void>;
 }

@@ -2,7 +2,6 @@
  * The supplier side of a worker, built from configuration: the HTTP client, the credential's rate
  * limiter in front of it, and the QueryOrders coalescer. One stack per process and credential.
  */
-import { Agent } from 'undici';
 import { createQueryOrdersCoalescer, type QueryOrdersCoalescer } from './coalescer';
 import { createDriftReporter, type DriftReporter } from './drift';
 import { createHttpSupplierClient } from './http-client';
@@ -44,9 +43,6 @@ export function createSupplierStack(
   options: { limiter?: Pick<RateLimiterOptions, 'capacity' | 'marginMs'>; drift?: DriftReporter } = {},
 ): SupplierStack {
   const { baseUrl, profile, credentials, maxConnections } = config;
-  // Owned here so close() can release it; the Ticket provider has no close of its own.
-  const ticketDispatcher =
-    credentials.kind === 'ticket' ? new Agent({ connections: 2, keepAliveTimeout: 30_000 }) : undefined;
   const tokens =
     credentials.kind === 'token'
       ? staticToken(credentials.token)
@@ -55,7 +51,6 @@ export function createSupplierStack(
           profile,
           appKey: credentials.appKey,
           appSecret: credentials.appSecret,
-          dispatcher: ticketDispatcher,
         });
   const drift = options.drift ?? createDriftReporter();
   const http = createHttpSupplierClient({ baseUrl, profile, tokens, maxConnections, drift });
@@ -82,7 +77,7 @@ export function createSupplierStack(
       orders.close();
       limiter?.close();
       await http.close();
-      await ticketDispatcher?.close();
+      await tokens.close?.();
     },
   };
 }

@@ -21,6 +21,7 @@ export interface TicketTokenOptions {
   profile: SupplierProfile;
   appKey: string;
   appSecret: string;
+  /** Used for Ticket requests and left open by close(): whoever passes it owns it. Default: an Agent of the provider's own. */
   dispatcher?: Dispatcher;
   now?: () => number;
 }
@@ -31,12 +32,15 @@ export function ticketTokens(options: TicketTokenOptions): TokenProvider {
   const { profile, appKey, appSecret } = options;
   const now = options.now ?? Date.now;
   const url = `${options.baseUrl.replace(/\/+$/, '')}${profile.paths.ticket}`;
-  const dispatcher = options.dispatcher ?? new Agent({ connections: 2, keepAliveTimeout: 30_000 });
+  // Only an Agent made here is closed by close(): a given dispatcher may serve others.
+  let ownAgent: Agent | undefined;
+  const dispatcher = options.dispatcher ?? (ownAgent = new Agent({ connections: 2, keepAliveTimeout: 30_000 }));
   const ttlMs = profile.ticket.ttlSeconds * 1000;
   const renewBeforeMs = profile.ticket.renewBeforeSeconds * 1000;
 
   let cached: { token: string; issuedAt: number; lastUsed: number } | undefined;
   let inFlight: Promise<string> | undefined;
+  let closing: Promise<void> | undefined;
 
   async function issue(): Promise<string> {
     const timeoutMs = profile.timeoutsMs.ticket;
@@ -113,6 +117,8 @@ export function ticketTokens(options: TicketTokenOptions): TokenProvider {
 
   return {
     async getToken(signal) {
+      // Refused even with a ticket cached: a caller still asking after close has outlived its supplier client.
+      if (closing) throw closedProvider();
       const t = now();
       if (cached && fresh(t)) {
         cached.lastUsed = t;
@@ -128,8 +134,20 @@ export function ticketTokens(options: TicketTokenOptions): TokenProvider {
     invalidate(token) {
       if (cached?.token === token) cached = undefined;
     },
+    close() {
+      // Idempotent; undici's close lets a Ticket request in flight finish first.
+      closing ??= (async () => {
+        cached = undefined;
+        await ownAgent?.close();
+      })();
+      return closing;
+    },
   };
 }
+
+/** Nothing was sent: the Book rule reads it as refused, never as a Book that may have been made. */
+const closedProvider = () =>
+  new SupplierError('SupplierNetworkBeforeSend', 'ticket: the token provider was closed', { operation: 'ticket' });
 
 const abortedByCaller = () =>
   new SupplierError('SupplierClientTimeout', 'ticket: aborted by the caller', { operation: 'ticket' });

@@ -60,15 +60,16 @@ export async function createBookingRig(
 ): Promise<BookingRig> {
   const sandbox = await startSandbox({ port: 0 });
   const profile = options.profile ?? testProfile;
+  const tokens = ticketTokens({
+    baseUrl: sandbox.url,
+    profile,
+    appKey: 'sandbox-app',
+    appSecret: 'sandbox-secret',
+  });
   const supplier = createHttpSupplierClient({
     baseUrl: sandbox.url,
     profile,
-    tokens: ticketTokens({
-      baseUrl: sandbox.url,
-      profile,
-      appKey: 'sandbox-app',
-      appSecret: 'sandbox-secret',
-    }),
+    tokens,
     ...(options.drift ? { drift: options.drift } : {}),
   });
   const orders = createQueryOrdersCoalescer({ supplier });
@@ -112,6 +113,7 @@ export async function createBookingRig(
       await rig.stopWorker();
       orders.close();
       await supplier.close();
+      await tokens.close?.();
       await sandbox.close();
     },
   };

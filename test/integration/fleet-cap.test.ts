@@ -50,11 +50,8 @@ afterAll(async () => {
  */
 async function startWorker(taskQueue: string, profile: SupplierProfile): Promise<BookingWorker> {
   const connection = await NativeConnection.connect({ address: process.env.TEST_DEV_SERVER_ADDRESS! });
-  const supplier: SupplierClient = createHttpSupplierClient({
-    baseUrl: sandbox.url,
-    profile,
-    tokens: ticketTokens({ baseUrl: sandbox.url, profile, appKey: 'sandbox-app', appSecret: 'sandbox-secret' }),
-  });
+  const tokens = ticketTokens({ baseUrl: sandbox.url, profile, appKey: 'sandbox-app', appSecret: 'sandbox-secret' });
+  const supplier: SupplierClient = createHttpSupplierClient({ baseUrl: sandbox.url, profile, tokens });
   const worker = await createBookingWorker({
     connection,
     namespace: 'default',
@@ -68,6 +65,7 @@ async function startWorker(taskQueue: string, profile: SupplierProfile): Promise
     worker.shutdown();
     await running;
     await supplier.close();
+    await tokens.close?.();
     await connection.close();
   });
   return worker;

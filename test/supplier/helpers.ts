@@ -2,7 +2,6 @@
 import { randomUUID } from 'node:crypto';
 import http, { type IncomingHttpHeaders } from 'node:http';
 import net, { type AddressInfo } from 'node:net';
-import { Agent } from 'undici';
 import { classifyBookFailure } from '../../src/activities/book-rule';
 import { SupplierError } from '../../src/supplier/errors';
 import { createHttpSupplierClient, type HttpSupplierClientOptions } from '../../src/supplier/http-client';
@@ -32,10 +31,7 @@ export function startTestSandbox(overrides: Partial<SandboxOptions> = {}): Promi
   return startSandbox({ port: 0, confirmAfterMs: 200, rateLimits: generousRateLimits, ...overrides });
 }
 
-/**
- * Tracks everything a test opens, so afterEach closes it even when an assertion failed half-way.
- * The Ticket provider has no close of its own, so it gets an Agent we own and close here.
- */
+/** Tracks everything a test opens, so afterEach closes it even when an assertion failed half-way. */
 export class Resources {
   private readonly closers: Array<() => Promise<unknown>> = [];
 
@@ -48,14 +44,14 @@ export class Resources {
   tickets(
     options: Omit<TicketTokenOptions, 'dispatcher' | 'appKey' | 'appSecret'> & { appKey?: string; appSecret?: string },
   ): TokenProvider {
-    const dispatcher = new Agent({ connections: 2 });
-    this.closers.push(() => dispatcher.close());
-    return ticketTokens({
+    // The provider's own Agent, released by its close(), as production's owners do.
+    const tokens = ticketTokens({
       ...options,
       appKey: options.appKey ?? APP_KEY,
       appSecret: options.appSecret ?? APP_SECRET,
-      dispatcher,
     });
+    this.closers.push(async () => tokens.close?.());
+    return tokens;
   }
 
   client(options: Omit<HttpSupplierClientOptions, 'profile'> & { profile?: SupplierProfile }): SupplierClient {

@@ -1,9 +1,17 @@
 /** Ticket tokens against the sandbox: cached and shared, re-issued exactly once after a 401, renewed before expiry, secret never leaked. */
 import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { Agent, request } from 'undici';
 import { SupplierError } from '../../src/supplier/errors';
 import { SupplierProfile } from '../../src/supplier/profile';
+import { createSupplierStack } from '../../src/supplier/stack';
+import { ticketTokens } from '../../src/supplier/token';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server';
+import { createSupplierFromConfig } from '../../src/worker';
 import {
+  APP_KEY,
+  APP_SECRET,
   bookRequest,
   deadPort,
   fastProfile,
@@ -263,5 +271,114 @@ describe('failures of Ticket itself', () => {
       const text = [e.message, e.stack, JSON.stringify(e.details), String(e), cause].join('\n');
       expect(text).not.toContain(secret);
     }
+  });
+});
+
+describe('close', () => {
+  /**
+   * A supplier that counts the TCP connections open to it: the pools a provider or client holds. Idle
+   * connections are kept for a minute, so only the client side closing them brings the count down.
+   */
+  async function connectionCountingSupplier() {
+    const sockets = new Set<Socket>();
+    let tickets = 0;
+    const server = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        const data = req.url === fastProfile.paths.ticket ? { ticket: `ticket-${++tickets}` } : { orders: [] };
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ code: 0, msg: 'Success', data }));
+      });
+    });
+    server.keepAliveTimeout = 60_000;
+    server.on('connection', (socket: Socket) => {
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    res.add(
+      () =>
+        new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections();
+        }),
+    );
+    return { url, open: () => sockets.size, tickets: () => tickets };
+  }
+
+  /** The server sees a client's FIN a moment after the client closed: wait for it, boundedly. */
+  async function untilOpen(supplier: { open(): number }, expected: number): Promise<number> {
+    const deadline = Date.now() + 5_000;
+    while (supplier.open() !== expected && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    return supplier.open();
+  }
+
+  test('close releases the connection pool the provider opened; getToken afterwards fails clearly, sending nothing', async () => {
+    const supplier = await connectionCountingSupplier();
+    const tokens = ticketTokens({
+      baseUrl: supplier.url,
+      profile: fastProfile,
+      appKey: APP_KEY,
+      appSecret: APP_SECRET,
+    });
+    await expect(tokens.getToken()).resolves.toBe('ticket-1');
+    expect(supplier.open()).toBe(1);
+
+    await tokens.close!();
+    expect(await untilOpen(supplier, 0)).toBe(0);
+    const err = await supplierErrorOf(tokens.getToken());
+    expect(err.type).toBe('SupplierNetworkBeforeSend');
+    expect(err.message).toBe('ticket: the token provider was closed');
+    expect(supplier.tickets()).toBe(1);
+    // A second close (two owners' shutdown paths) is harmless.
+    await expect(tokens.close!()).resolves.toBeUndefined();
+  });
+
+  test('a dispatcher it was given stays open: its owner closes it', async () => {
+    const supplier = await connectionCountingSupplier();
+    const agent = new Agent({ connections: 1 });
+    res.add(() => agent.close());
+    const tokens = ticketTokens({
+      baseUrl: supplier.url,
+      profile: fastProfile,
+      appKey: APP_KEY,
+      appSecret: APP_SECRET,
+      dispatcher: agent,
+    });
+    await tokens.getToken();
+    await tokens.close!();
+
+    expect((agent as unknown as { closed: boolean }).closed).toBe(false);
+    expect(supplier.open()).toBe(1);
+    const answer = await request(`${supplier.url}${fastProfile.paths.ticket}`, { method: 'POST', dispatcher: agent });
+    expect(answer.statusCode).toBe(200);
+    await answer.body.dump();
+  });
+
+  type Config = Parameters<typeof createSupplierStack>[0];
+  test.each([
+    ['createSupplierStack', (config: Config) => createSupplierStack(config)],
+    [
+      'createSupplierFromConfig',
+      (config: Config) => {
+        const supplier = createSupplierFromConfig(config);
+        return { supplier, close: () => supplier.close() };
+      },
+    ],
+  ])('%s: its close leaves no connection open, the Ticket pool included', async (_name, build) => {
+    const supplier = await connectionCountingSupplier();
+    const built = build({
+      baseUrl: supplier.url,
+      credentials: { kind: 'ticket', appKey: APP_KEY, appSecret: APP_SECRET },
+      profile: fastProfile,
+      maxConnections: 2,
+      rateLimit: false,
+    });
+    await built.supplier.queryOrders({}, {});
+    // One connection for Ticket, one for QueryOrders.
+    expect(supplier.open()).toBe(2);
+    await built.close();
+    expect(await untilOpen(supplier, 0)).toBe(0);
   });
 });
