@@ -13,7 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { awaitOutcome, startBooking } from '../src/client';
-import { createSupplierFromConfig } from '../src/worker';
+import { createSupplierStack } from '../src/supplier/stack';
 import { guests, holder } from '../test/harness/booking';
 import { benchConfig, projectTuning, stackFlags, stackOptions, type WorkerTuning } from './config';
 import { startFloorBooking } from './floor';
@@ -68,7 +68,8 @@ export async function overhead(raw: OverheadOptions, ctx: BenchContext): Promise
     await stack.startWorker({ taskQueue, tuning, placement: 'inline' });
     await stack.startWorker({ taskQueue: floorQueue, tuning, placement: 'inline', kind: 'floor' });
     const { client } = stack.createClient(false);
-    const supplier = createSupplierFromConfig(benchConfig(stack.sandbox.url).supplier);
+    // The supplier stack a worker uses (rate limiter included), called directly: the no-Temporal baseline.
+    const { supplier, close: closeSupplier } = createSupplierStack(benchConfig(stack.sandbox.url).supplier);
 
     const direct = async (): Promise<number> => {
       const ref = randomUUID();
@@ -206,7 +207,7 @@ export async function overhead(raw: OverheadOptions, ctx: BenchContext): Promise
       ];
       return { figures, tables, notes };
     } finally {
-      await supplier.close();
+      await closeSupplier();
     }
   } finally {
     await stack.stop();

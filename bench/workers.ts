@@ -9,7 +9,7 @@ import { Worker, type NativeConnection } from '@temporalio/worker';
 import { dataConverterFor } from '../src/codec/config';
 import type { RateLimits } from '../src/sandbox/rate-limit';
 import { createSupplierStack } from '../src/supplier/stack';
-import { createBookingWorker } from '../src/worker';
+import { createWorkerFromConfig } from '../src/worker';
 import { benchConfig, type WorkerTuning } from './config';
 import { createFloorActivities } from './floor';
 
@@ -43,31 +43,28 @@ export async function buildBookingWorker(
     rateLimits: spec.rateLimits,
     maxConnections: spec.maxConnections,
   });
-  const { supplier, orders, close } = createSupplierStack(config.supplier);
+  if (spec.kind === 'booking') {
+    // The wiring `npm run worker` and `npm start` use, with the benchmark's queue, bundle and tuning.
+    const { worker, closeSupplier } = await createWorkerFromConfig(connection, config, {
+      namespace: spec.namespace,
+      taskQueue: spec.taskQueue,
+      workflowBundle: { codePath: spec.bundlePath },
+      tuning: spec.tuning,
+    });
+    return { worker, close: closeSupplier };
+  }
+  const { supplier, close } = createSupplierStack(config.supplier);
   const dataConverter = dataConverterFor(config.encryption);
   try {
-    const worker =
-      spec.kind === 'booking'
-        ? await createBookingWorker({
-            connection,
-            namespace: spec.namespace,
-            taskQueue: spec.taskQueue,
-            supplier,
-            orders,
-            profile: config.supplier.profile,
-            dataConverter,
-            workflowBundle: { codePath: spec.bundlePath },
-            tuning: spec.tuning,
-          })
-        : await Worker.create({
-            connection,
-            namespace: spec.namespace,
-            taskQueue: spec.taskQueue,
-            workflowBundle: { codePath: spec.bundlePath },
-            activities: createFloorActivities(supplier),
-            ...spec.tuning,
-            ...(dataConverter ? { dataConverter } : {}),
-          });
+    const worker = await Worker.create({
+      connection,
+      namespace: spec.namespace,
+      taskQueue: spec.taskQueue,
+      workflowBundle: { codePath: spec.bundlePath },
+      activities: createFloorActivities(supplier),
+      ...spec.tuning,
+      ...(dataConverter ? { dataConverter } : {}),
+    });
     return { worker, close };
   } catch (err) {
     await close();

@@ -4,7 +4,8 @@
  * activity rate limit caps the recovery polls of the whole fleet at the supplier's QueryOrders limit.
  *
  * `npm run worker` runs it against an existing Temporal service, configured by environment
- * (src/config). `createBookingWorker` is what tests, the stack launcher and benchmarks use.
+ * (src/config) through `createWorkerFromConfig`, the one wiring `npm start` and the benchmarks use too;
+ * `createBookingWorker` is the pair itself, for tests that bring their own supplier.
  */
 import { NativeConnection, Runtime, DefaultLogger, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
@@ -13,8 +14,6 @@ import { queryOrdersTaskQueue } from './contract/definitions';
 import { dataConverterFor } from './codec/config';
 import { loadConfig, type AppConfig } from './config';
 import type { SupplierClient } from './supplier/interface';
-import { createHttpSupplierClient } from './supplier/http-client';
-import { staticToken, ticketTokens } from './supplier/token';
 import type { SupplierProfile } from './supplier/profile';
 import type { QueryOrdersCoalescer } from './supplier/coalescer';
 import { createSupplierStack } from './supplier/stack';
@@ -150,18 +149,6 @@ export class BookingWorker {
   }
 }
 
-/** The supplier client the configuration describes. */
-export function createSupplierFromConfig(config: AppConfig['supplier']): SupplierClient {
-  const { baseUrl, profile, credentials, maxConnections } = config;
-  const tokens =
-    credentials.kind === 'token'
-      ? staticToken(credentials.token)
-      : ticketTokens({ baseUrl, profile, appKey: credentials.appKey, appSecret: credentials.appSecret });
-  const http = createHttpSupplierClient({ baseUrl, profile, tokens, maxConnections });
-  // The Ticket provider's own connection pool is this client's to release too.
-  return { ...http, close: () => http.close().then(() => tokens.close?.()) };
-}
-
 /** Checks (and, when allowed, prepares) the namespace, and logs what it found; throws TemporalSetupError. */
 export async function reportReadiness(connection: NativeConnection, config: AppConfig): Promise<void> {
   const ready = await ensureTemporalReady({
@@ -177,23 +164,26 @@ export async function reportReadiness(connection: NativeConnection, config: AppC
 /** Schema drift goes to the worker's log as a WARN, beside the SDK's own lines. */
 export const runtimeDriftLog: DriftLog = (message, meta) => Runtime.instance().logger.warn(message, meta);
 
-async function main(): Promise<void> {
-  const config = loadConfig();
-  Runtime.install({ logger: new DefaultLogger(config.logLevel) });
-  const connection = await NativeConnection.connect(config.temporal.connection);
-  // Before polling: on a service without the search attributes every booking would hang (see ./temporal/setup).
-  try {
-    await reportReadiness(connection, config);
-  } catch (err) {
-    await connection.close();
-    throw err;
-  }
-  // Rate-limited client and QueryOrders coalescer, so a recovery storm stays under the supplier's limits.
-  const {
-    supplier,
-    orders,
-    close: closeSupplier,
-  } = createSupplierStack(config.supplier, {
+/** A booking worker built from the configuration, and what closes the supplier stack it uses. */
+export interface ConfiguredWorker {
+  worker: BookingWorker;
+  /** Stops waiting lookups and closes the supplier's connection pools; call after the worker stopped. */
+  closeSupplier(): Promise<void>;
+}
+
+/**
+ * The one wiring of configuration to a worker, for `npm run worker`, `npm start` and the benchmarks: the
+ * namespace checked (and prepared when allowed) before anything polls, the supplier stack (rate-limited
+ * client, QueryOrders coalescer, drift reported to the worker log), tuning, bundle and encryption.
+ * `overrides` are for callers that run several workers of one configuration (benchmarks).
+ */
+export async function createWorkerFromConfig(
+  connection: NativeConnection,
+  config: AppConfig,
+  overrides: Partial<Pick<BookingWorkerDeps, 'taskQueue' | 'namespace' | 'workflowBundle' | 'tuning'>> = {},
+): Promise<ConfiguredWorker> {
+  await reportReadiness(connection, config);
+  const { supplier, orders, close } = createSupplierStack(config.supplier, {
     drift: createDriftReporter(runtimeDriftLog),
   });
   try {
@@ -211,19 +201,41 @@ async function main(): Promise<void> {
         maxConcurrentWorkflowTaskExecutions: config.worker.maxConcurrentWorkflowTasks,
         maxCachedWorkflows: config.worker.maxCachedWorkflows,
       },
+      ...overrides,
     });
-    console.log(
-      `Worker polling task queue "${config.taskQueue}" and "${queryOrdersTaskQueue(config.taskQueue)}" ` +
-        `(QueryOrders capped at ${config.supplier.profile.rateLimits.queryOrders}/s for all workers) ` +
-        `on ${config.temporal.connection.address} ` +
-        `(namespace ${config.temporal.namespace}); supplier ${config.supplier.baseUrl}; ` +
-        `payload encryption ${config.encryption ? `on (key ${config.encryption.activeKeyId})` : 'OFF: personal data is stored in clear'}`,
-    );
-    // Worker.run() returns after SIGINT/SIGTERM once in-flight tasks are done, waiting up to the
-    // shutdown grace (shutdownGraceMs) for activities such as a Book already sent.
-    await worker.run();
+    return { worker, closeSupplier: close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
+/** What a started worker says about itself: where it polls, the fleet-wide cap, and whether it encrypts. */
+export function describeWorker(config: AppConfig): string {
+  return (
+    `Worker polling task queue "${config.taskQueue}" and "${queryOrdersTaskQueue(config.taskQueue)}" ` +
+    `(QueryOrders capped at ${config.supplier.profile.rateLimits.queryOrders}/s for all workers) ` +
+    `on ${config.temporal.connection.address} ` +
+    `(namespace ${config.temporal.namespace}); supplier ${config.supplier.baseUrl}; ` +
+    `payload encryption ${config.encryption ? `on (key ${config.encryption.activeKeyId})` : 'OFF: personal data is stored in clear'}`
+  );
+}
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  Runtime.install({ logger: new DefaultLogger(config.logLevel) });
+  const connection = await NativeConnection.connect(config.temporal.connection);
+  try {
+    const { worker, closeSupplier } = await createWorkerFromConfig(connection, config);
+    try {
+      console.log(describeWorker(config));
+      // Worker.run() returns after SIGINT/SIGTERM once in-flight tasks are done, waiting up to the
+      // shutdown grace (shutdownGraceMs) for activities such as a Book already sent.
+      await worker.run();
+    } finally {
+      await closeSupplier();
+    }
   } finally {
-    await closeSupplier();
     await connection.close();
   }
 }

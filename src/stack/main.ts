@@ -10,15 +10,12 @@ import path from 'node:path';
 import { NativeConnection } from '@temporalio/worker';
 import { z } from 'zod';
 import { loadConfig } from '../config';
-import { dataConverterFor } from '../codec/config';
 import { createEncryptionCodec, newEncryptionKey } from '../codec/encryption';
 import { startCodecServer } from '../codec/server';
 import { startSandbox } from '../sandbox/server';
 import { resolveServerExecutable } from '../temporal/binaries';
 import { startDevServer } from '../temporal/dev-server';
-import { createBookingWorker, reportReadiness, runtimeDriftLog } from '../worker';
-import { createDriftReporter } from '../supplier/drift';
-import { createSupplierStack } from '../supplier/stack';
+import { createWorkerFromConfig } from '../worker';
 
 const StackEnv = z.object({
   /** gRPC port of the dev server. */
@@ -89,24 +86,9 @@ async function main(): Promise<void> {
 
     const connection = await NativeConnection.connect(config.temporal.connection);
     stops.push(() => connection.close());
-    await reportReadiness(connection, config);
-    const {
-      supplier,
-      orders,
-      close: closeSupplier,
-    } = createSupplierStack(config.supplier, {
-      drift: createDriftReporter(runtimeDriftLog),
-    });
+    // The same wiring as `npm run worker`: WORKER_* tuning, WORKER_WORKFLOW_BUNDLE and the namespace check apply.
+    const { worker, closeSupplier } = await createWorkerFromConfig(connection, config);
     stops.push(closeSupplier);
-    const worker = await createBookingWorker({
-      connection,
-      namespace: config.temporal.namespace,
-      taskQueue: config.taskQueue,
-      supplier,
-      orders,
-      profile: config.supplier.profile,
-      dataConverter: dataConverterFor(config.encryption),
-    });
 
     console.log(
       [

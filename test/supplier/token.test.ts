@@ -8,7 +8,6 @@ import { SupplierProfile } from '../../src/supplier/profile';
 import { createSupplierStack } from '../../src/supplier/stack';
 import { ticketTokens } from '../../src/supplier/token';
 import { startSandbox, type Sandbox } from '../../src/sandbox/server';
-import { createSupplierFromConfig } from '../../src/worker';
 import {
   APP_KEY,
   APP_SECRET,
@@ -356,19 +355,9 @@ describe('close', () => {
     await answer.body.dump();
   });
 
-  type Config = Parameters<typeof createSupplierStack>[0];
-  test.each([
-    ['createSupplierStack', (config: Config) => createSupplierStack(config)],
-    [
-      'createSupplierFromConfig',
-      (config: Config) => {
-        const supplier = createSupplierFromConfig(config);
-        return { supplier, close: () => supplier.close() };
-      },
-    ],
-  ])('%s: its close leaves no connection open, the Ticket pool included', async (_name, build) => {
+  test('createSupplierStack: its close leaves no connection open, the Ticket pool included', async () => {
     const supplier = await connectionCountingSupplier();
-    const built = build({
+    const built = createSupplierStack({
       baseUrl: supplier.url,
       credentials: { kind: 'ticket', appKey: APP_KEY, appSecret: APP_SECRET },
       profile: fastProfile,
