@@ -2,7 +2,8 @@
 # Installs the other-language clients for the cross-language tests, from package registries (PyPI, the Go
 # module proxy), into a cache outside the clone, rebuilt only when their sources change.
 #
-#   bash scripts/install-clients.sh python   venv with clients/python installed; prints its python
+#   bash scripts/install-clients.sh python   venv with clients/python installed (CACHE/python-client-venv);
+#                                            prints its python on the last line
 #   bash scripts/install-clients.sh go       clients/go's commands built; prints their folder
 #   bash scripts/install-clients.sh all      both (CI)
 #
@@ -19,16 +20,39 @@ digest() {
 }
 
 python_client() {
-  local dir="$CACHE/python-client-$(digest clients/python)"
-  if [ -x "$dir/bin/python" ] && "$dir/bin/python" -c 'import hotel_booking_client' 2>/dev/null; then
-    log "python client cached at $dir"
+  # One venv, reinstalled in place when clients/python changes (a stamp holds the digest it was built
+  # from), so repeated changes reuse pip's cache instead of leaving a 100 MB venv behind each time.
+  local venv="$CACHE/python-client-venv" want
+  want="$(digest clients/python)"
+  mkdir -p "$CACHE"
+  # Test files, CI and a developer may ask at once; one installs, the others wait and reuse it.
+  exec 8>"$CACHE/python-client-venv.lock"
+  flock 8
+  if [ "$(cat "$venv/.source-digest" 2>/dev/null)" = "$want" ] &&
+    "$venv/bin/python" -c 'import hotel_booking_client' 2>/dev/null; then
+    log "python client cached at $venv"
   else
-    command -v python3 >/dev/null || { log "python3 is needed for the Python client"; exit 1; }
-    log "creating $dir (pip install ./clients/python: temporalio, cryptography)"
-    rm -rf "$dir" && python3 -m venv "$dir"
-    "$dir/bin/pip" install --quiet --disable-pip-version-check ./clients/python >&2
+    command -v python3 >/dev/null || { log "python3 (3.9 or later) is needed for the Python client"; exit 1; }
+    rm -f "$venv/.source-digest"
+    # --clear when the venv's interpreter is gone (python3 upgraded or removed); otherwise keep its packages.
+    if ! "$venv/bin/python" -c '' 2>/dev/null; then
+      python3 -m venv --clear "$venv" >&2 ||
+        { log "python3 -m venv failed (on Debian: apt-get install python3-venv)"; exit 1; }
+    fi
+    # pip builds in the source folder; a copy keeps build/ and *.egg-info out of the clone.
+    local src="$CACHE/python-client-src"
+    rm -rf "$src" && mkdir -p "$src" && cp -R clients/python/. "$src/"
+    rm -rf "$src/build" "$src"/src/*.egg-info
+    log "installing clients/python into $venv (temporalio, cryptography from PyPI)"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check "$src" >&2
+    rm -rf "$src"
+    "$venv/bin/python" -c 'import hotel_booking_client'
+    echo "$want" >"$venv/.source-digest"
+    # The folders of this script's earlier layout, one per source digest.
+    rm -rf "$CACHE"/python-client-[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]
   fi
-  echo "$dir/bin/python"
+  flock -u 8
+  echo "$venv/bin/python"
 }
 
 go_client() {

@@ -1,15 +1,16 @@
-"""Starting a booking from Python, with the rules the TypeScript client helper follows (README).
+"""Starting a booking from Python, with the rules the orchestrator's TypeScript client helper follows.
 
-One workflow per booking reference: the id is `booking:<customerReferenceNo>`, a start for a reference
-that already has a workflow attaches to it (running) or is refused and answered with it (ended), so a
-caller that retries after a timeout never makes a second booking. Keep the reference to retry with.
+One workflow per booking reference: the id is `booking:<customerReferenceNo>`; a start for a reference
+whose workflow is running attaches to it, and one whose workflow has ended is refused and answered with
+that workflow. A caller that retries after a timeout therefore never makes a second booking.
 """
 
-from __future__ import annotations
-
+import asyncio
 import os
+import sys
+import traceback
 import uuid
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Coroutine, Mapping, NoReturn, Optional, cast
 
 from temporalio.client import Client, WorkflowHandle
 from temporalio.common import (
@@ -21,93 +22,70 @@ from temporalio.common import (
 )
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
-try:  # Python 3.11+
-    from typing import NotRequired, TypedDict
-except ImportError:  # pragma: no cover
-    from typing_extensions import NotRequired, TypedDict  # type: ignore
-
 from .codec import data_converter_from_env
+from .contract import (
+    CUSTOMER_REFERENCE_NO_ATTRIBUTE,
+    DEFAULT_TASK_QUEUE,
+    WORKFLOW_TYPE,
+    BookingOutcome,
+    BookingRequest,
+    workflow_id,
+)
 
-WORKFLOW_TYPE = "bookingWorkflow"
-DEFAULT_TASK_QUEUE = "hotel-booking"
-CUSTOMER_REFERENCE_NO = SearchAttributeKey.for_keyword("CustomerReferenceNo")
-
-
-class Money(TypedDict):
-    currency: str
-    amount: float
-
-
-class Phone(TypedDict):
-    countryCode: str
-    number: str
-    countryNumber: NotRequired[int]
+_CUSTOMER_REFERENCE_NO = SearchAttributeKey.for_keyword(CUSTOMER_REFERENCE_NO_ATTRIBUTE)
+_REQUIRED = ("customerReferenceNo", "ratePkgId", "holder", "guests")
 
 
-class Holder(TypedDict):
-    firstName: str
-    lastName: str
-    email: str
-    phone: Phone
-
-
-class Guest(TypedDict):
-    roomIndex: int
-    firstName: str
-    lastName: str
-    nationalityCode: str
-    age: int
-    isChild: bool
-
-
-class BookingRequest(TypedDict):
-    """The workflow's input (schema/booking-request.schema.json in the orchestrator's repository)."""
-
-    customerReferenceNo: str
-    ratePkgId: str
-    holder: Holder
-    guests: List[Guest]
-    sessionId: NotRequired[str]
-    expectedPrice: NotRequired[Money]
-    priceChangePolicy: NotRequired[Dict[str, Any]]
-    context: NotRequired[Dict[str, Any]]
-    recovery: NotRequired[Dict[str, Any]]
+class InvalidBookingRequestError(ValueError):
+    """The request cannot be a booking; the message names the field, never its value (it may be personal)."""
 
 
 def new_reference() -> str:
-    """A new booking reference (uuid). Keep it: it is the key to retry with."""
+    """A new booking reference (a UUID). Keep it: retrying with it is safe, a new one books again."""
     return str(uuid.uuid4())
 
 
-def workflow_id(customer_reference_no: str) -> str:
-    """The one workflow id of a booking; the workflow refuses any other for its reference."""
-    return f"booking:{customer_reference_no}"
-
-
 async def connect(env: Optional[Mapping[str, str]] = None) -> Client:
-    """A client for TEMPORAL_ADDRESS (localhost:7233) and TEMPORAL_NAMESPACE (default), with the workers' encryption."""
+    """A client for TEMPORAL_ADDRESS (localhost:7233) and TEMPORAL_NAMESPACE (default), encrypting as the workers do."""
     env = os.environ if env is None else env
     return await Client.connect(
-        env.get("TEMPORAL_ADDRESS", "localhost:7233"),
-        namespace=env.get("TEMPORAL_NAMESPACE", "default"),
+        env.get("TEMPORAL_ADDRESS") or "localhost:7233",
+        namespace=env.get("TEMPORAL_NAMESPACE") or "default",
         data_converter=data_converter_from_env(env),
     )
 
 
-async def start_booking(client: Client, request: BookingRequest, task_queue: Optional[str] = None) -> WorkflowHandle:
-    """Starts the booking, or returns the workflow that already exists for its reference."""
+def _check(request: BookingRequest) -> None:
+    # The workflow validates everything; these are the fields the start itself depends on.
+    missing = [name for name in _REQUIRED if name not in request]
+    if missing:
+        raise InvalidBookingRequestError(f"missing: {', '.join(missing)}")
+    try:
+        uuid.UUID(request["customerReferenceNo"])
+    except (TypeError, ValueError, AttributeError):
+        raise InvalidBookingRequestError("customerReferenceNo: must be a UUID") from None
+
+
+async def start_booking(
+    client: Client, request: BookingRequest, task_queue: Optional[str] = None
+) -> WorkflowHandle[Any, Any]:
+    """Starts the booking, or returns the workflow that already exists for its reference.
+
+    The task queue is `task_queue`, else BOOKING_TASK_QUEUE, else `hotel-booking`.
+    """
+    _check(request)
     ref = request["customerReferenceNo"]
     try:
         return await client.start_workflow(
             WORKFLOW_TYPE,
             request,
             id=workflow_id(ref),
-            task_queue=task_queue or os.environ.get("BOOKING_TASK_QUEUE", DEFAULT_TASK_QUEUE),
+            task_queue=task_queue or os.environ.get("BOOKING_TASK_QUEUE") or DEFAULT_TASK_QUEUE,
             # A retried start while the booking runs attaches to it; after it ended, the id is never reused.
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
             id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
-            search_attributes=TypedSearchAttributes([SearchAttributePair(CUSTOMER_REFERENCE_NO, ref)]),
-            # References only: summaries are stored in clear.
+            search_attributes=TypedSearchAttributes([SearchAttributePair(_CUSTOMER_REFERENCE_NO, ref)]),
+            # Shown in the Web UI's list: references only, since summaries are stored in clear.
             static_summary=f"Booking {request['ratePkgId']} · ref {ref}",
         )
     except WorkflowAlreadyStartedError:
@@ -115,6 +93,26 @@ async def start_booking(client: Client, request: BookingRequest, task_queue: Opt
         return client.get_workflow_handle(workflow_id(ref))
 
 
-async def await_outcome(client: Client, customer_reference_no: str) -> Dict[str, Any]:
-    """The booking's outcome (a dict with `kind`: confirmed, failed, unavailable, price-rejected, cancelled, unresolved)."""
-    return await client.get_workflow_handle(workflow_id(customer_reference_no)).result()
+async def await_outcome(client: Client, customer_reference_no: str) -> BookingOutcome:
+    """Waits for the booking's outcome (following continue-as-new runs) and returns it, decrypted."""
+    handle = client.get_workflow_handle(workflow_id(customer_reference_no))
+    return cast(BookingOutcome, await handle.result())
+
+
+def run_and_exit(main: Coroutine[Any, Any, Optional[int]]) -> NoReturn:
+    """For short scripts: runs `main`, then exits with its return code (None is 0, an exception 1).
+
+    The exit skips interpreter teardown, which the SDK's core threads, still alive after the last call,
+    can crash with SIGSEGV or SIGABRT after the script's work is done (temporalio/sdk-python#300).
+    A long-running service does not need it.
+    """
+    try:
+        code = asyncio.run(main) or 0
+    except SystemExit as stop:
+        code = stop.code if isinstance(stop.code, int) else 1
+    except BaseException:
+        traceback.print_exc()
+        code = 1
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

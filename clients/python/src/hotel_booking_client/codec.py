@@ -12,7 +12,7 @@ import base64
 import binascii
 import dataclasses
 import os
-from typing import Iterable, List, Mapping, Optional, Sequence
+from typing import Dict, List, Mapping, Optional, Sequence
 
 import temporalio.converter
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
@@ -29,16 +29,20 @@ class EncryptionConfigError(ValueError):
 
 
 class UnknownEncryptionKeyError(KeyError):
-    """A payload names a key this process does not have."""
+    """A payload names a key this process does not have; the message names the key id only."""
 
     def __init__(self, key_id: str) -> None:
-        super().__init__(f'Payload encrypted with key "{key_id}", which is not configured (PAYLOAD_ENCRYPTION_KEYS)')
+        super().__init__(key_id)
         self.key_id = key_id
 
+    def __str__(self) -> str:
+        # KeyError would print the bare id in quotes; say what is wrong and which variable to fix.
+        return f'Payload encrypted with key "{self.key_id}", which is not configured (PAYLOAD_ENCRYPTION_KEYS)'
 
-def parse_keys(text: str) -> dict:
+
+def parse_keys(text: str) -> Dict[str, bytes]:
     """`keyId:base64key,...` as {key id: 32-byte key}, in the order given."""
-    keys = {}
+    keys: Dict[str, bytes] = {}
     for entry in (e.strip() for e in text.split(",")):
         if not entry:
             continue
@@ -60,7 +64,10 @@ class EncryptionCodec(temporalio.converter.PayloadCodec):
 
     def __init__(self, keys: Mapping[str, bytes], active_key_id: str) -> None:
         if active_key_id not in keys:
-            raise UnknownEncryptionKeyError(active_key_id)
+            raise EncryptionConfigError(f'active key "{active_key_id}" is not among the keys given')
+        short = [key_id for key_id, key in keys.items() if len(key) != KEY_BYTES]
+        if short:
+            raise EncryptionConfigError(f'key "{short[0]}" must be 32 bytes')
         self._keys = {key_id: AESGCM(key) for key_id, key in keys.items()}
         self._active_key_id = active_key_id
 
@@ -91,6 +98,8 @@ class EncryptionCodec(temporalio.converter.PayloadCodec):
     def encrypt(self, payload: Payload, nonce: Optional[bytes] = None) -> Payload:
         """One payload sealed with the active key (`nonce` only for test vectors: never reuse one)."""
         nonce = nonce if nonce is not None else os.urandom(NONCE_BYTES)
+        if len(nonce) != NONCE_BYTES:
+            raise ValueError("the nonce must be 12 bytes")
         sealed = self._keys[self._active_key_id].encrypt(nonce, payload.SerializeToString(), None)
         return Payload(
             metadata={"encoding": ENCRYPTED_ENCODING, KEY_ID_METADATA: self._active_key_id.encode()},
@@ -101,7 +110,7 @@ class EncryptionCodec(temporalio.converter.PayloadCodec):
         """One payload opened; a payload that is not encrypted passes through (written before encryption)."""
         if payload.metadata.get("encoding") != ENCRYPTED_ENCODING:
             return payload
-        key_id = payload.metadata.get(KEY_ID_METADATA, b"").decode()
+        key_id = payload.metadata.get(KEY_ID_METADATA, b"").decode(errors="replace")
         aead = self._keys.get(key_id)
         if aead is None:
             raise UnknownEncryptionKeyError(key_id)
@@ -112,14 +121,5 @@ class EncryptionCodec(temporalio.converter.PayloadCodec):
 def data_converter_from_env(env: Optional[Mapping[str, str]] = None) -> temporalio.converter.DataConverter:
     """The SDK's default data converter, with the encryption codec when the environment turns it on."""
     codec = EncryptionCodec.from_env(env)
-    default = temporalio.converter.DataConverter.default
+    default = temporalio.converter.default()
     return dataclasses.replace(default, payload_codec=codec) if codec else default
-
-
-__all__: Iterable[str] = [
-    "EncryptionCodec",
-    "EncryptionConfigError",
-    "UnknownEncryptionKeyError",
-    "data_converter_from_env",
-    "parse_keys",
-]

@@ -1,0 +1,187 @@
+"""The orchestrator's contract as Python sees it: names, and the JSON of the workflow's input and outcome.
+
+The source of truth is the orchestrator's `src/contract` (JSON Schema in its `schema/` folder); the tests
+check these types' keys against `schema/booking-request.schema.json` and `schema/booking-outcome.schema.json`.
+Payloads are plain JSON, so the types are TypedDicts: a request is a dict, an outcome comes back as one.
+"""
+
+import sys
+from typing import Any, Dict, List, Union
+
+# typing.TypedDict understands NotRequired from 3.11; before that both must come from typing_extensions.
+if sys.version_info >= (3, 11):
+    from typing import Literal, NotRequired, TypedDict
+else:  # pragma: no cover
+    from typing_extensions import Literal, NotRequired, TypedDict
+
+WORKFLOW_TYPE = "bookingWorkflow"
+DEFAULT_TASK_QUEUE = "hotel-booking"
+"""Overridden by BOOKING_TASK_QUEUE, as for the workers."""
+CUSTOMER_REFERENCE_NO_ATTRIBUTE = "CustomerReferenceNo"
+BOOKING_STAGE_ATTRIBUTE = "BookingStage"
+
+
+def workflow_id(customer_reference_no: str) -> str:
+    """The one workflow id of a booking; the workflow refuses any other for its reference."""
+    return f"booking:{customer_reference_no}"
+
+
+class Money(TypedDict):
+    currency: str
+    amount: float
+
+
+class Phone(TypedDict):
+    countryCode: str
+    number: str
+    countryNumber: NotRequired[int]
+
+
+class Holder(TypedDict):
+    firstName: str
+    lastName: str
+    email: str
+    phone: Phone
+
+
+class Guest(TypedDict):
+    roomIndex: int
+    firstName: str
+    lastName: str
+    nationalityCode: str
+    age: int
+    isChild: bool
+
+
+class PriceChangePolicy(TypedDict, total=False):
+    """What to do when the price at Book time is above `expectedPrice` (default: reject any rise)."""
+
+    maxIncreasePercent: float
+    maxIncreaseAmount: float
+    onExceeded: Literal["reject", "ask"]
+    approvalTimeoutSeconds: int
+
+
+class BookingContext(TypedDict, total=False):
+    currency: str
+    language: str
+    ip: str
+    # The sandbox supplier's Test header (a scenario such as `confirmAfterMs=0`): for demos and tests.
+    test: str
+
+
+class RecoveryPolicy(TypedDict, total=False):
+    """The QueryOrders schedule after an ambiguous Book; every field has the orchestrator's default."""
+
+    delaysSeconds: List[float]
+    repeatEverySeconds: float
+    rebookAfterSeconds: float
+    maxBookAttempts: int
+    deadlineSeconds: float
+    continueAsNewAfterEvents: int
+
+
+class BookingRequest(TypedDict):
+    """The workflow's input. `customerReferenceNo` is a UUID: the booking's key, keep it to retry with."""
+
+    customerReferenceNo: str
+    ratePkgId: str
+    holder: Holder
+    guests: List[Guest]
+    sessionId: NotRequired[str]
+    expectedPrice: NotRequired[Money]
+    priceChangePolicy: NotRequired[PriceChangePolicy]
+    context: NotRequired[BookingContext]
+    recovery: NotRequired[RecoveryPolicy]
+
+
+class Order(TypedDict):
+    """An order as the supplier reports it; status 2 is Confirmed."""
+
+    customerReferenceNo: str
+    status: int
+    statusRemark: NotRequired[str]
+    platformReferenceNo: NotRequired[str]
+    supplierReferenceNo: NotRequired[str]
+    hotelConfirmNo: NotRequired[str]
+    hotelId: NotRequired[str]
+    checkIn: NotRequired[str]
+    checkOut: NotRequired[str]
+    price: NotRequired[Money]
+
+
+class ConfirmedOutcome(TypedDict):
+    kind: Literal["confirmed"]
+    order: Order
+    cancelRequested: bool
+
+
+class FailedOutcome(TypedDict):
+    kind: Literal["failed"]
+    reason: str
+    order: NotRequired[Order]
+    errorType: NotRequired[str]
+    cancelRequested: bool
+
+
+class UnavailableOutcome(TypedDict):
+    kind: Literal["unavailable"]
+
+
+class PriceRejectedOutcome(TypedDict):
+    kind: Literal["price-rejected"]
+    expectedPrice: Money
+    currentPrice: NotRequired[Money]
+    reason: Literal["policy", "refused", "approval-timeout"]
+
+
+class CancelledOutcome(TypedDict):
+    kind: Literal["cancelled"]
+
+
+class BookAttempt(TypedDict):
+    at: str
+    result: Literal["order", "rejected", "ambiguous"]
+    status: NotRequired[int]
+    error: NotRequired[str]
+
+
+class Poll(TypedDict):
+    at: str
+    sinceBookSeconds: float
+    trigger: Literal["schedule", "supplier-hint"]
+    result: Literal["found", "not-found", "error"]
+    status: NotRequired[int]
+    error: NotRequired[str]
+
+
+class UnresolvedOutcome(TypedDict):
+    """The order's fate was still unknown at the recovery deadline: a person must look, with these references."""
+
+    kind: Literal["unresolved"]
+    customerReferenceNo: str
+    sessionId: str
+    lastStatus: NotRequired[int]
+    bookAttempts: List[BookAttempt]
+    polls: List[Poll]
+    cancelRequested: bool
+
+
+BookingOutcome = Union[
+    ConfirmedOutcome,
+    FailedOutcome,
+    UnavailableOutcome,
+    PriceRejectedOutcome,
+    CancelledOutcome,
+    UnresolvedOutcome,
+]
+"""The workflow's result, a union on `kind`; every ending is one of these, never an exception."""
+
+OUTCOME_TYPES: Dict[str, Any] = {
+    "confirmed": ConfirmedOutcome,
+    "failed": FailedOutcome,
+    "unavailable": UnavailableOutcome,
+    "price-rejected": PriceRejectedOutcome,
+    "cancelled": CancelledOutcome,
+    "unresolved": UnresolvedOutcome,
+}
