@@ -21,12 +21,18 @@ async function main(): Promise<void> {
   });
   const connection = await Connection.connect(connectionOptions);
   try {
-    const ready = await ensureTemporalReady({ services: connection, namespace, register: !values.check });
+    const ready = await ensureTemporalReady({
+      services: connection,
+      namespace,
+      register: !values.check,
+      checkOnlyReason: '--check registers nothing',
+    });
+    const where = `Namespace "${namespace}" on ${connectionOptions.address ?? 'localhost:7233'}`;
     console.log(
       ready.registered.length > 0
-        ? `Namespace "${namespace}": registered ${ready.registered.join(', ')}` +
+        ? `${where}: registered ${ready.registered.join(', ')}` +
             (ready.present.length > 0 ? `; ${ready.present.join(', ')} already there` : '')
-        : `Namespace "${namespace}": ${ready.present.join(', ')} already there; nothing to do`,
+        : `${where}: ${ready.present.join(', ')} already there; nothing to do`,
     );
   } finally {
     await connection.close();

@@ -11,6 +11,7 @@ import { SEARCH_ATTRIBUTES } from '../contract/definitions';
 
 const IndexedValueType = temporal.api.enums.v1.IndexedValueType;
 type IndexedValueType = temporal.api.enums.v1.IndexedValueType;
+type SearchAttribute = (typeof SEARCH_ATTRIBUTES)[number];
 
 /** The two services the check uses; a client Connection and a worker NativeConnection both have them. */
 export type TemporalServices = Pick<Connection, 'workflowService' | 'operatorService'>;
@@ -18,17 +19,19 @@ export type TemporalServices = Pick<Connection, 'workflowService' | 'operatorSer
 export interface ReadinessOptions {
   services: TemporalServices;
   namespace: string;
-  /** Register missing search attributes (WORKER_REGISTER_SEARCH_ATTRIBUTES); off: only check. */
+  /** Register missing search attributes (WORKER_REGISTER_SEARCH_ATTRIBUTES); false: only check. */
   register: boolean;
+  /** Why nothing is registered when `register` is false, for the error (default: the worker's variable). */
+  checkOnlyReason?: string;
   /** How long to wait for newly registered attributes to become visible. Default 15 s. */
   visibleWithinMs?: number;
 }
 
 export interface Readiness {
   namespace: string;
-  /** Attributes that were there already. */
+  /** Attributes that were there already, with the right type. */
   present: string[];
-  /** Attributes this call registered. */
+  /** Attributes this call registered (empty when another worker or operator did it meanwhile). */
   registered: string[];
 }
 
@@ -38,16 +41,18 @@ export const TemporalSetupErrorKinds = [
   'SearchAttributeWrongType',
   'SearchAttributeRegistrationRefused',
 ] as const;
+export type TemporalSetupErrorKind = (typeof TemporalSetupErrorKinds)[number];
 
 /** The service is not ready for bookings; `commands` set it up (an operator runs them). */
 export class TemporalSetupError extends Error {
   override readonly name = 'TemporalSetupError';
   constructor(
-    readonly type: (typeof TemporalSetupErrorKinds)[number],
+    readonly type: TemporalSetupErrorKind,
     message: string,
     readonly commands: string[] = [],
+    options?: { cause?: unknown },
   ) {
-    super(commands.length > 0 ? `${message}\n  ${commands.join('\n  ')}` : message);
+    super(commands.length > 0 ? `${message}\n  ${commands.join('\n  ')}` : message, options);
   }
 }
 
@@ -56,56 +61,51 @@ export async function ensureTemporalReady(options: ReadinessOptions): Promise<Re
   const { services, namespace } = options;
   await requireNamespace(services, namespace);
 
-  const existing = await customAttributes(services, namespace);
-  const wrongType = SEARCH_ATTRIBUTES.filter(
-    (sa) => existing.has(sa.name) && existing.get(sa.name) !== indexedType(sa.type),
-  );
-  if (wrongType.length > 0) {
-    throw new TemporalSetupError(
-      'SearchAttributeWrongType',
-      `Temporal namespace "${namespace}" has ${wrongType.map((sa) => `${sa.name} as ${typeName(existing.get(sa.name)!)}`).join(', ')}; ` +
-        `the booking workflow writes ${wrongType.map((sa) => `${sa.name} as ${sa.type}`).join(', ')}. ` +
-        'A search attribute cannot change type: use another namespace, or remove and re-create it.',
-    );
-  }
-  const missing = SEARCH_ATTRIBUTES.filter((sa) => !existing.has(sa.name));
-  const present = SEARCH_ATTRIBUTES.filter((sa) => existing.has(sa.name)).map((sa) => sa.name);
-  if (missing.length === 0) return { namespace, present, registered: [] };
+  const found = classify(await customAttributes(services, namespace));
+  requireNoWrongType(namespace, found.wrongType);
+  if (found.missing.length === 0) return { namespace, present: found.present, registered: [] };
 
-  const commands = missing.map(
-    (sa) => `temporal operator search-attribute create --namespace ${namespace} --name ${sa.name} --type ${sa.type}`,
-  );
-  const names = missing.map((sa) => `${sa.name} (${sa.type})`).join(', ');
+  const names = found.missing.map((sa) => `${sa.name} (${sa.type})`).join(', ');
+  const lacks = `Temporal namespace "${namespace}" lacks the search attributes the booking workflow writes: ${names}`;
   if (!options.register) {
     throw new TemporalSetupError(
       'SearchAttributesMissing',
-      `Temporal namespace "${namespace}" lacks the search attributes the booking workflow writes: ${names}. ` +
-        'Registering them is off (WORKER_REGISTER_SEARCH_ATTRIBUTES=off); create them with:',
-      commands,
+      `${lacks}. ${options.checkOnlyReason ?? 'Registering them is off (WORKER_REGISTER_SEARCH_ATTRIBUTES=off)'}; create them with:`,
+      createCommands(namespace, found.missing),
     );
   }
   try {
     await services.operatorService.addSearchAttributes({
       namespace,
-      searchAttributes: Object.fromEntries(missing.map((sa) => [sa.name, indexedType(sa.type)])),
+      searchAttributes: Object.fromEntries(found.missing.map((sa) => [sa.name, indexedType(sa.type)])),
     });
   } catch (err) {
+    // Another worker starting at the same moment may have registered them first (some servers then
+    // answer AlreadyExists): what counts is whether they are there now.
+    const now = classify(await customAttributes(services, namespace));
+    requireNoWrongType(namespace, now.wrongType);
+    if (now.missing.length === 0) return { namespace, present: now.present, registered: [] };
     // Permission denied, or a service that does not let workers do this (Temporal Cloud): an operator must.
     throw new TemporalSetupError(
       'SearchAttributeRegistrationRefused',
-      `Temporal namespace "${namespace}" lacks the search attributes the booking workflow writes: ${names}, ` +
-        `and registering them was refused (${grpcReason(err)}). Create them with (in Temporal Cloud, in the ` +
-        "namespace's settings):",
-      commands,
+      `${lacks}, and registering them was refused (${grpcReason(err)}). Create them with:`,
+      createCommands(namespace, now.missing),
+      { cause: err },
     );
   }
-  await waitUntilVisible(
-    services,
-    namespace,
-    missing.map((sa) => sa.name),
-    options.visibleWithinMs ?? 15_000,
-  );
-  return { namespace, present, registered: missing.map((sa) => sa.name) };
+  await waitUntilRegistered(services, namespace, found.missing, options.visibleWithinMs ?? 15_000);
+  return { namespace, present: found.present, registered: found.missing.map((sa) => sa.name) };
+}
+
+/** The commands that create the attributes: the temporal CLI, and tcld for a Temporal Cloud namespace. */
+export function createCommands(namespace: string, attributes: readonly SearchAttribute[]): string[] {
+  return [
+    ...attributes.map(
+      (sa) => `temporal operator search-attribute create --namespace ${namespace} --name ${sa.name} --type ${sa.type}`,
+    ),
+    `(Temporal Cloud: tcld namespace search-attributes add --namespace ${namespace} ` +
+      `${attributes.map((sa) => `--search-attribute ${sa.name}=${sa.type}`).join(' ')})`,
+  ];
 }
 
 async function requireNamespace(services: TemporalServices, namespace: string): Promise<void> {
@@ -117,8 +117,42 @@ async function requireNamespace(services: TemporalServices, namespace: string): 
       'NamespaceNotFound',
       `Temporal namespace "${namespace}" does not exist. Create it with:`,
       [`temporal operator namespace create --namespace ${namespace}`],
+      { cause: err },
     );
   }
+}
+
+interface Classified {
+  present: string[];
+  missing: SearchAttribute[];
+  wrongType: Array<SearchAttribute & { actual: IndexedValueType }>;
+}
+
+function classify(existing: Map<string, IndexedValueType>): Classified {
+  const result: Classified = { present: [], missing: [], wrongType: [] };
+  for (const sa of SEARCH_ATTRIBUTES) {
+    const actual = existing.get(sa.name);
+    if (actual === undefined) result.missing.push(sa);
+    else if (actual !== indexedType(sa.type)) result.wrongType.push({ ...sa, actual });
+    else result.present.push(sa.name);
+  }
+  return result;
+}
+
+/** A search attribute cannot change type, and upserting a Keyword into a Text one fails every workflow task. */
+function requireNoWrongType(namespace: string, wrongType: Classified['wrongType']): void {
+  if (wrongType.length === 0) return;
+  throw new TemporalSetupError(
+    'SearchAttributeWrongType',
+    `Temporal namespace "${namespace}" has ${wrongType.map((sa) => `${sa.name} as ${typeName(sa.actual)}`).join(', ')}; ` +
+      `the booking workflow writes ${wrongType.map((sa) => `${sa.name} as ${sa.type}`).join(', ')}. ` +
+      'A search attribute cannot change type: use another namespace, or remove it (existing workflows lose the ' +
+      'indexed value) and re-create it:',
+    wrongType.flatMap((sa) => [
+      `temporal operator search-attribute remove --namespace ${namespace} --name ${sa.name}`,
+      `temporal operator search-attribute create --namespace ${namespace} --name ${sa.name} --type ${sa.type}`,
+    ]),
+  );
 }
 
 async function customAttributes(services: TemporalServices, namespace: string): Promise<Map<string, IndexedValueType>> {
@@ -126,16 +160,27 @@ async function customAttributes(services: TemporalServices, namespace: string): 
   return new Map(Object.entries(customAttributes ?? {}) as Array<[string, IndexedValueType]>);
 }
 
-/** Registration is eventually visible: poll until every name is listed. */
-async function waitUntilVisible(services: TemporalServices, namespace: string, names: string[], withinMs: number) {
+/**
+ * Registration is eventually visible: poll until every attribute is listed. With its type, too: a server
+ * may accept an add for a name it already has under another type and keep the old type.
+ */
+async function waitUntilRegistered(
+  services: TemporalServices,
+  namespace: string,
+  attributes: readonly SearchAttribute[],
+  withinMs: number,
+): Promise<void> {
   const deadline = Date.now() + withinMs;
   for (;;) {
-    const now = await customAttributes(services, namespace);
-    if (names.every((n) => now.has(n))) return;
+    const now = classify(await customAttributes(services, namespace));
+    requireNoWrongType(namespace, now.wrongType);
+    const stillMissing = attributes.filter((sa) => now.missing.some((m) => m.name === sa.name));
+    if (stillMissing.length === 0) return;
     if (Date.now() > deadline) {
       throw new TemporalSetupError(
         'SearchAttributesMissing',
-        `Registered ${names.join(', ')} in "${namespace}", but they were not visible after ${withinMs / 1000} s`,
+        `Registered ${stillMissing.map((sa) => sa.name).join(', ')} in "${namespace}", but they were not listed ` +
+          `after ${withinMs / 1000} s; check with: temporal operator search-attribute list --namespace ${namespace}`,
       );
     }
     await new Promise((resolve) => setTimeout(resolve, 250));
@@ -148,12 +193,13 @@ function indexedType(type: string): IndexedValueType {
   return value;
 }
 
+/** The CLI's spelling of a type (INDEXED_VALUE_TYPE_KEYWORD_LIST → KeywordList). */
 function typeName(type: IndexedValueType): string {
   const name = IndexedValueType[type] ?? String(type);
   return name
     .replace('INDEXED_VALUE_TYPE_', '')
     .toLowerCase()
-    .replace(/^./, (c) => c.toUpperCase());
+    .replace(/(^|_)(.)/g, (_m, _sep: string, c: string) => c.toUpperCase());
 }
 
 const GRPC_NOT_FOUND = 5;

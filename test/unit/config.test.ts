@@ -100,3 +100,11 @@ test('a supplier timeout at or above its activity timeout is refused, naming the
     loadConfig({ ...base, SUPPLIER_PROFILE: '{"timeoutsMs":{"book":110000}}' }).supplier.profile.timeoutsMs.book,
   ).toBe(110_000);
 });
+
+test('registering missing search attributes at start is on by default, off by WORKER_REGISTER_SEARCH_ATTRIBUTES', () => {
+  expect(loadConfig(base).worker.registerSearchAttributes).toBe(true);
+  expect(loadConfig({ ...base, WORKER_REGISTER_SEARCH_ATTRIBUTES: 'off' }).worker.registerSearchAttributes).toBe(false);
+  expect(() => loadConfig({ ...base, WORKER_REGISTER_SEARCH_ATTRIBUTES: 'false' })).toThrow(
+    /WORKER_REGISTER_SEARCH_ATTRIBUTES/,
+  );
+});
