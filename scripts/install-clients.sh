@@ -4,7 +4,8 @@
 #
 #   bash scripts/install-clients.sh python   venv with clients/python installed (CACHE/python-client-venv);
 #                                            prints its python on the last line
-#   bash scripts/install-clients.sh go       clients/go's commands built; prints their folder
+#   bash scripts/install-clients.sh go       clients/go's book and codec-roundtrip built (CACHE/go-client);
+#                                            prints book's path on the last line
 #   bash scripts/install-clients.sh all      both (CI)
 #
 #   CLIENTS_CACHE   cache folder (default: ~/.cache/hotel-booking-orchestrator)
@@ -56,17 +57,30 @@ python_client() {
 }
 
 go_client() {
-  local dir="$CACHE/go-client-$(digest clients/go)"
-  if [ -x "$dir/book" ] && [ -x "$dir/codec-roundtrip" ]; then
+  # One folder, rebuilt in place when the sources that go into the programs (or the Go toolchain) change;
+  # a stamp holds the digest it was built from. Go's own build cache stays where go keeps it.
+  local dir="$CACHE/go-client" want
+  command -v go >/dev/null || { log "Go (1.26 or later, as clients/go/go.mod says) is needed for the Go client"; exit 1; }
+  want="$({ go env GOVERSION
+    find clients/go -type f \( -name '*.go' -not -name '*_test.go' -o -name go.mod -o -name go.sum \) -print0 |
+      sort -z | xargs -0 sha256sum; } | sha256sum | cut -c1-12)"
+  mkdir -p "$CACHE"
+  # Test files, CI and a developer may ask at once; one builds, the others wait and reuse it.
+  exec 9>"$CACHE/go-client.lock"
+  flock 9
+  if [ "$(cat "$dir/.source-digest" 2>/dev/null)" = "$want" ] && [ -x "$dir/book" ] && [ -x "$dir/codec-roundtrip" ]; then
     log "go client cached at $dir"
   else
-    command -v go >/dev/null || { log "Go is needed for the Go client"; exit 1; }
-    log "building clients/go into $dir (modules from the Go module proxy)"
-    mkdir -p "$dir.tmp"
-    (cd clients/go && GOFLAGS=-mod=mod go build -o "$dir.tmp/" ./cmd/book ./cmd/codec-roundtrip) >&2
-    rm -rf "$dir" && mv "$dir.tmp" "$dir"
+    log "building clients/go into $dir (modules from the Go module proxy; a first build takes minutes)"
+    rm -rf "$dir" && mkdir -p "$dir"
+    # -mod=readonly: go.mod and go.sum pin every module; a build never rewrites them in the clone.
+    (cd clients/go && go mod download && go build -mod=readonly -o "$dir/" ./cmd/book ./cmd/codec-roundtrip) >&2
+    echo "$want" >"$dir/.source-digest"
+    # The folders of this script's earlier layout, one per source digest.
+    rm -rf "$CACHE"/go-client-[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]
   fi
-  echo "$dir"
+  flock -u 9
+  echo "$dir/book"
 }
 
 case "${1:-all}" in

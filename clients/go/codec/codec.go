@@ -1,9 +1,9 @@
 // Package codec reads and writes the booking orchestrator's encrypted payloads from Go, for backend
-// services that start bookings (format: docs/payload-encryption.md in the orchestrator's repository).
+// services that start bookings (the format: docs/payload-encryption.md in the orchestrator's repository).
 //
-// Every payload the workers store is AES-256-GCM encrypted with a key named in its metadata; a caller
-// must encrypt its input and decrypt the outcome with the same keys, read from the same variables as the
-// worker: PAYLOAD_ENCRYPTION_KEYS ("keyId:base64key,...") and PAYLOAD_ENCRYPTION_KEY_ID.
+// Workers with encryption on store every payload AES-256-GCM encrypted under a key named in its metadata,
+// so a caller must seal its input and open the outcome with the same keys. It reads them from the
+// variables the workers read: PAYLOAD_ENCRYPTION_KEYS ("keyId:base64key,...") and PAYLOAD_ENCRYPTION_KEY_ID.
 package codec
 
 import (
@@ -11,6 +11,7 @@ import (
 	"crypto/cipher"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -23,13 +24,29 @@ import (
 const (
 	// EncryptedEncoding is the `encoding` metadata of an encrypted payload.
 	EncryptedEncoding = "binary/encrypted"
-	// KeyIDMetadata names the key a payload was encrypted with.
+	// KeyIDMetadata is the metadata entry naming the key a payload was encrypted with.
 	KeyIDMetadata = "encryption-key-id"
-	nonceBytes    = 12
-	keyBytes      = 32
+	// KeysVariable holds every key a process may need, `keyId:base64key,...`.
+	KeysVariable = "PAYLOAD_ENCRYPTION_KEYS"
+	// KeyIDVariable names the key new payloads are encrypted with (default: the last one listed).
+	KeyIDVariable = "PAYLOAD_ENCRYPTION_KEY_ID"
+
+	nonceBytes = 12
+	tagBytes   = 16
+	keyBytes   = 32
 )
 
-// Codec is a converter.PayloadCodec for the orchestrator's payloads.
+// ErrNotConfigured is returned by NewFromEnv when PAYLOAD_ENCRYPTION_KEYS is unset: encryption is off.
+var ErrNotConfigured = errors.New(KeysVariable + " is not set: payload encryption is off")
+
+// UnknownKeyError means a payload names a key this process was not given. It carries the key id only.
+type UnknownKeyError struct{ KeyID string }
+
+func (e *UnknownKeyError) Error() string {
+	return fmt.Sprintf("payload encrypted with key %q, which is not configured (%s)", e.KeyID, KeysVariable)
+}
+
+// Codec is a converter.PayloadCodec for the orchestrator's payloads; safe for concurrent use.
 type Codec struct {
 	aeads    map[string]cipher.AEAD
 	activeID string
@@ -37,10 +54,14 @@ type Codec struct {
 
 var _ converter.PayloadCodec = (*Codec)(nil)
 
-// New builds a codec over 32-byte keys; new payloads use activeKeyID.
+// New builds a codec over 32-byte keys, keyed by id; new payloads are encrypted with activeKeyID.
 func New(keys map[string][]byte, activeKeyID string) (*Codec, error) {
-	c := &Codec{aeads: map[string]cipher.AEAD{}, activeID: activeKeyID}
+	if _, ok := keys[activeKeyID]; !ok {
+		return nil, fmt.Errorf("active key %q is not among the keys given", activeKeyID)
+	}
+	c := &Codec{aeads: make(map[string]cipher.AEAD, len(keys)), activeID: activeKeyID}
 	for id, key := range keys {
+		// aes.NewCipher would accept 16 or 24 bytes too (AES-128/192); the format is AES-256 only.
 		if len(key) != keyBytes {
 			return nil, fmt.Errorf("key %q must be 32 bytes", id)
 		}
@@ -54,30 +75,42 @@ func New(keys map[string][]byte, activeKeyID string) (*Codec, error) {
 		}
 		c.aeads[id] = aead
 	}
-	if _, ok := c.aeads[activeKeyID]; !ok {
-		return nil, fmt.Errorf("active key %q is not among the keys", activeKeyID)
-	}
 	return c, nil
 }
 
-// NewFromEnv reads PAYLOAD_ENCRYPTION_KEYS and PAYLOAD_ENCRYPTION_KEY_ID (default: the last key listed).
-// It returns nil, nil when PAYLOAD_ENCRYPTION_KEYS is unset: encryption is off. Errors name the variable
-// and the key id, never key material.
+// NewFromEnv builds the codec PAYLOAD_ENCRYPTION_KEYS and PAYLOAD_ENCRYPTION_KEY_ID describe. It returns
+// ErrNotConfigured when the keys are unset (DataConverterFromEnv treats that as encryption off). Errors
+// name the variable and the key id, never key material.
 func NewFromEnv() (*Codec, error) {
 	return newFromLookup(os.Getenv)
 }
 
 func newFromLookup(getenv func(string) string) (*Codec, error) {
-	text := getenv("PAYLOAD_ENCRYPTION_KEYS")
-	active := getenv("PAYLOAD_ENCRYPTION_KEY_ID")
-	if strings.TrimSpace(text) == "" {
+	text, active := getenv(KeysVariable), getenv(KeyIDVariable)
+	if text == "" {
 		if active != "" {
-			return nil, fmt.Errorf("PAYLOAD_ENCRYPTION_KEY_ID: set, but PAYLOAD_ENCRYPTION_KEYS is not")
+			return nil, fmt.Errorf("%s: set, but %s is not", KeyIDVariable, KeysVariable)
 		}
-		return nil, nil
+		return nil, ErrNotConfigured
 	}
+	keys, order, err := parseKeys(text)
+	if err != nil {
+		return nil, err
+	}
+	if active == "" {
+		active = order[len(order)-1]
+	}
+	if _, ok := keys[active]; !ok {
+		return nil, fmt.Errorf("%s: %q is not among %s", KeyIDVariable, active, KeysVariable)
+	}
+	return New(keys, active)
+}
+
+// parseKeys reads `keyId:base64key,...`; order lists the ids as first given, as the workers' parser
+// does, so a repeated id does not move the default active key.
+func parseKeys(text string) (map[string][]byte, []string, error) {
 	keys := map[string][]byte{}
-	last := ""
+	var order []string
 	for _, entry := range strings.Split(text, ",") {
 		entry = strings.TrimSpace(entry)
 		if entry == "" {
@@ -85,32 +118,39 @@ func newFromLookup(getenv func(string) string) (*Codec, error) {
 		}
 		id, encoded, found := strings.Cut(entry, ":")
 		if !found || id == "" {
-			return nil, fmt.Errorf("PAYLOAD_ENCRYPTION_KEYS: each entry must be keyId:base64key")
+			return nil, nil, fmt.Errorf("%s: each entry must be keyId:base64key", KeysVariable)
 		}
 		key, err := base64.StdEncoding.DecodeString(encoded)
 		if err != nil || len(key) != keyBytes {
-			return nil, fmt.Errorf("PAYLOAD_ENCRYPTION_KEYS: key %q must be 32 bytes (base64)", id)
+			// Not err itself: base64's error quotes the offending byte of the key.
+			return nil, nil, fmt.Errorf("%s: key %q must be 32 bytes (base64)", KeysVariable, id)
+		}
+		if _, seen := keys[id]; !seen {
+			order = append(order, id)
 		}
 		keys[id] = key
-		last = id
 	}
-	if active == "" {
-		active = last
+	if len(order) == 0 {
+		return nil, nil, fmt.Errorf("%s: no key given", KeysVariable)
 	}
-	if _, ok := keys[active]; !ok {
-		return nil, fmt.Errorf("PAYLOAD_ENCRYPTION_KEY_ID: %q is not among PAYLOAD_ENCRYPTION_KEYS", active)
-	}
-	return New(keys, active)
+	return keys, order, nil
 }
 
-// DataConverterFromEnv is the SDK's default data converter, with the codec when the environment turns it on.
+// DataConverterFromEnv is the SDK's default data converter, encrypting when PAYLOAD_ENCRYPTION_KEYS is
+// set and plain (as workers without keys are) when it is not.
 func DataConverterFromEnv() (converter.DataConverter, error) {
 	c, err := NewFromEnv()
-	if err != nil || c == nil {
-		return converter.GetDefaultDataConverter(), err
+	if errors.Is(err, ErrNotConfigured) {
+		return converter.GetDefaultDataConverter(), nil
+	}
+	if err != nil {
+		return nil, err
 	}
 	return converter.NewCodecDataConverter(converter.GetDefaultDataConverter(), c), nil
 }
+
+// ActiveKeyID is the key new payloads are encrypted with.
+func (c *Codec) ActiveKeyID() string { return c.activeID }
 
 // Encode encrypts each payload with the active key and a fresh random nonce.
 func (c *Codec) Encode(payloads []*commonpb.Payload) ([]*commonpb.Payload, error) {
@@ -130,7 +170,8 @@ func (c *Codec) Encode(payloads []*commonpb.Payload) ([]*commonpb.Payload, error
 }
 
 func (c *Codec) seal(p *commonpb.Payload, nonce []byte) (*commonpb.Payload, error) {
-	plain, err := proto.Marshal(p)
+	// Deterministic: metadata entries in key order, so a payload always seals to the same plaintext.
+	plain, err := proto.MarshalOptions{Deterministic: true}.Marshal(p)
 	if err != nil {
 		return nil, err
 	}
@@ -139,12 +180,13 @@ func (c *Codec) seal(p *commonpb.Payload, nonce []byte) (*commonpb.Payload, erro
 			converter.MetadataEncoding: []byte(EncryptedEncoding),
 			KeyIDMetadata:              []byte(c.activeID),
 		},
-		// nonce || ciphertext || tag, as GCM's Seal appends them to the nonce.
-		Data: c.aeads[c.activeID].Seal(append([]byte{}, nonce...), nonce, plain, nil),
+		// Seal appends ciphertext and tag to its first argument: a copy of the nonce gives nonce‖ciphertext‖tag.
+		Data: c.aeads[c.activeID].Seal(append([]byte(nil), nonce...), nonce, plain, nil),
 	}, nil
 }
 
-// Decode decrypts encrypted payloads; others (written before encryption was on) pass through.
+// Decode decrypts encrypted payloads with the key each names; payloads with another encoding (written
+// before encryption was on, or by a caller without it) pass through unchanged.
 func (c *Codec) Decode(payloads []*commonpb.Payload) ([]*commonpb.Payload, error) {
 	out := make([]*commonpb.Payload, len(payloads))
 	for i, p := range payloads {
@@ -152,24 +194,33 @@ func (c *Codec) Decode(payloads []*commonpb.Payload) ([]*commonpb.Payload, error
 			out[i] = p
 			continue
 		}
-		id := string(p.GetMetadata()[KeyIDMetadata])
-		aead, ok := c.aeads[id]
-		if !ok {
-			return nil, fmt.Errorf("payload encrypted with key %q, which is not configured (PAYLOAD_ENCRYPTION_KEYS)", id)
-		}
-		data := p.GetData()
-		if len(data) < nonceBytes+aead.Overhead() {
-			return nil, fmt.Errorf("payload encrypted with key %q is too short", id)
-		}
-		plain, err := aead.Open(nil, data[:nonceBytes], data[nonceBytes:], nil)
+		opened, err := c.open(p)
 		if err != nil {
-			return nil, fmt.Errorf("payload encrypted with key %q: %w", id, err)
-		}
-		inner := &commonpb.Payload{}
-		if err := proto.Unmarshal(plain, inner); err != nil {
 			return nil, err
 		}
-		out[i] = inner
+		out[i] = opened
 	}
 	return out, nil
+}
+
+func (c *Codec) open(p *commonpb.Payload) (*commonpb.Payload, error) {
+	id := string(p.GetMetadata()[KeyIDMetadata])
+	aead, ok := c.aeads[id]
+	if !ok {
+		return nil, &UnknownKeyError{KeyID: id}
+	}
+	data := p.GetData()
+	if len(data) < nonceBytes+tagBytes {
+		return nil, fmt.Errorf("payload encrypted with key %q: %d bytes, shorter than nonce and tag", id, len(data))
+	}
+	plain, err := aead.Open(nil, data[:nonceBytes], data[nonceBytes:], nil)
+	if err != nil {
+		// A wrong key under the right id, or a payload changed in storage: GCM cannot tell which.
+		return nil, fmt.Errorf("payload encrypted with key %q does not authenticate: %w", id, err)
+	}
+	inner := &commonpb.Payload{}
+	if err := proto.Unmarshal(plain, inner); err != nil {
+		return nil, fmt.Errorf("payload encrypted with key %q: the plaintext is not a Payload: %w", id, err)
+	}
+	return inner, nil
 }

@@ -1,114 +1,94 @@
-// Command book starts a booking on the orchestrator by name, the way a Go backend service would, and
-// prints its decrypted outcome as JSON; it exits 0 only when the booking is confirmed.
+// Command book starts a booking on the orchestrator by name, the way a Go backend service would, for the
+// demo traveller `npm run book` uses, and prints its decrypted outcome as JSON on stdout.
 //
 //	go run ./cmd/book -scenario confirmAfterMs=0
 //
-// It reads TEMPORAL_ADDRESS (localhost:7233), TEMPORAL_NAMESPACE (default), BOOKING_TASK_QUEUE
-// (hotel-booking) and the workers' encryption variables (PAYLOAD_ENCRYPTION_KEYS, PAYLOAD_ENCRYPTION_KEY_ID).
+// Exit code: 0 confirmed, 2 any other outcome, 1 an error. It reads TEMPORAL_ADDRESS (localhost:7233),
+// TEMPORAL_NAMESPACE (default), BOOKING_TASK_QUEUE (hotel-booking) and the workers' encryption variables,
+// PAYLOAD_ENCRYPTION_KEYS and PAYLOAD_ENCRYPTION_KEY_ID.
 package main
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 
-	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/log"
 
-	"hotel-booking-orchestrator/clients/go/codec"
+	"github.com/hotel-booking-orchestrator/clients/go/booking"
+	"github.com/hotel-booking-orchestrator/clients/go/codec"
 )
 
 func main() {
-	ref := flag.String("ref", "", "booking reference (uuid; default: a new one, keep it to retry)")
+	ref := flag.String("ref", "", "booking reference, a UUID (default: a new one; retrying with it is safe)")
 	ratePkg := flag.String("rate-pkg", "pkg-demo-deluxe", "rate package id")
 	scenario := flag.String("scenario", "", "the sandbox supplier's Test header, e.g. confirmAfterMs=0")
+	taskQueue := flag.String("task-queue", "", "default: BOOKING_TASK_QUEUE, else hotel-booking")
 	flag.Parse()
-	code, err := run(*ref, *ratePkg, *scenario)
+	code, err := run(*ref, *ratePkg, *scenario, *taskQueue)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 	}
 	os.Exit(code)
 }
 
-func run(ref, ratePkg, scenario string) (int, error) {
-	dataConverter, err := codec.DataConverterFromEnv()
-	if err != nil {
-		return 1, err
+// demoRequest is a request the sandbox supplier accepts: src/cli/book.ts's demo traveller.
+func demoRequest(ref, ratePkg, scenario string) booking.Request {
+	request := booking.Request{
+		CustomerReferenceNo: ref,
+		RatePkgID:           ratePkg,
+		Holder: booking.Holder{
+			FirstName: "Demo", LastName: "Traveller", Email: "demo@example.com",
+			Phone: booking.Phone{CountryCode: "US", CountryNumber: 1, Number: "5550100"},
+		},
+		Guests: []booking.Guest{
+			{RoomIndex: 0, FirstName: "Demo", LastName: "Traveller", NationalityCode: "US", Age: 30, IsChild: false},
+		},
 	}
-	c, err := client.Dial(client.Options{
-		HostPort:      getenv("TEMPORAL_ADDRESS", "localhost:7233"),
-		Namespace:     getenv("TEMPORAL_NAMESPACE", "default"),
-		DataConverter: dataConverter,
+	if scenario != "" {
+		request.Context = &booking.Context{Test: scenario}
+	}
+	return request
+}
+
+func run(ref, ratePkg, scenario, taskQueue string) (int, error) {
+	if os.Getenv(codec.KeysVariable) == "" {
+		// The worker reads plain input too, so the booking would work, with the guest's data in clear in history.
+		fmt.Fprintln(os.Stderr, codec.KeysVariable+" is not set: the booking's input is stored unencrypted")
+	}
+	c, err := booking.Dial(client.Options{
+		// The SDK logs each connection at INFO; stdout carries the outcome only, stderr what needs a look.
+		Logger: log.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))),
 	})
 	if err != nil {
 		return 1, err
 	}
 	defer c.Close()
 	if ref == "" {
-		ref = newUUID()
-	}
-	request := map[string]any{
-		"customerReferenceNo": ref,
-		"ratePkgId":           ratePkg,
-		"holder": map[string]any{
-			"firstName": "Demo", "lastName": "Traveller", "email": "demo@example.com",
-			"phone": map[string]any{"countryCode": "US", "countryNumber": 1, "number": "5550100"},
-		},
-		"guests": []map[string]any{{
-			"roomIndex": 0, "firstName": "Demo", "lastName": "Traveller", "nationalityCode": "US", "age": 30, "isChild": false,
-		}},
-	}
-	if scenario != "" {
-		request["context"] = map[string]any{"test": scenario}
+		ref = booking.NewReference()
 	}
 	ctx := context.Background()
-	workflowID := "booking:" + ref
-	_, err = c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID:        workflowID,
-		TaskQueue: getenv("BOOKING_TASK_QUEUE", "hotel-booking"),
-		// A retried start while the booking runs attaches to it; after it ended, the id is never reused.
-		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		TypedSearchAttributes: temporal.NewSearchAttributes(
-			temporal.NewSearchAttributeKeyKeyword("CustomerReferenceNo").ValueSet(ref),
-		),
-		StaticSummary: fmt.Sprintf("Booking %s · ref %s", ratePkg, ref),
-	}, "bookingWorkflow", request)
-	var started *serviceerror.WorkflowExecutionAlreadyStarted
-	if err != nil && !errors.As(err, &started) {
+	started, err := booking.Start(ctx, c, demoRequest(ref, ratePkg, scenario), taskQueue)
+	if err != nil {
 		return 1, err
 	}
-	fmt.Fprintf(os.Stderr, "Booking %s started as workflow %s\n", ref, workflowID)
-	// The booking ran before and ended, or runs now: its workflow is the answer either way.
-	var outcome map[string]any
-	if err := c.GetWorkflow(ctx, workflowID, "").Get(ctx, &outcome); err != nil {
+	fmt.Fprintf(os.Stderr, "Booking %s started as workflow %s\n", ref, started.GetID())
+	// Raw JSON, so the outcome prints as the workflow returned it, fields this client does not know included.
+	var raw json.RawMessage
+	if err := started.Get(ctx, &raw); err != nil {
 		return 1, err
 	}
-	out, _ := json.Marshal(outcome)
-	fmt.Println(string(out))
-	if outcome["kind"] == "confirmed" {
+	var outcome booking.Outcome
+	if err := json.Unmarshal(raw, &outcome); err != nil {
+		return 1, err
+	}
+	fmt.Println(string(raw))
+	if outcome.Kind == booking.KindConfirmed {
 		return 0, nil
 	}
 	return 2, nil
-}
-
-func getenv(name, fallback string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return fallback
-}
-
-func newUUID() string {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b)
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
 }

@@ -1,7 +1,8 @@
-// Command codec-roundtrip checks interoperability with another implementation of the payload
-// encryption: it reads {"decode": [payload...], "encode": [payload...]} as JSON on stdin (payloads as
-// {"metadata": {key: base64}, "data": base64}), and writes {"decoded": [...], "encoded": [...]}, with
-// the keys of PAYLOAD_ENCRYPTION_KEYS / PAYLOAD_ENCRYPTION_KEY_ID.
+// Command codec-roundtrip lets another implementation of the payload encryption check that it
+// interoperates with this one (the orchestrator's cross-language test runs it). It reads
+// {"decode": [payload...], "encode": [payload...]} as JSON on stdin, payloads as
+// {"metadata": {key: base64}, "data": base64}, and writes {"decoded": [...], "encoded": [...]}, with the
+// keys of PAYLOAD_ENCRYPTION_KEYS and PAYLOAD_ENCRYPTION_KEY_ID. Errors go to stderr, with exit code 1.
 package main
 
 import (
@@ -11,9 +12,10 @@ import (
 
 	commonpb "go.temporal.io/api/common/v1"
 
-	"hotel-booking-orchestrator/clients/go/codec"
+	"github.com/hotel-booking-orchestrator/clients/go/codec"
 )
 
+// encoding/json writes []byte as base64, the form the payloads travel in.
 type jsonPayload struct {
 	Metadata map[string][]byte `json:"metadata"`
 	Data     []byte            `json:"data"`
@@ -30,9 +32,6 @@ func run() error {
 	c, err := codec.NewFromEnv()
 	if err != nil {
 		return err
-	}
-	if c == nil {
-		return fmt.Errorf("PAYLOAD_ENCRYPTION_KEYS is not set")
 	}
 	var in struct {
 		Decode []jsonPayload `json:"decode"`

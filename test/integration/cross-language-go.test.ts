@@ -1,0 +1,350 @@
+/**
+ * A Go service calling the orchestrator with encryption on: the Go client (clients/go, built by
+ * scripts/install-clients.sh from the Go module proxy into a cache outside the clone) and the workers'
+ * TypeScript codec read each other's payloads; Go programs start bookings by name on the dev server against
+ * the project's encrypting worker and read the decrypted outcome; and the raw history shows that Go really
+ * encrypted what it sent. The module's own tests (`go test ./...`) run here too, so `npm test` runs them.
+ */
+import { execFile, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import type { Payload } from '@temporalio/common';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { temporal } from '@temporalio/proto';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { bookingWorkflowId, CustomerReferenceNoKey } from '../../src/contract';
+import { createEncryptionCodec, ENCRYPTED_ENCODING } from '../../src/codec/encryption';
+import { scanHistory } from '../../src/codec/scan';
+import { connectDevServer } from '../harness/temporal';
+import { createBookingRig, type BookingRig } from '../harness/booking';
+import { TEST_ENCRYPTION, testCodec, testDataConverter } from '../fixtures/encryption';
+
+const ROOT = path.resolve(__dirname, '../..');
+const MODULE = path.join(ROOT, 'clients/go');
+const [OLD_KEY_ID, ACTIVE_KEY_ID] = [...TEST_ENCRYPTION.keys.keys()] as [string, string];
+const keysEnv = (ids: string[]) =>
+  ids.map((id) => `${id}:${TEST_ENCRYPTION.keys.get(id)!.toString('base64')}`).join(',');
+/** The workers' keys, as the variables the Go client reads (the active one last, as the default). */
+const KEYS_ENV = { PAYLOAD_ENCRYPTION_KEYS: keysEnv([OLD_KEY_ID, ACTIVE_KEY_ID]) };
+const KEY_MATERIAL = [...TEST_ENCRYPTION.keys.values()].map((key) => key.toString('base64'));
+/** The demo traveller of cmd/book: what must never be readable in history. */
+const DEMO_PERSONAL = ['Traveller', 'demo@example.com', '5550100'];
+
+let book: string;
+let codecRoundTrip: string;
+let env: TestWorkflowEnvironment;
+let rig: BookingRig;
+
+beforeAll(async () => {
+  // Cached after the first run (keyed on clients/go's sources and the Go version); a cold build takes minutes.
+  const { stdout } = await promisify(execFile)('bash', ['scripts/install-clients.sh', 'go'], {
+    cwd: ROOT,
+    timeout: 900_000,
+  });
+  book = stdout.trim().split('\n').pop()!;
+  codecRoundTrip = path.join(path.dirname(book), 'codec-roundtrip');
+  env = await connectDevServer();
+  rig = await createBookingRig(env, 'cross-language-go', { dataConverter: testDataConverter() });
+}, 960_000);
+
+afterAll(async () => {
+  await rig?.close();
+  await env?.teardown();
+});
+
+interface Run {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a program with the variables given; `inherit` adds this process's (go itself needs HOME and its own). */
+function runProgram(
+  command: string,
+  args: string[],
+  vars: Record<string, string>,
+  { stdin = '', cwd = ROOT, inherit = false, timeoutMs = 90_000 } = {},
+): Promise<Run> {
+  // Never the caller's own encryption variables: each test says which keys the program has.
+  const base = inherit
+    ? Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('PAYLOAD_ENCRYPTION_')))
+    : { PATH: process.env.PATH ?? '' };
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd, env: { ...base, ...vars } });
+    let stdout = '';
+    let stderr = '';
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+    child.stdin.end(stdin);
+  });
+}
+
+/** The variables a Go caller of this rig's worker needs. */
+const callerEnv = (keys: Record<string, string> = KEYS_ENV) => ({
+  TEMPORAL_ADDRESS: env.address,
+  BOOKING_TASK_QUEUE: rig.taskQueue,
+  ...keys,
+});
+
+/** The last stdout line as JSON: the programs print their outcome last. */
+const lastJson = (run: Run) => JSON.parse(run.stdout.trim().split('\n').pop()!);
+
+const expectNoKeyMaterial = (run: Run) => {
+  for (const key of KEY_MATERIAL) expect(run.stdout + run.stderr).not.toContain(key);
+};
+
+// Payloads cross the process boundary as JSON: metadata values and data in base64.
+type JsonPayload = { metadata: Record<string, string>; data: string };
+const b64 = (bytes: Uint8Array | null | undefined) => Buffer.from(bytes ?? new Uint8Array()).toString('base64');
+const toJson = (p: Payload): JsonPayload => ({
+  metadata: Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, v]) => [k, b64(v)])),
+  data: b64(p.data),
+});
+const fromJson = (p: JsonPayload): Payload => ({
+  metadata: Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64')])),
+  data: Buffer.from(p.data ?? '', 'base64'),
+});
+const jsonPayload = (value: unknown): Payload => ({
+  metadata: { encoding: Buffer.from('json/plain') },
+  data: Buffer.from(JSON.stringify(value)),
+});
+const metadataText = (p: Payload, key: string) => Buffer.from(p.metadata![key]!).toString();
+
+/** Decodes `decode` and encodes `encode` with Go's codec.NewFromEnv() (cmd/codec-roundtrip). */
+async function goCodec(
+  job: { decode: Payload[]; encode: Payload[] },
+  keys: Record<string, string> = KEYS_ENV,
+): Promise<{ decoded: Payload[]; encoded: Payload[] }> {
+  const input = JSON.stringify({ decode: job.decode.map(toJson), encode: job.encode.map(toJson) });
+  const run = await runProgram(codecRoundTrip, [], keys, { stdin: input });
+  if (run.code !== 0) throw new Error(`codec-roundtrip exited ${run.code}: ${run.stderr}`);
+  const answer = JSON.parse(run.stdout) as { decoded: JsonPayload[]; encoded: JsonPayload[] };
+  return { decoded: answer.decoded.map(fromJson), encoded: answer.encoded.map(fromJson) };
+}
+
+/** The history as the server stores it: env.client has no codec. */
+async function rawHistory(ref: string) {
+  const history = await env.client.workflow.getHandle(bookingWorkflowId(ref)).fetchHistory();
+  const started = history.events![0]!.workflowExecutionStartedEventAttributes!;
+  const completed = history.events!.find(
+    (e) => e.workflowExecutionCompletedEventAttributes,
+  )!.workflowExecutionCompletedEventAttributes!;
+  return { json: historyToJSON(history), input: started.input!.payloads![0]!, result: completed.result!.payloads![0]! };
+}
+
+const ordersFor = (ref: string) => rig.sandbox.orders().filter((o) => o.customerReferenceNo === ref);
+
+describe('payloads between the TypeScript and Go codecs', () => {
+  const guest = { holder: { firstName: 'Ada', lastName: 'Lovelace', email: 'ada@example.com' } };
+
+  test('Go opens what TypeScript sealed, with either key; TypeScript opens what Go sealed', async () => {
+    const oldCodec = createEncryptionCodec({ keys: TEST_ENCRYPTION.keys, activeKeyId: OLD_KEY_ID });
+    const [fromTs] = await testCodec().encode([jsonPayload(guest)]);
+    const [fromTsOldKey] = await oldCodec.encode([jsonPayload('written before the rotation')]);
+    const plain = jsonPayload('written before encryption was on');
+
+    const { decoded, encoded } = await goCodec({
+      decode: [fromTs!, fromTsOldKey!, plain],
+      encode: [jsonPayload(guest)],
+    });
+
+    // Each decoded payload is the original, metadata included: the inner payload travels whole.
+    expect(decoded.map(toJson)).toEqual(
+      [jsonPayload(guest), jsonPayload('written before the rotation'), plain].map(toJson),
+    );
+    const [sealed] = encoded;
+    expect(Object.keys(sealed!.metadata!).sort()).toEqual(['encoding', 'encryption-key-id']);
+    expect(metadataText(sealed!, 'encoding')).toBe(ENCRYPTED_ENCODING);
+    expect(metadataText(sealed!, 'encryption-key-id')).toBe(ACTIVE_KEY_ID);
+    expect(Buffer.from(sealed!.data!).toString('latin1')).not.toContain('Lovelace');
+    // 12-byte nonce, the inner payload's protobuf, 16-byte tag.
+    expect(sealed!.data!.length).toBe(
+      12 + temporal.api.common.v1.Payload.encode(jsonPayload(guest)).finish().length + 16,
+    );
+    expect((await testCodec().decode([sealed!])).map(toJson)).toEqual([toJson(jsonPayload(guest))]);
+  });
+
+  test('Go seals with PAYLOAD_ENCRYPTION_KEY_ID when it is set, and TypeScript reads that key id', async () => {
+    const { encoded } = await goCodec(
+      { decode: [], encode: [jsonPayload('sealed with the old key')] },
+      { ...KEYS_ENV, PAYLOAD_ENCRYPTION_KEY_ID: OLD_KEY_ID },
+    );
+    expect(metadataText(encoded[0]!, 'encryption-key-id')).toBe(OLD_KEY_ID);
+    const [opened] = await testCodec().decode(encoded);
+    expect(JSON.parse(Buffer.from(opened!.data!).toString())).toBe('sealed with the old key');
+  });
+
+  test('a key id Go lacks is named in its error, and no key material is printed', async () => {
+    const [fromTs] = await testCodec().encode([jsonPayload(guest)]);
+    const run = await runProgram(
+      codecRoundTrip,
+      [],
+      { PAYLOAD_ENCRYPTION_KEYS: keysEnv([OLD_KEY_ID]) },
+      { stdin: JSON.stringify({ decode: [toJson(fromTs!)], encode: [] }) },
+    );
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(`payload encrypted with key "${ACTIVE_KEY_ID}", which is not configured`);
+    expectNoKeyMaterial(run);
+  });
+
+  test('a payload changed after TypeScript sealed it is refused by Go, not opened to something else', async () => {
+    const [fromTs] = await testCodec().encode([jsonPayload(guest)]);
+    const data = Buffer.from(fromTs!.data!);
+    data[20]! ^= 1;
+    const run = await runProgram(codecRoundTrip, [], KEYS_ENV, {
+      stdin: JSON.stringify({ decode: [toJson({ ...fromTs!, data })], encode: [] }),
+    });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(`payload encrypted with key "${ACTIVE_KEY_ID}" does not authenticate`);
+  });
+});
+
+test('the Go module’s own tests pass: codec rules, the format’s test vector, types against schema/', async () => {
+  const run = await runProgram('go', ['test', '-v', './...'], {}, { cwd: MODULE, inherit: true, timeoutMs: 600_000 });
+  expect(run.stderr).not.toMatch(/FAIL/);
+  expect(run).toMatchObject({ code: 0 });
+  expect(run.stdout).toMatch(/^ok\s+\S+\/clients\/go\/codec\b/m);
+  expect(run.stdout).toMatch(/^ok\s+\S+\/clients\/go\/booking\b/m);
+  expect(run.stdout).not.toMatch(/--- (FAIL|SKIP)/);
+  expect(run.stdout.match(/^--- PASS/gm)?.length).toBeGreaterThanOrEqual(18);
+}, 600_000);
+
+describe('a Go program books by name on the dev server, with the encrypting worker', () => {
+  test('cmd/book: confirmed, one order, everything it stored encrypted', async () => {
+    const ref = randomUUID();
+    const run = await runProgram(book, ['-ref', ref, '-scenario', 'confirmAfterMs=0'], callerEnv());
+    expect(run).toMatchObject({ code: 0 });
+    expect(lastJson(run)).toMatchObject({ kind: 'confirmed', order: { customerReferenceNo: ref, status: 2 } });
+    expect(ordersFor(ref)).toHaveLength(1);
+    expectNoKeyMaterial(run);
+
+    const raw = await rawHistory(ref);
+    for (const payload of [raw.input, raw.result]) {
+      expect(metadataText(payload, 'encoding')).toBe(ENCRYPTED_ENCODING);
+      expect(metadataText(payload, 'encryption-key-id')).toBe(ACTIVE_KEY_ID);
+    }
+    expect(scanHistory(ref, raw.json, { secrets: KEY_MATERIAL, personal: DEMO_PERSONAL })).toEqual([]);
+    // What Go sealed is the request it meant: the worker's codec opens it to the demo traveller.
+    const [input] = await testCodec().decode([raw.input]);
+    expect(JSON.parse(Buffer.from(input!.data!).toString())).toEqual({
+      customerReferenceNo: ref,
+      ratePkgId: 'pkg-demo-deluxe',
+      holder: {
+        firstName: 'Demo',
+        lastName: 'Traveller',
+        email: 'demo@example.com',
+        phone: { countryCode: 'US', countryNumber: 1, number: '5550100' },
+      },
+      guests: [
+        { roomIndex: 0, firstName: 'Demo', lastName: 'Traveller', nationalityCode: 'US', age: 30, isChild: false },
+      ],
+      context: { test: 'confirmAfterMs=0' },
+    });
+    // The start helper's search attribute and summary, for finding the booking in the Web UI.
+    const described = await env.client.workflow.getHandle(bookingWorkflowId(ref)).describe();
+    expect(described.typedSearchAttributes.get(CustomerReferenceNoKey)).toBe(ref);
+    // The Web UI's summary line is a payload too: sealed like the input, as the TypeScript client's is.
+    const summary = described.raw.executionConfig!.userMetadata!.summary!;
+    expect(metadataText(summary, 'encoding')).toBe(ENCRYPTED_ENCODING);
+    const [summaryText] = await testCodec().decode([summary]);
+    expect(JSON.parse(Buffer.from(summaryText!.data!).toString())).toBe(`Booking pkg-demo-deluxe · ref ${ref}`);
+  });
+
+  test('starting again with the reference, during the booking and after it, never books twice', async () => {
+    const ref = randomUUID();
+    // Book answers after 1 s, so the second start lands while the first booking runs.
+    const args = ['-ref', ref, '-scenario', 'bookDelayMs=1000&confirmAfterMs=0'];
+    const [first, second] = await Promise.all([
+      runProgram(book, args, callerEnv()),
+      runProgram(book, args, callerEnv()),
+    ]);
+    const after = await runProgram(book, args, callerEnv());
+
+    for (const run of [first!, second!, after]) expect(run).toMatchObject({ code: 0 });
+    expect(lastJson(first!)).toMatchObject({ kind: 'confirmed', order: { customerReferenceNo: ref } });
+    expect(lastJson(second!)).toEqual(lastJson(first!));
+    expect(lastJson(after)).toEqual(lastJson(first!));
+    expect(ordersFor(ref)).toHaveLength(1);
+    const runs = [];
+    for await (const execution of env.client.workflow.list({ query: `WorkflowId = "${bookingWorkflowId(ref)}"` }))
+      runs.push(execution.runId);
+    expect(runs).toHaveLength(1);
+  });
+
+  test('a caller without the workers’ active key is told which key id it lacks', async () => {
+    // Before a rotation reaches the caller: it still seals with the old key, which the worker reads,
+    // but the outcome comes back under the new one.
+    const ref = randomUUID();
+    const run = await runProgram(
+      book,
+      ['-ref', ref, '-scenario', 'confirmAfterMs=0'],
+      callerEnv({ PAYLOAD_ENCRYPTION_KEYS: keysEnv([OLD_KEY_ID]) }),
+    );
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(`payload encrypted with key "${ACTIVE_KEY_ID}", which is not configured`);
+    expectNoKeyMaterial(run);
+    expect(ordersFor(ref)).toHaveLength(1);
+    const raw = await rawHistory(ref);
+    expect(metadataText(raw.input, 'encryption-key-id')).toBe(OLD_KEY_ID);
+  });
+
+  test('a bad PAYLOAD_ENCRYPTION_KEYS stops cmd/book before it starts anything, naming the variable', async () => {
+    const ref = randomUUID();
+    const run = await runProgram(
+      book,
+      ['-ref', ref],
+      callerEnv({ PAYLOAD_ENCRYPTION_KEYS: `${ACTIVE_KEY_ID}:${KEY_MATERIAL[1]!.slice(0, 20)}` }),
+    );
+    expect(run.code).toBe(1);
+    expect(run.stderr.trim()).toBe(`PAYLOAD_ENCRYPTION_KEYS: key "${ACTIVE_KEY_ID}" must be 32 bytes (base64)`);
+    await expect(env.client.workflow.getHandle(bookingWorkflowId(ref)).describe()).rejects.toThrow(/not found/i);
+  });
+
+  test('the example in clients/go/README.md works as written', async () => {
+    // A module of its own, as a service's would be, using clients/go through a replace directive.
+    const readme = readFileSync(path.join(MODULE, 'README.md'), 'utf8');
+    const example = /```go\n(package main\n[\s\S]*?)```/.exec(readme)![1]!;
+    const dir = mkdtempSync(path.join(tmpdir(), 'go-readme-example-'));
+    try {
+      writeFileSync(path.join(dir, 'main.go'), example);
+      writeFileSync(
+        path.join(dir, 'go.mod'),
+        [
+          'module example.com/booking-caller',
+          'go 1.26.0',
+          'require github.com/hotel-booking-orchestrator/clients/go v0.0.0',
+          `replace github.com/hotel-booking-orchestrator/clients/go => ${MODULE}`,
+        ].join('\n\n'),
+      );
+      copyFileSync(path.join(MODULE, 'go.sum'), path.join(dir, 'go.sum'));
+      // -mod=mod: the example imports the SDK directly, so go adds its require (at clients/go's version).
+      const run = await runProgram('go', ['run', '-mod=mod', '.'], callerEnv(), {
+        cwd: dir,
+        inherit: true,
+        timeoutMs: 300_000,
+      });
+      expect(run).toMatchObject({ code: 0 });
+      const outcome = lastJson(run);
+      expect(outcome).toMatchObject({ kind: 'confirmed', order: { status: 2 } });
+      const ref = outcome.order.customerReferenceNo as string;
+      expect(ordersFor(ref)).toHaveLength(1);
+      const raw = await rawHistory(ref);
+      expect(metadataText(raw.input, 'encoding')).toBe(ENCRYPTED_ENCODING);
+      expect(scanHistory(ref, raw.json, { secrets: KEY_MATERIAL, personal: ['Lovelace', 'ada@example.com'] })).toEqual(
+        [],
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 300_000);
+});
