@@ -1,4 +1,5 @@
-# Worker and sandbox supplier image: `node lib/worker.js` (default) or `node lib/sandbox/main.js`.
+# The worker image (default target: src/ only, `node lib/worker.js`) and, as target `sandbox`, the sandbox
+# supplier for the compose demo (dev/sandbox; development tooling stays out of the worker image).
 # Debian (glibc) rather than Alpine: the Temporal core bridge ships prebuilt glibc binaries.
 
 # --- build: compile TypeScript (tsc -p tsconfig.build.json -> lib/) ---------------------------
@@ -7,11 +8,22 @@ WORKDIR /app
 # Lockfile first, so the dependency layer is cached until package*.json change.
 COPY package.json package-lock.json ./
 RUN npm ci
-COPY tsconfig.json tsconfig.build.json ./
+COPY tsconfig.json tsconfig.build.json tsconfig.dev.json ./
 COPY src ./src
-RUN npm run build
+COPY dev ./dev
+RUN npm run build && npx tsc -p tsconfig.dev.json
 
-# --- runtime: production dependencies and compiled code only ----------------------------------
+# --- sandbox: the sandbox supplier (dev/sandbox and the src modules it uses), for docker-compose ------
+FROM node:20-bookworm-slim AS sandbox
+ENV NODE_ENV=production
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev && npm cache clean --force
+COPY --from=build /app/lib-dev ./lib-dev
+USER node
+CMD ["node", "lib-dev/dev/sandbox/main.js"]
+
+# --- runtime (default): production dependencies and the compiled src/ only -------------------
 FROM node:20-bookworm-slim AS runtime
 ENV NODE_ENV=production
 WORKDIR /app

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { loadConfig, type AppConfig } from '../src/config';
-import type { RateLimits } from '../src/sandbox/rate-limit';
+import type { RateLimits } from '../dev/sandbox/rate-limit';
 
 /** Sandbox credentials (src/sandbox/server.ts defaults); not secrets. */
 const SANDBOX_CREDENTIALS = { SUPPLIER_APP_KEY: 'sandbox-app', SUPPLIER_APP_SECRET: 'sandbox-secret' };

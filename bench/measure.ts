@@ -7,7 +7,7 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import { freePort } from '../src/temporal/dev-server';
+import { freePort } from '../dev/temporal/dev-server';
 
 /** Milliseconds since an arbitrary origin, monotonic; for durations only. */
 export const nowMs = (): number => performance.now();

@@ -10,9 +10,9 @@
  * only on the order and its status, so the answers are identical.
  */
 import { childInput, serveParent } from './ipc';
-import { startSandbox, type SandboxOperation, type SandboxRuntimeConfig } from '../src/sandbox/server';
-import { OrderStore, type StoredOrder } from '../src/sandbox/store';
-import type { RateLimits } from '../src/sandbox/rate-limit';
+import { startSandbox, type SandboxOperation, type SandboxRuntimeConfig } from '../dev/sandbox/server';
+import { OrderStore, type StoredOrder } from '../dev/sandbox/store';
+import type { RateLimits } from '../dev/sandbox/rate-limit';
 import type { HotelOrder } from '../src/supplier/schemas';
 
 export interface SandboxProcessInput {

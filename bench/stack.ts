@@ -15,16 +15,16 @@ import { randomBytes } from 'node:crypto';
 import { Client, type WorkflowClientInterceptor } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { dataConverterFor } from '../src/codec/config';
-import type { RateLimits } from '../src/sandbox/rate-limit';
+import type { RateLimits } from '../dev/sandbox/rate-limit';
 import type {
   SandboxCall,
   SandboxOperation,
   SandboxOrderView,
   SandboxRuntimeConfig,
   SandboxStats,
-} from '../src/sandbox/server';
-import { resolveServerExecutable } from '../src/temporal/binaries';
-import { startDevServer } from '../src/temporal/dev-server';
+} from '../dev/sandbox/server';
+import { resolveServerExecutable } from '../dev/temporal/binaries';
+import { startDevServer } from '../dev/temporal/dev-server';
 import { buildBookingWorker, type BookingWorkerSpec, type WorkerKind } from './workers';
 import { benchConfig, type WorkerTuning } from './config';
 import { defaultSupplierProfile } from '../src/supplier/profile';

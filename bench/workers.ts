@@ -7,7 +7,7 @@
  */
 import { Worker, type NativeConnection } from '@temporalio/worker';
 import { dataConverterFor } from '../src/codec/config';
-import type { RateLimits } from '../src/sandbox/rate-limit';
+import type { RateLimits } from '../dev/sandbox/rate-limit';
 import { createSupplierStack } from '../src/supplier/stack';
 import { createWorkerFromConfig } from '../src/worker';
 import { benchConfig, type WorkerTuning } from './config';

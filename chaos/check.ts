@@ -8,7 +8,7 @@
  * the recovery policy allows; a secret or personal value in clear in a history or a log line.
  */
 import type { BookingOutcome, BookingOutcomeKind } from '../src/contract';
-import type { SandboxCall, SandboxOrderView } from '../src/sandbox/server';
+import type { SandboxCall, SandboxOrderView } from '../dev/sandbox/server';
 import { FAULT_CLASSES, type FaultClass, type PlannedBooking } from './mix';
 
 /** Order statuses of the supplier profile (src/supplier/profile.ts defaults, which the sandbox uses). */
@@ -200,4 +200,4 @@ export function outcomeMatrix(observations: Observation[]): Record<string, Recor
 
 // --- Secrets ------------------------------------------------------------------------------------
 
-export { JWT, scanHistory, scanLogLines, type SecretHit, type SecretNeedles } from '../src/codec/scan';
+export { JWT, scanHistory, scanLogLines, type SecretHit, type SecretNeedles } from '../dev/codec/scan';

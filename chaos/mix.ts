@@ -3,12 +3,12 @@
  * quota of bookings (at least 10 % each), shuffled by the seed, so a run is reproducible from its seed
  * and no class can be starved by bad luck.
  *
- * Faults reach the sandbox supplier through each booking's `context.test` header (src/sandbox/scenario.ts).
+ * Faults reach the sandbox supplier through each booking's `context.test` header (dev/sandbox/scenario.ts).
  * A booking carries up to three independent faults: one on CheckAvail's first calls, one on Book, and how
  * its supplier order settles; a Book fault is only given to bookings that will reach Book.
  */
 import type { BookingOutcomeKind, BookingRequest, RecoveryPolicy } from '../src/contract';
-import { basePriceFor } from '../src/sandbox/server';
+import { basePriceFor } from '../dev/sandbox/server';
 
 /** A small, fast, seedable PRNG (mulberry32): the only source of randomness in the mix. */
 export interface Rng {

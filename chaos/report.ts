@@ -3,7 +3,7 @@
  * the end. `violations` lists every broken invariant in one line each; a run is `ok` when it is empty.
  */
 import type { RecoveryPolicy } from '../src/contract';
-import type { SandboxStats } from '../src/sandbox/server';
+import type { SandboxStats } from '../dev/sandbox/server';
 import type { ClassCoverage, Orphan, SecretHit } from './check';
 import type { FaultClass } from './mix';
 

@@ -27,7 +27,7 @@ import {
   type RecoveryPolicy,
 } from '../src/client';
 import { createEncryptionCodec, newEncryptionKey } from '../src/codec/encryption';
-import type { Sandbox } from '../src/sandbox/server';
+import type { Sandbox } from '../dev/sandbox/server';
 import {
   bookSendsOverLimit,
   coverage,

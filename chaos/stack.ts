@@ -12,10 +12,10 @@ import { createWriteStream, existsSync, mkdirSync, writeFileSync, type WriteStre
 import path from 'node:path';
 import readline from 'node:readline';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { startSandbox, type Sandbox } from '../src/sandbox/server';
-import { resolveServerExecutable } from '../src/temporal/binaries';
-import { startDevServer, type DevServer } from '../src/temporal/dev-server';
-import { freePort } from '../src/temporal/dev-server';
+import { startSandbox, type Sandbox } from '../dev/sandbox/server';
+import { resolveServerExecutable } from '../dev/temporal/binaries';
+import { startDevServer, type DevServer } from '../dev/temporal/dev-server';
+import { freePort } from '../dev/temporal/dev-server';
 
 const REPO = path.resolve(__dirname, '..');
 

@@ -28,10 +28,10 @@ import {
 import { Client } from '@temporalio/client';
 import { startBooking } from '../src/client';
 import { testDataConverter } from '../test/fixtures/encryption';
-import { startSandbox } from '../src/sandbox/server';
+import { startSandbox } from '../dev/sandbox/server';
 import { createHttpSupplierClient } from '../src/supplier/http-client';
 import { ticketTokens } from '../src/supplier/token';
-import { resolveServerExecutable } from '../src/temporal/binaries';
+import { resolveServerExecutable } from '../dev/temporal/binaries';
 import { bookingRequest, testProfile } from '../test/harness/booking';
 import { replayScenarios, type ReplayScenario } from '../test/replay/scenarios';
 

@@ -15,7 +15,7 @@ import { createQueryOrdersCoalescer } from '../../src/supplier/coalescer';
 import { ticketTokens } from '../../src/supplier/token';
 import { SupplierProfile } from '../../src/supplier/profile';
 import type { SupplierClient } from '../../src/supplier/interface';
-import { startSandbox, type Sandbox } from '../../src/sandbox/server';
+import { startSandbox, type Sandbox } from '../../dev/sandbox/server';
 import type { bookingWorkflow } from '../../src/workflows';
 import { workflowBundle } from './temporal';
 

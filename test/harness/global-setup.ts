@@ -12,9 +12,9 @@ import { temporal } from '@temporalio/proto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { resolveServerExecutable } from '../../src/temporal/binaries';
+import { resolveServerExecutable } from '../../dev/temporal/binaries';
 import { BookingStageKey, CustomerReferenceNoKey } from '../../src/contract';
-import { dynamicConfigArgs, freePort } from '../../src/temporal/dev-server';
+import { dynamicConfigArgs, freePort } from '../../dev/temporal/dev-server';
 
 const ALL_TIERS = ['unit', 'supplier', 'workflow', 'integration', 'replay', 'e2e'];
 

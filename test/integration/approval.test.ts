@@ -7,7 +7,7 @@
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { approvePriceChangeUpdate, bookingStateQuery } from '../../src/contract';
-import { basePriceFor } from '../../src/sandbox/server';
+import { basePriceFor } from '../../dev/sandbox/server';
 import { connectDevServer } from '../harness/temporal';
 import { bookingRequest, createBookingRig, eventually, startBooking } from '../harness/booking';
 

@@ -15,7 +15,7 @@ import {
   startBooking,
   type BookingOutcome,
 } from '../../src/client';
-import { resolveServerExecutable } from '../../src/temporal/binaries';
+import { resolveServerExecutable } from '../../dev/temporal/binaries';
 import { connectDevServer } from '../harness/temporal';
 import {
   bookingRequest,

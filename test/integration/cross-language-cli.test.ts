@@ -13,7 +13,7 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { bookingWorkflowId } from '../../src/contract';
 import { ENCRYPTED_ENCODING } from '../../src/codec/encryption';
 import { startCodecServer } from '../../src/codec/server';
-import { resolveServerExecutable } from '../../src/temporal/binaries';
+import { resolveServerExecutable } from '../../dev/temporal/binaries';
 import { connectDevServer } from '../harness/temporal';
 import { bookingRequest, createBookingRig, type BookingRig } from '../harness/booking';
 import { testCodec, testDataConverter } from '../fixtures/encryption';

@@ -16,7 +16,7 @@ import { temporal } from '@temporalio/proto';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { bookingWorkflowId, CustomerReferenceNoKey } from '../../src/contract';
 import { createEncryptionCodec, ENCRYPTED_ENCODING } from '../../src/codec/encryption';
-import { scanHistory } from '../../src/codec/scan';
+import { scanHistory } from '../../dev/codec/scan';
 import { connectDevServer } from '../harness/temporal';
 import { createBookingRig, type BookingRig } from '../harness/booking';
 import { TEST_ENCRYPTION, testCodec, testDataConverter } from '../fixtures/encryption';

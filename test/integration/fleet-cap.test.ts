@@ -15,7 +15,7 @@ import { createHttpSupplierClient } from '../../src/supplier/http-client';
 import type { SupplierClient } from '../../src/supplier/interface';
 import { SupplierProfile } from '../../src/supplier/profile';
 import { ticketTokens } from '../../src/supplier/token';
-import { startSandbox, type Sandbox } from '../../src/sandbox/server';
+import { startSandbox, type Sandbox } from '../../dev/sandbox/server';
 import { createBookingWorker, type BookingWorker } from '../../src/worker';
 import { bookingRequest, expectAtMostOneOrderPerReference, testProfile } from '../harness/booking';
 import { connectDevServer, workflowBundle } from '../harness/temporal';

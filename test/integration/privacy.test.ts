@@ -10,7 +10,7 @@ import { Worker } from '@temporalio/worker';
 import { awaitOutcome, bookingWorkflowId, startBooking } from '../../src/client';
 import { createEncryptionCodec } from '../../src/codec/encryption';
 import { startCodecServer, type CodecServer } from '../../src/codec/server';
-import { scanHistory, scanLogLines } from '../../src/codec/scan';
+import { scanHistory, scanLogLines } from '../../dev/codec/scan';
 import { TEST_ENCRYPTION, testCodec, testDataConverter } from '../fixtures/encryption';
 import { workerLogLines } from '../harness/quiet-worker-logs';
 import { connectDevServer, workflowBundle } from '../harness/temporal';

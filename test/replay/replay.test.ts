@@ -12,7 +12,7 @@ import { DeterminismViolationError } from '@temporalio/workflow';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { workflowBundle } from '../harness/temporal';
 import { bookingRequest, personalValues } from '../harness/booking';
-import { scanHistory } from '../../src/codec/scan';
+import { scanHistory } from '../../dev/codec/scan';
 import { testDataConverter } from '../fixtures/encryption';
 
 const dir = path.join(__dirname, 'histories');

@@ -7,7 +7,7 @@
  * the scenario's last run (for a continue-as-new chain, the run that resumed).
  */
 import type { BookingRequest } from '../../src/contract';
-import { basePriceFor } from '../../src/sandbox/store';
+import { basePriceFor } from '../../dev/sandbox/store';
 
 export interface ReplayScenario {
   name: string;

@@ -13,7 +13,7 @@ import { SupplierError } from '../../src/supplier/errors';
 import type { SupplierClient } from '../../src/supplier/interface';
 import { SupplierProfile } from '../../src/supplier/profile';
 import { staticToken } from '../../src/supplier/token';
-import type { Sandbox } from '../../src/sandbox/server';
+import type { Sandbox } from '../../dev/sandbox/server';
 import { bookRequest, deadPort, fastProfile, Resources } from './helpers';
 
 const res = new Resources();

@@ -15,7 +15,7 @@ import { SupplierProfile } from '../../src/supplier/profile';
 import type { BookRequest, HotelOrder, OrderListing, QueryOrdersRequest } from '../../src/supplier/schemas';
 import { createSupplierStack } from '../../src/supplier/stack';
 import { ticketTokens } from '../../src/supplier/token';
-import { startSandbox, type Sandbox } from '../../src/sandbox/server';
+import { startSandbox, type Sandbox } from '../../dev/sandbox/server';
 
 const profile = SupplierProfile.parse({
   timeoutsMs: { ticket: 2_000, checkAvail: 2_000, book: 2_000, queryOrders: 2_000 },

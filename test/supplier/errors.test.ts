@@ -7,7 +7,7 @@ import { MockAgent, request } from 'undici';
 import { SupplierErrorTypes, type SupplierErrorType } from '../../src/supplier/errors';
 import { SupplierProfile } from '../../src/supplier/profile';
 import { staticToken } from '../../src/supplier/token';
-import type { Sandbox } from '../../src/sandbox/server';
+import type { Sandbox } from '../../dev/sandbox/server';
 import { bookRequest, bookRule, deadPort, fastProfile, flow, Resources, supplierErrorOf } from './helpers';
 
 const codes = fastProfile.codes;

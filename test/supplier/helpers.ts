@@ -9,7 +9,7 @@ import type { SupplierClient, TokenProvider } from '../../src/supplier/interface
 import { SupplierProfile } from '../../src/supplier/profile';
 import type { BookRequest } from '../../src/supplier/schemas';
 import { ticketTokens, type TicketTokenOptions } from '../../src/supplier/token';
-import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/server';
+import { startSandbox, type Sandbox, type SandboxOptions } from '../../dev/sandbox/server';
 
 /** Rate limits high enough that only the tests about rate limiting ever meet a 429. */
 export const generousRateLimits = { overall: 10_000, checkAvail: 10_000, book: 10_000, queryOrders: 10_000 };

@@ -1,7 +1,7 @@
 /** Book and QueryOrders on the sandbox: idempotency by customerReferenceNo, order status over time, filters combined with AND, the 429. */
 import type { SupplierClient } from '../../src/supplier/interface';
 import type { HotelOrder } from '../../src/supplier/schemas';
-import type { Sandbox } from '../../src/sandbox/server';
+import type { Sandbox } from '../../dev/sandbox/server';
 import { bookRequest, bookRule, fastProfile, flow, Resources, supplierErrorOf } from './helpers';
 
 const status = fastProfile.orderStatus;

@@ -14,7 +14,7 @@ import { SupplierProfile } from '../../src/supplier/profile';
 import { SupplierRateLimiter, TokenBucket, type RateLimits } from '../../src/supplier/rate-limiter';
 import type { BookRequest } from '../../src/supplier/schemas';
 import { ticketTokens } from '../../src/supplier/token';
-import { startSandbox, type Sandbox } from '../../src/sandbox/server';
+import { startSandbox, type Sandbox } from '../../dev/sandbox/server';
 
 /** A clock the test moves by hand. */
 function manualClock(start = 1_000_000) {

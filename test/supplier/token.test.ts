@@ -7,7 +7,7 @@ import { SupplierError } from '../../src/supplier/errors';
 import { SupplierProfile } from '../../src/supplier/profile';
 import { createSupplierStack } from '../../src/supplier/stack';
 import { ticketTokens } from '../../src/supplier/token';
-import { startSandbox, type Sandbox } from '../../src/sandbox/server';
+import { startSandbox, type Sandbox } from '../../dev/sandbox/server';
 import {
   APP_KEY,
   APP_SECRET,

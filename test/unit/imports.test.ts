@@ -1,6 +1,7 @@
 /**
- * The direction data flows in, checked on the sources: the public contract and the supplier's wire model
- * build on src/values and never import each other, and workflow code imports no zod schema at all.
+ * The direction data flows in, checked on the sources: what ships never imports the development tooling,
+ * the public contract and the supplier's wire model build on src/values and never import each other, and
+ * workflow code imports no zod schema at all.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -18,6 +19,12 @@ function importsOf(folder: string): Array<{ file: string; from: string; typeOnly
       ].map((m) => ({ file: `${folder}/${file}`, from: m[2]!, typeOnly: Boolean(m[1]) })),
     );
 }
+
+test('what ships (src/) imports nothing from the development tooling (dev/)', () => {
+  const folders = readdirSync(SRC, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name);
+  const fromDev = folders.flatMap(importsOf).filter((i) => /(^|\/)dev\//.test(i.from));
+  expect(fromDev).toEqual([]);
+});
 
 test('src/contract imports nothing from src/supplier', () => {
   expect(importsOf('contract').filter((i) => /\/supplier(\/|$)/.test(i.from))).toEqual([]);

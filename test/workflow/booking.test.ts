@@ -24,7 +24,7 @@ import {
   type BookingOutcome,
   type BookingRequest,
 } from '../../src/contract';
-import { basePriceFor } from '../../src/sandbox/server';
+import { basePriceFor } from '../../dev/sandbox/server';
 import { Worker } from '@temporalio/worker';
 import { TimeoutFailure, TimeoutType } from '@temporalio/common';
 import { createActivities } from '../../src/activities/booking';
@@ -324,7 +324,11 @@ describe('recovery after an ambiguous Book', () => {
       await own.restartWorker();
       const outcome = await handle.result();
       expect(outcome.kind).toBe('confirmed');
-      expect(await pollOffsetsFromHistory(env, handle.workflowId)).toEqual([0, 30, 90, 210, 450]);
+      // Within a second: a restarted worker without a cache replays the history before it schedules the
+      // next poll, and on a loaded machine the time-skipping server's clock moves on meanwhile (seen in CI).
+      const offsets = await pollOffsetsFromHistory(env, handle.workflowId);
+      expect(offsets).toHaveLength(5);
+      [0, 30, 90, 210, 450].forEach((expected, i) => expect(Math.abs(offsets[i]! - expected)).toBeLessThanOrEqual(1));
       expect(
         own.sandbox.calls('book').filter((c) => c.customerReferenceNos?.includes(request.customerReferenceNo)),
       ).toHaveLength(1);

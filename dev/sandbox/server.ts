@@ -8,7 +8,7 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { defaultSupplierProfile, type SupplierProfile } from '../supplier/profile';
+import { defaultSupplierProfile, type SupplierProfile } from '../../src/supplier/profile';
 import {
   BookRequest,
   CheckAvailRequest,
@@ -17,8 +17,8 @@ import {
   type CheckAvailData,
   type Money,
   type TimeWindow,
-} from '../supplier/schemas';
-import { describeIssues } from '../values';
+} from '../../src/supplier/schemas';
+import { describeIssues } from '../../src/values';
 import { TicketAuthority, type AppKey, type Permission, type Principal } from './auth';
 import { RateLimiter, type RateLimits } from './rate-limit';
 import { parseTestHeader, type TestFlags } from './scenario';

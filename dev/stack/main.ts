@@ -9,13 +9,13 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { NativeConnection } from '@temporalio/worker';
 import { z } from 'zod';
-import { loadConfig } from '../config';
-import { createEncryptionCodec, newEncryptionKey } from '../codec/encryption';
-import { startCodecServer } from '../codec/server';
+import { loadConfig } from '../../src/config';
+import { createEncryptionCodec, newEncryptionKey } from '../../src/codec/encryption';
+import { startCodecServer } from '../../src/codec/server';
 import { startSandbox } from '../sandbox/server';
 import { resolveServerExecutable } from '../temporal/binaries';
 import { startDevServer } from '../temporal/dev-server';
-import { createWorkerFromConfig } from '../worker';
+import { createWorkerFromConfig } from '../../src/worker';
 
 const StackEnv = z.object({
   /** gRPC port of the dev server. */

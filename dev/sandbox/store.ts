@@ -3,8 +3,8 @@
  * of QueryOrders answers that included it, so parked orders cost no timers.
  */
 import { createHash } from 'node:crypto';
-import type { SupplierProfile } from '../supplier/profile';
-import type { Guest, Holder, HotelOrder, Money, RoomRatePkg } from '../supplier/schemas';
+import type { SupplierProfile } from '../../src/supplier/profile';
+import type { Guest, Holder, HotelOrder, Money, RoomRatePkg } from '../../src/supplier/schemas';
 import type { OrderOutcome } from './scenario';
 
 export interface StoredOrder {

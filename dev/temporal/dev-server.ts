@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { SEARCH_ATTRIBUTES } from '../contract';
+import { SEARCH_ATTRIBUTES } from '../../src/contract';
 
 /**
  * Server settings every server we start gets (dev server flags; docker-compose mounts the same in
