@@ -16,14 +16,21 @@ const tier = (name, extra = {}) => ({
   ...extra,
 });
 
+// Tiers that run workers or activities: their WARN/ERROR lines print unless the test declared them expected
+// (see the harness).
+const workerLogs = {
+  setupFiles: ['<rootDir>/test/harness/quiet-worker-logs.ts'],
+  testEnvironment: '<rootDir>/test/harness/worker-log-environment.ts',
+};
+
 module.exports = {
   projects: [
     tier('unit'),
-    tier('supplier'),
-    tier('workflow', { setupFiles: ['<rootDir>/test/harness/quiet-worker-logs.ts'] }),
-    tier('integration', { setupFiles: ['<rootDir>/test/harness/quiet-worker-logs.ts'] }),
-    tier('replay', { setupFiles: ['<rootDir>/test/harness/quiet-worker-logs.ts'] }),
-    tier('e2e', { setupFiles: ['<rootDir>/test/harness/quiet-worker-logs.ts'] }),
+    tier('supplier', workerLogs),
+    tier('workflow', workerLogs),
+    tier('integration', workerLogs),
+    tier('replay', workerLogs),
+    tier('e2e', workerLogs),
   ],
   globalSetup: '<rootDir>/test/harness/global-setup.ts',
   globalTeardown: '<rootDir>/test/harness/global-teardown.ts',

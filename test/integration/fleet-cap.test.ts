@@ -18,6 +18,7 @@ import { ticketTokens } from '../../src/supplier/token';
 import { startSandbox, type Sandbox } from '../../dev/sandbox/server';
 import { createBookingWorker, type BookingWorker } from '../../src/worker';
 import { bookingRequest, expectAtMostOneOrderPerReference, testProfile } from '../harness/booking';
+import { expectWorkerWarnings } from '../harness/quiet-worker-logs';
 import { connectDevServer, workflowBundle } from '../harness/temporal';
 
 /** The supplier's QueryOrders limit in the sandbox (requests per second per application key). */
@@ -110,6 +111,8 @@ test('two workers together stay under the supplier QueryOrders limit; every poll
 }, 120_000);
 
 test('control: the same load with the cap above the supplier limit gets 429s', async () => {
+  // The 429s this control is about, each logged as a failed QueryOrders attempt before its retry.
+  expectWorkerWarnings(/^WARN Activity failed .*"activityType":"queryOrder".*"httpStatus":429/);
   const { outcomes, stats } = await stormOnTwoWorkers(1_000);
 
   // 429s are retried and never count as polls, so every booking still ends confirmed.

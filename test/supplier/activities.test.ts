@@ -15,6 +15,7 @@ import { SupplierProfile } from '../../src/supplier/profile';
 import { staticToken } from '../../src/supplier/token';
 import type { Sandbox } from '../../dev/sandbox/server';
 import { bookRequest, deadPort, fastProfile, Resources } from './helpers';
+import { expectWorkerWarnings, workerLogger } from '../harness/quiet-worker-logs';
 
 const res = new Resources();
 afterEach(() => res.closeAll());
@@ -35,7 +36,7 @@ const bookInput = (test?: string): BookInput => ({ ...bookRequest(), context: co
 
 /** Runs an activity the way a worker does: inside an activity context, with heartbeats and cancellation. */
 function run<A extends unknown[], R>(fn: (...args: A) => Promise<R>, ...args: A): Promise<R> {
-  return new MockActivityEnvironment().run(fn, ...args);
+  return new MockActivityEnvironment(undefined, { logger: workerLogger() }).run(fn, ...args);
 }
 
 async function bookWith(test: string | undefined, supplier: SupplierClient = client, profile = fastProfile) {
@@ -184,6 +185,8 @@ describe('checkAvail: expected answers are values, failures typed', () => {
     ['checkAvail=malformed', 'SupplierInvalidResponse', false],
     ['checkAvail=hang', 'SupplierClientTimeout', false],
   ])('%s → ApplicationFailure %s (nonRetryable %s)', async (test, type, nonRetryable) => {
+    // The SDK logs every activity that throws; these throw on purpose.
+    expectWorkerWarnings(/^WARN Activity failed .*"activityType":"unknown"/);
     const err = await check(test).then(
       () => undefined,
       (e: unknown) => e,

@@ -28,6 +28,7 @@ import { basePriceFor } from '../../dev/sandbox/server';
 import { Worker } from '@temporalio/worker';
 import { TimeoutFailure, TimeoutType } from '@temporalio/common';
 import { createActivities } from '../../src/activities/booking';
+import { expectWorkerWarnings } from '../harness/quiet-worker-logs';
 
 let env: TestWorkflowEnvironment;
 let rig: BookingRig;
@@ -79,6 +80,8 @@ describe('happy path and immediate answers', () => {
   });
 
   test('CheckAvail 503 twice is retried, then the booking goes through', async () => {
+    // Each failed attempt is logged by the SDK before Temporal retries it.
+    expectWorkerWarnings(/^WARN Activity failed .*"activityType":"checkAvail".*"httpStatus":503/);
     const request = bookingRequest({ test: 'checkAvail=503&checkAvailTimes=2&confirmAfterMs=0' });
     expect((await book(env, rig, request)).kind).toBe('confirmed');
     expect(
@@ -256,6 +259,8 @@ describe('recovery after an ambiguous Book', () => {
   });
 
   test('never resolved → unresolved at the 24 h deadline, with every reference and the poll log', async () => {
+    // The line that tells a person: the point of this ending.
+    expectWorkerWarnings(/^ERROR Booking unresolved at the recovery deadline: needs manual follow-up /);
     const request = bookingRequest({ test: 'book=504AfterCreate&outcome=pending' });
     const outcome = await book(env, rig, request);
     expect(outcome.kind).toBe('unresolved');
@@ -272,6 +277,7 @@ describe('recovery after an ambiguous Book', () => {
   });
 
   test('a QueryOrders 429 storm is retried inside the activity and never counts as a poll', async () => {
+    expectWorkerWarnings(/^WARN Activity failed .*"activityType":"queryOrder".*"httpStatus":429/);
     const request = bookingRequest({ test: 'book=504AfterCreate&confirmAfterQueries=1' });
     rig.sandbox.configure({ queryOrders: { fault: '429', times: 5 } });
     const outcome = await book(env, rig, request);
@@ -385,6 +391,7 @@ describe('CheckAvail that never answers', () => {
   // The time-skipping server does not skip time while an activity runs, so the activity here ends each
   // attempt with the TimeoutFailure the server would record, and retries are used up in seconds.
   test('retries used up on activity timeouts → failed, nothing booked', async () => {
+    expectWorkerWarnings(/^WARN Activity failed .*"activityType":"checkAvail".*"timeoutType":"START_TO_CLOSE"/);
     const taskQueue = `checkavail-timeout-${Date.now()}`;
     let attempts = 0;
     const worker = await Worker.create({
@@ -416,6 +423,7 @@ describe('CheckAvail that never answers', () => {
 
 describe('invalid input', () => {
   test('fails at once with InvalidBookingRequest naming each bad field', async () => {
+    expectWorkerWarnings(/^WARN Workflow failed .*"workflowType":"bookingWorkflow"/);
     const request = bookingRequest();
     const bad = { ...request, ratePkgId: '', holder: { ...request.holder, email: 'not-an-email' }, guests: [] };
     const handle = await startBooking(env, rig, bad);
@@ -433,6 +441,7 @@ describe('invalid input', () => {
 });
 
 test('a start that smuggles the internal `resume` state is refused before anything is sent', async () => {
+  expectWorkerWarnings(/^WARN Workflow failed .*"workflowType":"bookingWorkflow"/);
   const request = bookingRequest({ test: 'confirmAfterMs=0' });
   const smuggled = {
     ...request,

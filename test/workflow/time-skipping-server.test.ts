@@ -3,6 +3,7 @@ import { Worker } from '@temporalio/worker';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { connectTimeSkipping } from '../harness/temporal';
 import { sleepOneHour } from '../fixtures/proof-workflows';
+import { expectWorkerWarnings } from '../harness/quiet-worker-logs';
 
 let env: TestWorkflowEnvironment;
 beforeAll(async () => {
@@ -11,6 +12,8 @@ beforeAll(async () => {
 afterAll(() => env?.teardown());
 
 test('a workflow sleeping one hour completes once the server clock has moved an hour', async () => {
+  // A workflow-only worker: the proof needs no activities.
+  expectWorkerWarnings(/^WARN No activities registered, not polling for activity tasks .*"proof-time-skipping"/);
   const worker = await Worker.create({
     connection: env.nativeConnection,
     taskQueue: 'proof-time-skipping',
