@@ -1,26 +1,48 @@
 /**
  * `npm run book -- [options]`: start a booking against the running stack and follow it live.
  *
- * Exits 0 only for a `confirmed` outcome, so scripts can rely on the exit code.
- *   --ref <uuid>            the booking reference (default: a new one; printed so you can retry with it)
+ *   --ref <uuid>            the booking reference (default: a new one; printed so you can retry with it).
+ *                           A reference that already has a workflow attaches to it: nothing is booked twice.
  *   --rate-pkg <id>         rate package id (default: pkg-demo-deluxe)
  *   --expected-price <amount><currency>, e.g. 180USD: the price the user saw
  *   --on-price-exceeded reject|ask   and --max-increase-percent <n>
  *   --scenario <Test header>, e.g. 'book=504AfterCreate&confirmAfterQueries=3' (sandbox supplier)
  *   --task-queue <name>     default BOOKING_TASK_QUEUE or hotel-booking
- *   --json                  print only the outcome, as JSON
+ *   --reconnect-seconds <n> how long to keep trying when the Temporal service goes away (default 60)
+ *   --json                  print only the outcome, as JSON (connection notices go to stderr)
+ *
+ * Exit codes, so scripts can rely on them:
+ *   0  the outcome is `confirmed`
+ *   1  an error: bad options, no Temporal service at the start, a request refused
+ *   2  any other outcome (printed)
+ *   3  the connection to Temporal was lost and not back within --reconnect-seconds. The booking is not
+ *      affected (it runs on the server and its workers); `npm run book -- --ref <ref>` follows it again.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { Connection, isGrpcServiceError, type Client } from '@temporalio/client';
 import {
+  awaitOutcome,
   connectClient,
   getBookingState,
   newReference,
   startBooking,
+  type BookingOutcome,
   type BookingRequest,
   type BookingState,
 } from '../client';
+
+const EXIT_CONFIRMED = 0;
+const EXIT_NOT_CONFIRMED = 2;
+const EXIT_CONNECTION_LOST = 3;
+
+/** Progress is read this often; a lost service is noticed within this plus PROBE_MS. */
+const TICK_MS = 1_000;
+/** A service that does not answer a trivial call in this long counts as gone. */
+const PROBE_MS = 2_000;
+/** A query that takes longer means the worker is busy or away, not the service. */
+const QUERY_MS = 5_000;
 
 const { values } = parseArgs({
   options: {
@@ -31,6 +53,7 @@ const { values } = parseArgs({
     'max-increase-percent': { type: 'string' },
     scenario: { type: 'string' },
     'task-queue': { type: 'string' },
+    'reconnect-seconds': { type: 'string', default: '60' },
     json: { type: 'boolean', default: false },
   },
 });
@@ -65,7 +88,148 @@ function withStackKeys(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   return { ...env, PAYLOAD_ENCRYPTION_KEYS: readFileSync(file, 'utf8').trim() };
 }
 
+const sleep = (ms: number) => new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), ms));
+
+/** gRPC status codes (@grpc/grpc-js is the SDK's dependency, not ours). */
+const grpcStatus = { DEADLINE_EXCEEDED: 4, UNAVAILABLE: 14 } as const;
+
+/** The service did not answer (down, unreachable, or too slow to tell): the kind of failure a reconnect can fix. */
+function isConnectionError(err: unknown): boolean {
+  for (let e: unknown = err; e instanceof Error; e = e.cause) {
+    if (isGrpcServiceError(e)) return e.code === grpcStatus.UNAVAILABLE || e.code === grpcStatus.DEADLINE_EXCEEDED;
+  }
+  return false;
+}
+
+/**
+ * The CLI's client, replaced by a new connection when the service comes back: gRPC's own reconnect backs off
+ * for up to two minutes after repeated failures, so a fresh connection notices a returned service sooner.
+ */
+class Session {
+  readonly address: string;
+  private released = false;
+  constructor(
+    public client: Client,
+    private readonly env: NodeJS.ProcessEnv,
+  ) {
+    // connectClient always makes a Connection; the type is wider for other SDK connection kinds.
+    this.address =
+      client.connection instanceof Connection ? client.connection.options.address : 'the configured address';
+  }
+
+  /** Whether the service answers a trivial call now. */
+  reachable(): Promise<boolean> {
+    return this.client
+      .withDeadline(Date.now() + PROBE_MS, () => this.client.workflowService.getSystemInfo({}))
+      .then(
+        () => true,
+        () => false,
+      );
+  }
+
+  /**
+   * One attempt at a new connection, of at most `timeoutMs`; true when it is in use. The old one is closed
+   * once `pending` (the result() call on it) settles: closed under the SDK's gRPC retry timer, that timer
+   * throws 'Channel has been shut down' where nothing can catch it.
+   */
+  async reconnect(timeoutMs: number, pending: Promise<unknown>): Promise<boolean> {
+    const fresh = await connectClient(this.env, { connectTimeoutMs: timeoutMs }).catch(() => undefined);
+    if (!fresh) return false;
+    closeAfter(this.client, pending);
+    this.client = fresh;
+    return true;
+  }
+
+  /** Closes the client once `pending` settles (see reconnect); close() then leaves it alone. */
+  release(pending: Promise<unknown>): void {
+    closeAfter(this.client, pending);
+    this.released = true;
+  }
+
+  close(): Promise<void> {
+    return this.released ? Promise.resolve() : this.client.connection.close();
+  }
+}
+
+function closeAfter(client: Client, pending: Promise<unknown>): void {
+  void pending.then(() => client.connection.close()).catch(() => undefined);
+}
+
+type Watch = { outcome: BookingOutcome } | { error: unknown };
+
+/** The outcome, or why waiting for it stopped; never rejects, so a watch left behind on a dead connection is harmless. */
+function watchOutcome(client: Client, reference: string): Promise<Watch> {
+  return awaitOutcome(client, reference).then(
+    (outcome) => ({ outcome }),
+    (error: unknown) => ({ error }),
+  );
+}
+
+/**
+ * Follows the booking to its outcome. When the service goes away it says so once, keeps trying for
+ * `reconnectMs`, and says when it is back; returns undefined if it never came back in that time.
+ */
+async function follow(session: Session, reference: string, reconnectMs: number): Promise<BookingOutcome | undefined> {
+  const notice = (text: string) => console.error(text);
+  let watch = watchOutcome(session.client, reference);
+  let lastLine = '';
+  let lostAt: number | undefined;
+  for (;;) {
+    if (lostAt === undefined) {
+      const ended = await Promise.race([watch, sleep(TICK_MS)]);
+      if (ended && 'outcome' in ended) return ended.outcome;
+      if (await session.reachable()) {
+        if (ended) {
+          // result() stopped on a connection that answers again: wait anew. Anything else is a real error.
+          if (!isConnectionError(ended.error)) throw ended.error;
+          watch = watchOutcome(session.client, reference);
+        }
+        if (!values.json) {
+          const state = await session.client
+            .withDeadline(Date.now() + QUERY_MS, () => getBookingState(session.client, reference))
+            .catch(() => undefined);
+          const line = state ? progressLine(state) : 'waiting for the worker…';
+          if (line !== lastLine) console.log(`  ${line}`);
+          lastLine = line;
+        }
+        continue;
+      }
+      lostAt = Date.now();
+      notice(
+        `lost the connection to Temporal at ${session.address}; retrying for up to ${reconnectMs / 1000} s. ` +
+          `The booking continues on the server: \`npm run book -- --ref ${reference}\` follows it again.`,
+      );
+    }
+    const left = lostAt + reconnectMs - Date.now();
+    if (left <= 0) {
+      session.release(watch);
+      notice(
+        `gave up: Temporal at ${session.address} has not answered for ${reconnectMs / 1000} s. The booking ` +
+          `continues on the server; follow it with \`npm run book -- --ref ${reference}\`.`,
+      );
+      return undefined;
+    }
+    await sleep(Math.min(TICK_MS, left));
+    if (await session.reconnect(Math.max(1, Math.min(PROBE_MS, lostAt + reconnectMs - Date.now())), watch)) {
+      notice(
+        `connection to Temporal at ${session.address} is back after ${Math.round((Date.now() - lostAt) / 1000)} s`,
+      );
+      lostAt = undefined;
+      lastLine = '';
+      watch = watchOutcome(session.client, reference);
+    }
+  }
+}
+
+function reconnectSeconds(text: string): number {
+  const n = Number(text);
+  if (!Number.isFinite(n) || n < 0)
+    throw new Error(`--reconnect-seconds: expected a number of seconds (got "${text}")`);
+  return n;
+}
+
 async function main(): Promise<number> {
+  const reconnectMs = reconnectSeconds(values['reconnect-seconds']!) * 1000;
   const reference = values.ref ?? newReference();
   const request: BookingRequest = {
     customerReferenceNo: reference,
@@ -92,26 +256,32 @@ async function main(): Promise<number> {
     ...(values.scenario ? { context: { test: values.scenario } } : {}),
   };
 
-  const client = await connectClient(withStackKeys(process.env));
+  const env = withStackKeys(process.env);
+  const session = new Session(await connectClient(env), env);
   try {
-    const handle = await startBooking(client, request, { taskQueue: values['task-queue'] });
-    if (!values.json) console.log(`Booking ${reference} started as workflow ${handle.workflowId}`);
-    const result = handle.result();
-    let done = false;
-    void result.finally(() => (done = true)).catch(() => undefined);
-    let lastLine = '';
-    while (!done && !values.json) {
-      const state = await getBookingState(client, reference).catch(() => undefined);
-      const line = state ? progressLine(state) : 'waiting for the worker…';
-      if (line !== lastLine) console.log(`  ${line}`);
-      lastLine = line;
-      await Promise.race([result.catch(() => undefined), new Promise((r) => setTimeout(r, 1000))]);
-    }
-    const outcome = await result;
+    const handle = await startBooking(session.client, request, { taskQueue: values['task-queue'] }).catch(
+      (err: unknown) => {
+        // The start may have reached the server: only the same reference retries it without a second booking.
+        if (!isConnectionError(err)) throw err;
+        throw new Error(
+          `lost the connection to Temporal at ${session.address} while starting booking ${reference}; it may ` +
+            `have started. \`npm run book -- --ref ${reference}\` retries safely.`,
+          { cause: err },
+        );
+      },
+    );
+    if (!values.json)
+      console.log(
+        values.ref
+          ? `Booking ${reference}: workflow ${handle.workflowId} (new, or the one this reference already had)`
+          : `Booking ${reference} started as workflow ${handle.workflowId}`,
+      );
+    const outcome = await follow(session, reference, reconnectMs);
+    if (!outcome) return EXIT_CONNECTION_LOST;
     console.log(values.json ? JSON.stringify(outcome) : `Outcome: ${JSON.stringify(outcome, null, 2)}`);
-    return outcome.kind === 'confirmed' ? 0 : 2;
+    return outcome.kind === 'confirmed' ? EXIT_CONFIRMED : EXIT_NOT_CONFIRMED;
   } finally {
-    await client.connection.close();
+    await session.close().catch(() => undefined);
   }
 }
 

@@ -42,11 +42,19 @@ export function newReference(): string {
   return randomUUID();
 }
 
+export interface ConnectClientOptions {
+  /** How long to wait for the service to answer before giving up (the SDK's default: 10 s). */
+  connectTimeoutMs?: number;
+}
+
 /**
  * A Temporal client configured the ecosystem's way (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, API key, TLS),
  * with the workers' payload encryption (PAYLOAD_ENCRYPTION_KEYS, PAYLOAD_ENCRYPTION_KEY_ID).
  */
-export async function connectClient(env: Record<string, string | undefined> = process.env): Promise<Client> {
+export async function connectClient(
+  env: Record<string, string | undefined> = process.env,
+  options: ConnectClientOptions = {},
+): Promise<Client> {
   const overrideEnvVars = Object.fromEntries(
     Object.entries(env).filter((kv): kv is [string, string] => kv[1] !== undefined),
   );
@@ -59,7 +67,17 @@ export async function connectClient(env: Record<string, string | undefined> = pr
     ? encryptionFromEnv(parsed.data)
     : { encryption: undefined, issues: parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`) };
   if (issues.length > 0) throw new Error(`Invalid configuration:\n  ${issues.join('\n  ')}`);
-  const connection = await Connection.connect(connectionOptions);
+  const connection = Connection.lazy({
+    ...connectionOptions,
+    ...(options.connectTimeoutMs !== undefined ? { connectTimeout: options.connectTimeoutMs } : {}),
+  });
+  try {
+    await connection.ensureConnected();
+  } catch (err) {
+    // A caller retrying until the service is back would otherwise leave a channel behind per attempt.
+    await connection.close();
+    throw err;
+  }
   return new Client({ connection, namespace: namespace ?? 'default', dataConverter: dataConverterFor(encryption) });
 }
 
