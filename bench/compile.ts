@@ -11,7 +11,7 @@ import path from 'node:path';
 import ts from 'typescript';
 
 const ROOT = path.resolve(__dirname, '..');
-const SOURCES = ['src', 'bench', 'test/harness'];
+const SOURCES = ['src', 'dev', 'bench', 'test/harness'];
 
 function tsFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {

@@ -210,7 +210,7 @@ describe('payloads between the TypeScript and Go codecs', () => {
 });
 
 test('the Go module’s own tests pass: codec rules, the format’s test vector, types against schema/', async () => {
-  const run = await runProgram('go', ['test', '-v', '...'], {}, { cwd: MODULE, inherit: true, timeoutMs: 600_000 });
+  const run = await runProgram('go', ['test', '-v', './...'], {}, { cwd: MODULE, inherit: true, timeoutMs: 600_000 });
   expect(run.stderr).not.toMatch(/FAIL/);
   expect(run).toMatchObject({ code: 0 });
   expect(run.stdout).toMatch(/^ok\s+\S+\/clients\/go\/codec\b/m);
