@@ -3,14 +3,14 @@
  * output), and a test declares the ones it causes on purpose with `expectWorkerWarnings`: those are not
  * printed, only counted in one line at the end of the file, so a WARN or ERROR that does show is one no
  * test expected. Every line at INFO and above is kept, hidden or not, so tests can scan what a worker
- * logged (for secrets). The same goes for console.warn / console.error (`expectConsoleWarnings`).
+ * logged (for secrets). (Tests print no console.warn/error of their own: the supplier answers' drift
+ * reporter, the one product code that does, is given a recording one wherever a test causes drift.)
  *
  * TEST_SHOW_EXPECTED_LOGS=1 prints the expected lines too, marked `(expected)`.
  *
  * Knowing which test runs and printing the count after the file's last hook take the test environment
  * (./worker-log-environment.ts), which calls the `WorkerLogHooks` this module leaves on the global object.
  */
-import { format } from 'node:util';
 import { DefaultLogger, Runtime, type LogEntry, type Logger } from '@temporalio/worker';
 
 /** What the test environment calls: a test started, a test ended, and the file is done. */
@@ -39,7 +39,7 @@ interface Expectation {
  */
 const TEST_GRACE_MS = 2_000;
 
-/** One kind of output: what the file and the running test expect of it. */
+/** What the file and the running test expect. */
 class Expected {
   private readonly all: Expectation[] = [];
   /** The running test's expectations, while one runs. */
@@ -84,7 +84,6 @@ class Expected {
 interface State {
   kept: string[];
   worker: Expected;
-  console: Expected;
 }
 
 const GLOBAL_KEY = '__workerLogState';
@@ -99,7 +98,7 @@ const holder = globalThis as { [GLOBAL_KEY]?: State; __workerLogHooks?: WorkerLo
 
 /** Set up once per test file: the setup file and the test file's own import share it through the global. */
 function state(): State {
-  return (holder[GLOBAL_KEY] ??= { kept: [], worker: new Expected(), console: new Expected() });
+  return (holder[GLOBAL_KEY] ??= { kept: [], worker: new Expected() });
 }
 
 if (!holder.__workerLogHooks) {
@@ -108,11 +107,9 @@ if (!holder.__workerLogHooks) {
   holder.__workerLogHooks = {
     testStarted() {
       s.worker.testStarted();
-      s.console.testStarted();
     },
     testDone() {
       s.worker.testDone();
-      s.console.testDone();
     },
     async close() {
       // Forwarding native logs keeps a handle open until the runtime stops, which it does by itself only
@@ -121,9 +118,7 @@ if (!holder.__workerLogHooks) {
       await Runtime.instance().shutdown();
     },
     summary() {
-      const lines = [s.worker.summary('worker log WARN/ERROR'), s.console.summary('console.warn/error')];
-      const shown = lines.filter((line): line is string => line !== undefined);
-      return shown.length > 0 ? shown.join('; ') : undefined;
+      return s.worker.summary('worker log WARN/ERROR');
     },
   };
 
@@ -139,15 +134,6 @@ if (!holder.__workerLogHooks) {
       else if (showExpected) process.stderr.write(`(expected) ${line}\n`);
     }),
   });
-
-  // console.warn/error go through Jest's console (with the caller's location) unless expected.
-  for (const method of ['warn', 'error'] as const) {
-    const original = console[method].bind(console);
-    console[method] = (...args: unknown[]) => {
-      if (!s.console.hides(format(...args))) original(...args);
-      else if (showExpected) original('(expected)', ...args);
-    };
-  }
 }
 
 /** The logger workers use here, for the SDK's MockActivityEnvironment: its lines go the same way. */
@@ -167,9 +153,4 @@ export function workerLogLines(): readonly string[] {
  */
 export function expectWorkerWarnings(...patterns: RegExp[]): void {
   state().worker.add(patterns);
-}
-
-/** As expectWorkerWarnings, for console.warn / console.error output (the text as printed). */
-export function expectConsoleWarnings(...patterns: RegExp[]): void {
-  state().console.add(patterns);
 }
