@@ -19,7 +19,7 @@ const tier = (name, extra = {}) => ({
 // Tiers that run workers or activities: their WARN/ERROR lines print unless the test declared them expected
 // (see the harness).
 const workerLogs = {
-  setupFiles: ['<rootDir>/test/harness/quiet-worker-logs.ts'],
+  setupFiles: ['<rootDir>/test/harness/install-worker-logs.ts'],
   testEnvironment: '<rootDir>/test/harness/worker-log-environment.ts',
 };
 

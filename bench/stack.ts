@@ -150,7 +150,7 @@ export function installQuietRuntime(): void {
   try {
     Runtime.install({ logger: new DefaultLogger('WARN') });
   } catch {
-    // Already installed by the host (jest's quiet-worker-logs setup): that one is quiet too.
+    // Already installed by the host (jest's install-worker-logs setup): that one is quiet too.
   }
 }
 

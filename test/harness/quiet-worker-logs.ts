@@ -8,8 +8,10 @@
  *
  * TEST_SHOW_EXPECTED_LOGS=1 prints the expected lines too, marked `(expected)`.
  *
+ * Importing this module changes nothing: ./install-worker-logs.ts, a Jest setup file, installs the SDK
+ * runtime with this logger (benchmarks and the history recorder import the harness and install their own).
  * Knowing which test runs and printing the count after the file's last hook take the test environment
- * (./worker-log-environment.ts), which calls the `WorkerLogHooks` this module leaves on the global object.
+ * (./worker-log-environment.ts), which calls the `WorkerLogHooks` installWorkerLogs leaves on the global.
  */
 import { DefaultLogger, Runtime, type LogEntry, type Logger } from '@temporalio/worker';
 
@@ -101,7 +103,9 @@ function state(): State {
   return (holder[GLOBAL_KEY] ??= { kept: [], worker: new Expected() });
 }
 
-if (!holder.__workerLogHooks) {
+/** Installs the SDK runtime with the logger above and the hooks the test environment calls; once per file. */
+export function installWorkerLogs(): void {
+  if (holder.__workerLogHooks) return;
   const s = state();
   s.worker.add(EXPECTED_EVERYWHERE, true);
   holder.__workerLogHooks = {

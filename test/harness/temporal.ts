@@ -3,6 +3,7 @@
  * dev-server environment over the shared server, and the prebuilt workflow bundle.
  */
 import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { expectWorkerWarnings } from './quiet-worker-logs';
 
 /** The SDK types `create` as private; it is the only way to attach time skipping to a server someone else started. */
 type CreateFn = (opts: {
@@ -26,10 +27,6 @@ function required(name: string): string {
 export function connectTimeSkipping(): Promise<TestWorkflowEnvironment> {
   // Every worker on the Java test server notes that it does not advertise keeping heartbeat details of a
   // failed activity; Book heartbeats for liveness only, with no details to keep.
-  // Loaded here, not at the top: importing it installs the SDK runtime, and the benchmarks and the history
-  // recorder import this harness (through ./booking) and install a runtime of their own.
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { expectWorkerWarnings } = require('./quiet-worker-logs') as typeof import('./quiet-worker-logs');
   expectWorkerWarnings(/^WARN Temporal Server 1\.16\.0 or newer is required .*activity_failure_include_heartbeat/);
   return create({
     server: { type: 'existing' },
