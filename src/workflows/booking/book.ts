@@ -6,6 +6,7 @@ import { ActivityFailure, ApplicationFailure, sleep } from '@temporalio/workflow
 import type { BookOutcome, OrderView } from '../../activities/booking';
 import type { BookAttempt, BookingOutcome } from '../../contract';
 import { book } from './activities';
+import { countBookAttempt } from './metrics';
 import { setStage, type BookingRun } from './run';
 
 /** Book refused before any work (429, connection refused) is sent again for at most this long. */
@@ -18,6 +19,7 @@ export async function sendBook(run: BookingRun): Promise<BookOutcome> {
   for (let wait = 1_000; ; wait = Math.min(wait * 2, 60_000)) {
     const at = new Date().toISOString();
     const outcome = await bookOnce(run);
+    countBookAttempt(outcome.kind);
     if (outcome.kind === 'refused') {
       if (Date.now() - started >= BOOK_RETRY_WINDOW_MS) {
         return {
@@ -84,7 +86,8 @@ export function decideOnOrder(run: BookingRun, order: OrderView): BookingOutcome
   if (order.state === 'confirmed') {
     return { kind: 'confirmed', order: summaryOf(order), cancelRequested: state.cancelRequested };
   }
-  if (order.state === 'failed') {
+  // A booking reads every other ending as failed: Cancelled and CancelFailed before it was ever confirmed.
+  if (order.state === 'failed' || order.state === 'cancelled' || order.state === 'cancel-failed') {
     return {
       kind: 'failed',
       reason: order.statusRemark ?? `Order ended in status ${order.status}`,

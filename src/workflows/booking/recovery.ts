@@ -18,6 +18,7 @@ import type { BookingOutcome, PollRecord } from '../../contract';
 import { pollOffsetSeconds } from '../schedule';
 import { decideAfterBook, decideOnOrder, sendBook } from './book';
 import { withoutResume, type BookingWorkflowInput, type ResumeState } from './input';
+import { countRecoveryPoll } from './metrics';
 import { describe, setStage, type BookingRun } from './run';
 import type { bookingWorkflow } from './index';
 
@@ -114,6 +115,7 @@ async function pollOnce(
     record.result = result.kind;
     if (result.kind === 'found') record.status = result.order.status;
     pushPoll(run, record);
+    countRecoveryPoll(result.kind === 'found' ? result.order.state : result.kind);
     return result;
   } catch (err) {
     // QueryOrders kept failing for its whole retry window: the booking is still unknown, not failed.
@@ -122,6 +124,7 @@ async function pollOnce(
         ? (err.cause.type ?? err.cause.message)
         : String(err);
     pushPoll(run, record);
+    countRecoveryPoll('error');
     return { kind: 'error' };
   }
 }

@@ -15,6 +15,7 @@ import type {
   RecoveryPolicy,
 } from '../../contract';
 import type { Money } from '../../values';
+import { countOutcome, countStageEntered } from './metrics';
 
 export interface BookingRun {
   /** Mutated in place: the query handler holds this very object. */
@@ -31,6 +32,8 @@ export interface BookingRun {
   pendingPrice?: Money;
   /** The answer to that question, once given. */
   approval?: PriceApproval;
+  /** Stages this booking has been counted entering (booking_stage_entered counts each once per booking). */
+  enteredStages: Set<BookingStage>;
 }
 
 export function newRun(
@@ -38,12 +41,22 @@ export function newRun(
   request: ParsedBookingRequest,
   recovery: RecoveryPolicy,
   queryOrder: BookingActivities['queryOrder'],
+  resumed = false,
 ): BookingRun {
   const traceId = workflowInfo().workflowId;
   // One derivation of the session id (startingState), carried over continue-as-new in the state.
   const context = { ...request.context, sessionId: state.sessionId, traceId };
-  return { state, request, recovery, context, traceId, queryOrder, hints: 0 };
+  // A resumed run (continue-as-new) is in recovery, its earlier stages counted by the run before it.
+  const enteredStages = new Set<BookingStage>(resumed ? STAGES_BEFORE_RESUME : []);
+  return { state, request, recovery, context, traceId, queryOrder, hints: 0, enteredStages };
 }
+
+const STAGES_BEFORE_RESUME: BookingStage[] = [
+  'checking-availability',
+  'awaiting-price-approval',
+  'booking',
+  'recovering',
+];
 
 /** The state before anything happened; from the raw input until it is checked, then from the request. */
 export function startingState(request: Partial<BookingRequest>): BookingState {
@@ -61,6 +74,11 @@ export function startingState(request: Partial<BookingRequest>): BookingState {
 }
 
 export function setStage(run: BookingRun, stage: BookingStage, details?: string): void {
+  // Once per booking, so a Book re-sent from recovery does not count the booking into recovery twice.
+  if (!run.enteredStages.has(stage)) {
+    run.enteredStages.add(stage);
+    countStageEntered(stage);
+  }
   run.state.stage = stage;
   upsertSearchAttributes([{ key: BookingStageKey, value: stage }]);
   setCurrentDetails(details ?? describe(run.state));
@@ -69,6 +87,7 @@ export function setStage(run: BookingRun, stage: BookingStage, details?: string)
 /** Records the outcome; an `unresolved` one is also an ERROR line, so a person is told. */
 export function finish(run: BookingRun, outcome: BookingOutcome): BookingOutcome {
   const { state } = run;
+  countOutcome(outcome.kind, state.stage);
   state.outcome = outcome;
   state.nextPollAt = undefined;
   state.stage = 'completed';

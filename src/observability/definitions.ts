@@ -1,0 +1,120 @@
+/**
+ * The booking's own metrics: one list of names, units, label names and help texts, read by the code
+ * that records them (workflow code through the SDK's workflow meter, the supplier side through the
+ * runtime's meter) and by the test that checks every metric a dashboard or alert rule names exists.
+ *
+ * No imports and no I/O: workflow code imports it. Labels hold closed sets only (stage, outcome kind,
+ * operation, error type, status class, drift path folded from the spec's field names): never a
+ * reference, an id or anything a guest typed.
+ *
+ * Exported names follow Prometheus conventions because the runtime's exporter is set up that way
+ * (src/observability/runtime.ts): counters get `_total`, histograms their unit (`_seconds`).
+ */
+
+export type MetricKind = 'counter' | 'histogram';
+
+export interface MetricDefinition {
+  /** The name given to the SDK's meter; the exported name adds the suffixes (exportedNames). */
+  name: string;
+  kind: MetricKind;
+  /** Histograms only; becomes the name's suffix. */
+  unit?: 'seconds';
+  valueType?: 'int' | 'float';
+  labels: readonly string[];
+  help: string;
+  /** Histograms only: bucket boundaries, in the unit. */
+  buckets?: readonly number[];
+}
+
+const define = <const T extends Record<string, MetricDefinition>>(defs: T) => defs;
+
+export const BOOKING_METRICS = define({
+  outcomes: {
+    name: 'booking_outcomes',
+    kind: 'counter',
+    labels: ['kind'],
+    help: 'Bookings ended, by outcome kind (confirmed, failed, unavailable, price-rejected, cancelled, unresolved).',
+  },
+  stageEntered: {
+    name: 'booking_stage_entered',
+    kind: 'counter',
+    labels: ['stage'],
+    help: 'Bookings entering a stage (checking-availability, awaiting-price-approval, booking, recovering).',
+  },
+  recoveriesEnded: {
+    name: 'booking_recoveries_ended',
+    kind: 'counter',
+    labels: ['kind'],
+    help: 'Bookings that left recovery, by outcome kind; with booking_stage_entered{stage="recovering"}, the recovery backlog.',
+  },
+  bookAttempts: {
+    name: 'booking_book_attempts',
+    kind: 'counter',
+    labels: ['result'],
+    help: 'Book activities completed, by the Book rule value (order, refused, rejected, ambiguous).',
+  },
+  recoveryPolls: {
+    name: 'booking_recovery_polls',
+    kind: 'counter',
+    labels: ['result'],
+    help: 'Recovery polls (QueryOrders lookups of one booking), by result (confirmed, failed, pending, not-found, error).',
+  },
+  supplierRequestDuration: {
+    name: 'booking_supplier_request_duration',
+    kind: 'histogram',
+    unit: 'seconds',
+    valueType: 'float',
+    labels: ['operation', 'outcome'],
+    help: 'Supplier HTTP requests, from sending to the answer read, by operation and outcome (success or error).',
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 30, 60, 90],
+  },
+  supplierResponses: {
+    name: 'booking_supplier_responses',
+    kind: 'counter',
+    labels: ['operation', 'status_class'],
+    help: 'Supplier requests by HTTP status class (2xx, 4xx, 5xx, other; none when no answer came).',
+  },
+  supplierErrors: {
+    name: 'booking_supplier_errors',
+    kind: 'counter',
+    labels: ['operation', 'error_type'],
+    help: 'Supplier requests that ended in an error, by its stable type (SupplierRateLimited, SupplierServerError, ...).',
+  },
+  supplierRateLimited: {
+    name: 'booking_supplier_rate_limited',
+    kind: 'counter',
+    labels: ['operation'],
+    help: 'Supplier answers 429 (quota limit exceeded).',
+  },
+  rateLimiterWait: {
+    name: 'booking_rate_limiter_wait',
+    kind: 'histogram',
+    unit: 'seconds',
+    valueType: 'float',
+    labels: ['operation'],
+    help: "Time a request waited for the worker's token bucket before it was sent.",
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  },
+  queryOrdersBatchReferences: {
+    name: 'booking_query_orders_batch_references',
+    kind: 'histogram',
+    valueType: 'int',
+    labels: [],
+    help: 'References carried by one QueryOrders request of the coalescer.',
+    buckets: [1, 2, 5, 10, 20, 30, 40, 50],
+  },
+  supplierDrift: {
+    name: 'booking_supplier_drift',
+    kind: 'counter',
+    labels: ['operation', 'path'],
+    help: 'Supplier answer fields whose shape drifts from the spec, by operation and JSON path (indices folded).',
+  },
+});
+
+export type BookingMetricKey = keyof typeof BOOKING_METRICS;
+
+/** The name Prometheus shows for a definition (series of a histogram add _bucket, _sum, _count). */
+export function exportedName(def: MetricDefinition): string {
+  if (def.kind === 'counter') return `${def.name}_total`;
+  return def.unit ? `${def.name}_${def.unit}` : def.name;
+}
