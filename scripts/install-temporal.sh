@@ -2,20 +2,37 @@
 # Builds the real Temporal servers this project tests against, from package registries only
 # (the Go module proxy and Maven Central), into a cache outside the clone so a second run reuses them.
 #
-#   TEMPORAL_BIN_CACHE   cache folder (default: ~/.cache/hotel-booking-orchestrator)
-#   TEMPORAL_CLI_VERSION / TEMPORAL_TEST_SERVER_VERSION   pinned versions (defaults below)
+#   cli           the Temporal CLI (dev server with the Web UI embedded)
+#   test-server   the Java time-skipping test server
+#   prod          the production engine: temporal-server, temporal-sql-tool and the PostgreSQL schema
+#                 folders they ship with, and the standalone Web UI server (npm run stack:prod)
+#   all           cli and test-server (what `npm test` needs without the production engine)
 #
-# Prints the two executables' paths on its last two lines.
+#   TEMPORAL_BIN_CACHE   cache folder (default: ~/.cache/hotel-booking-orchestrator)
+#   TEMPORAL_CLI_VERSION / TEMPORAL_TEST_SERVER_VERSION / TEMPORAL_SERVER_VERSION / TEMPORAL_UI_VERSION
+#                        pinned versions (defaults below; dev/temporal/versions.json is the source of truth)
+#
+# Prints the built executables' paths, one per line.
 set -euo pipefail
 
-CLI_VERSION="${TEMPORAL_CLI_VERSION:-v1.5.1}"
-TS_VERSION="${TEMPORAL_TEST_SERVER_VERSION:-1.31.0}"
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+versions="$here/../dev/temporal/versions.json"
+pinned() { node -e 'process.stdout.write(require(process.argv[1])[process.argv[2]])' "$versions" "$1"; }
+
+CLI_VERSION="${TEMPORAL_CLI_VERSION:-$(pinned cli)}"
+TS_VERSION="${TEMPORAL_TEST_SERVER_VERSION:-$(pinned testServer)}"
+SERVER_VERSION="${TEMPORAL_SERVER_VERSION:-$(pinned server)}"
+UI_VERSION="${TEMPORAL_UI_VERSION:-$(pinned ui)}"
 CACHE="${TEMPORAL_BIN_CACHE:-$HOME/.cache/hotel-booking-orchestrator}"
 
 cli_dir="$CACHE/temporal-cli-$CLI_VERSION"
 cli="$cli_dir/temporal"
 ts_dir="$CACHE/temporal-test-server-$TS_VERSION"
 ts="$ts_dir/temporal-test-server"
+server_dir="$CACHE/temporal-server-$SERVER_VERSION"
+server="$server_dir/temporal-server"
+ui_dir="$CACHE/temporal-ui-server-$UI_VERSION"
+ui="$ui_dir/ui-server"
 
 log() { printf '[install-temporal] %s\n' "$*" >&2; }
 
@@ -63,11 +80,44 @@ SH
   log "test server resolved in $((SECONDS - start)) s"
 }
 
+# The server (all four services in one binary), its SQL schema tool, and the schema folders the tool
+# applies: they ship inside the server module, so they are copied from the module cache beside the binaries.
+build_server() {
+  if [ -x "$server" ] && [ -x "$server_dir/temporal-sql-tool" ] && [ -d "$server_dir/schema/postgresql" ]; then
+    log "Temporal server $SERVER_VERSION cached at $server_dir"; return
+  fi
+  command -v go >/dev/null || { log "Go is needed to build the Temporal server"; exit 1; }
+  log "building Temporal server $SERVER_VERSION and temporal-sql-tool with go install (about 2-4 min cold)"
+  local start=$SECONDS tmp="$server_dir.tmp"
+  rm -rf "$tmp" && mkdir -p "$tmp"
+  GOBIN="$tmp" GOFLAGS=-mod=mod go install "go.temporal.io/server/cmd/server@$SERVER_VERSION" \
+    "go.temporal.io/server/cmd/tools/sql@$SERVER_VERSION"
+  mv "$tmp/server" "$tmp/temporal-server" && mv "$tmp/sql" "$tmp/temporal-sql-tool"
+  local module
+  module="$(GOFLAGS=-mod=mod go mod download -json "go.temporal.io/server@$SERVER_VERSION" | node -e \
+    'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>process.stdout.write(JSON.parse(s).Dir))')"
+  mkdir -p "$tmp/schema" && cp -R "$module/schema/postgresql" "$tmp/schema/" && chmod -R u+w "$tmp/schema"
+  rm -rf "$server_dir" && mv "$tmp" "$server_dir"
+  log "Temporal server built in $((SECONDS - start)) s"
+}
+
+build_ui() {
+  if [ -x "$ui" ]; then log "Temporal Web UI server $UI_VERSION cached at $ui"; return; fi
+  command -v go >/dev/null || { log "Go is needed to build the Temporal Web UI server"; exit 1; }
+  log "building the Temporal Web UI server $UI_VERSION with go install"
+  local start=$SECONDS tmp="$ui_dir.tmp"
+  rm -rf "$tmp" && mkdir -p "$tmp"
+  GOBIN="$tmp" GOFLAGS=-mod=mod go install "github.com/temporalio/ui-server/v2/cmd/server@$UI_VERSION"
+  mv "$tmp/server" "$tmp/ui-server"
+  rm -rf "$ui_dir" && mv "$tmp" "$ui_dir"
+  log "Web UI server built in $((SECONDS - start)) s"
+}
+
 case "${1:-all}" in
-  cli) build_cli ;;
-  test-server) build_test_server ;;
-  all) build_test_server; build_cli ;;
-  *) log "usage: $0 [all|cli|test-server]"; exit 2 ;;
+  cli) build_cli; echo "$cli" ;;
+  test-server) build_test_server; echo "$ts" ;;
+  prod) build_server; build_ui; echo "$server"; echo "$ui" ;;
+  all) build_test_server; build_cli; echo "$cli"; echo "$ts" ;;
+  everything) build_test_server; build_cli; build_server; build_ui; echo "$cli"; echo "$ts"; echo "$server"; echo "$ui" ;;
+  *) log "usage: $0 [all|cli|test-server|prod|everything]"; exit 2 ;;
 esac
-echo "$cli"
-echo "$ts"

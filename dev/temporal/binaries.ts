@@ -12,8 +12,12 @@ import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 
-export const TEMPORAL_CLI_VERSION = 'v1.5.1';
-export const TEMPORAL_TEST_SERVER_VERSION = '1.31.0';
+import versions from './versions.json';
+
+/** Pinned versions, shared with scripts/install-temporal.sh and checked against docker-compose.yml by a test. */
+export const TEMPORAL_VERSIONS = versions;
+export const TEMPORAL_CLI_VERSION = versions.cli;
+export const TEMPORAL_TEST_SERVER_VERSION = versions.testServer;
 
 export type ServerExecutable = { type: 'existing-path'; path: string } | { type: 'cached-download' };
 export type ServerKind = 'cli' | 'test-server';
@@ -29,6 +33,38 @@ export function cachedPath(kind: ServerKind, env: NodeJS.ProcessEnv = process.en
   return kind === 'cli'
     ? path.join(cacheDir(env), `temporal-cli-${TEMPORAL_CLI_VERSION}`, 'temporal')
     : path.join(cacheDir(env), `temporal-test-server-${TEMPORAL_TEST_SERVER_VERSION}`, 'temporal-test-server');
+}
+
+/** The production engine's executables (scripts/install-temporal.sh prod builds them; not built on demand). */
+export interface ProdBinaries {
+  server: string;
+  sqlTool: string;
+  /** PostgreSQL schema folders shipped with the server module (`<schemaDir>/v12/{temporal,visibility}/versioned`). */
+  schemaDir: string;
+  uiServer: string;
+}
+
+export function prodBinaries(env: NodeJS.ProcessEnv = process.env): ProdBinaries {
+  const serverDir = path.join(cacheDir(env), `temporal-server-${versions.server}`);
+  return {
+    server: env.TEMPORAL_SERVER_PATH ?? path.join(serverDir, 'temporal-server'),
+    sqlTool: env.TEMPORAL_SQL_TOOL_PATH ?? path.join(serverDir, 'temporal-sql-tool'),
+    schemaDir: env.TEMPORAL_SCHEMA_DIR ?? path.join(serverDir, 'schema', 'postgresql'),
+    uiServer: env.TEMPORAL_UI_SERVER_PATH ?? path.join(cacheDir(env), `temporal-ui-server-${versions.ui}`, 'ui-server'),
+  };
+}
+
+/** Resolves the production engine, building it from the Go module proxy once when it is missing. */
+export function resolveProdBinaries(env: NodeJS.ProcessEnv = process.env): ProdBinaries {
+  const found = prodBinaries(env);
+  const missing = () => Object.values(found).filter((file) => !existsSync(file));
+  if (missing().length > 0 && hasCommand('go')) {
+    process.stderr.write(`Building the Temporal server and Web UI from the Go module proxy (once)...\n`);
+    execFileSync('bash', [INSTALL_SCRIPT, 'prod'], { stdio: ['ignore', 'ignore', 'inherit'], env });
+  }
+  if (missing().length > 0)
+    throw new Error(`Production engine not found (${missing().join(', ')}): run \`npm run temporal:install -- prod\``);
+  return found;
 }
 
 /** A cached test server is only usable while every jar on its classpath is still in the Maven repository. */
