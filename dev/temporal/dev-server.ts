@@ -3,21 +3,35 @@
  * Tests use the SDK's TestWorkflowEnvironment with the same executable instead (test/harness).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import { parse } from 'yaml';
 import { SEARCH_ATTRIBUTES } from '../../src/contract';
 
+export const DYNAMIC_CONFIG_FILE = path.resolve(__dirname, '../../deploy/dynamicconfig/booking.yaml');
+
 /**
- * Server settings every server we start gets (dev server flags; docker-compose mounts the same in
- * deploy/dynamicconfig). Eager activity execution lets the server hand a scheduled activity straight
- * back in the worker's workflow-task response instead of through the activity queue: measured by
- * `npm run bench -- overhead` on this 2-core machine, p50 overhead 245 ms without it, 148 ms with it.
- * It is off by default in the server; a production server needs it in its dynamic config too.
+ * The dynamic config every server we start gets, read from the file docker-compose and `npm run stack:prod`
+ * use, as the dev server's `KEY=JSON` flag values. Only unconstrained (cluster-wide) values can be
+ * flags; a constrained entry in the file is refused here rather than silently widened.
  */
-export const SERVER_DYNAMIC_CONFIG: Readonly<Record<string, string>> = {
-  'system.enableActivityEagerExecution': 'true',
-};
+export function readDynamicConfig(file: string = DYNAMIC_CONFIG_FILE): Record<string, string> {
+  const doc = (parse(readFileSync(file, 'utf8')) ?? {}) as Record<
+    string,
+    Array<{ value: unknown; constraints?: unknown }>
+  >;
+  return Object.fromEntries(
+    Object.entries(doc).map(([key, entries]) => {
+      if (entries.length !== 1 || entries[0]!.constraints !== undefined)
+        throw new Error(`${file}: ${key} has constraints; the dev server takes one cluster-wide value`);
+      return [key, JSON.stringify(entries[0]!.value)];
+    }),
+  );
+}
+
+/** Server settings every server we start gets (see deploy/dynamicconfig/booking.yaml for why each). */
+export const SERVER_DYNAMIC_CONFIG: Readonly<Record<string, string>> = readDynamicConfig();
 
 /** `--dynamic-config-value K=V` flags for the CLI dev server. */
 export function dynamicConfigArgs(config: Readonly<Record<string, string>> = SERVER_DYNAMIC_CONFIG): string[] {

@@ -1,0 +1,390 @@
+/**
+ * The production topology on one machine: a PostgreSQL cluster, the Temporal schemas set up and upgraded,
+ * and several Temporal server nodes (each runs all four services) that form one cluster through membership
+ * on loopback, behind one frontend address. Used by `npm run stack:prod`, the integration tier's prod
+ * engine, the chaos run's prod mode and the benchmarks; every piece can be killed and brought back.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
+import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { Connection } from '@temporalio/client';
+import { msToTs } from '@temporalio/common/lib/time';
+import { stringify } from 'yaml';
+import { resolveProdBinaries, type ProdBinaries } from '../temporal/binaries';
+import { freePort, waitForPort } from '../temporal/dev-server';
+import { startPostgres, type Postgres } from './postgres';
+import { startFrontendProxy, type FrontendProxy } from './proxy';
+import { PROD_TOPOLOGY } from './topology';
+
+/** The dynamic config file every server we run reads: the same file docker-compose mounts. */
+export const DYNAMIC_CONFIG_FILE = path.resolve(__dirname, '../../deploy/dynamicconfig/booking.yaml');
+
+export interface ClusterOptions {
+  dataDir: string;
+  /** The address clients dial (a proxy over the frontends); 0 picks a free port. */
+  frontendPort: number;
+  /** Node i takes ports from basePort + 100 × i (below 32768); 0 picks a free block. */
+  basePort: number;
+  postgresPort: number;
+  nodes?: number;
+  historyShards?: number;
+  namespace?: string;
+  logLevel?: 'debug' | 'info' | 'warn' | 'error';
+  log?: (line: string) => void;
+}
+
+interface NodePorts {
+  frontend: number;
+  history: number;
+  matching: number;
+  worker: number;
+  frontendMembership: number;
+  historyMembership: number;
+  matchingMembership: number;
+  workerMembership: number;
+  frontendHttp: number;
+  metrics: number;
+}
+
+export interface ServerNode {
+  name: string;
+  ports: NodePorts;
+  pid(): number | undefined;
+  running(): boolean;
+  /** SIGKILL, as a crashed machine: no graceful handoff of shards. */
+  kill(): Promise<void>;
+  /** Starts the node again on its ports; resolves when its frontend answers. */
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface ProdCluster {
+  /** host:port of the frontend proxy: what TEMPORAL_ADDRESS is set to. */
+  address: string;
+  namespace: string;
+  nodes: ServerNode[];
+  postgres: Postgres;
+  historyShards: number;
+  dataDir: string;
+  stop(): Promise<void>;
+}
+
+/** True when nothing listens on the port (it can be bound on 127.0.0.1 right now). */
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+/**
+ * A base port whose block (100 per node) is free. Below 32768: the server stores membership ports in a
+ * PostgreSQL smallint, so the OS's ephemeral ports cannot be used for them.
+ */
+async function freeBasePort(nodes: number): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const base = 20_000 + 100 * Math.floor(Math.random() * 120);
+    const ports = Array.from({ length: nodes }, (_, i) => PORT_NAMES.map((_, j) => base + 100 * i + j)).flat();
+    if ((await Promise.all(ports.map(portFree))).every(Boolean)) return base;
+  }
+  throw new Error('no free block of ports for the Temporal nodes between 20000 and 32767');
+}
+
+const PORT_NAMES: Array<keyof NodePorts> = [
+  'frontend',
+  'history',
+  'matching',
+  'worker',
+  'frontendMembership',
+  'historyMembership',
+  'matchingMembership',
+  'workerMembership',
+  'frontendHttp',
+  'metrics',
+];
+
+function nodePorts(basePort: number, index: number): NodePorts {
+  const ports = {} as NodePorts;
+  for (const [i, name] of PORT_NAMES.entries()) ports[name] = basePort + 100 * index + i;
+  return ports;
+}
+
+/** One node's server config (`temporal-server --config <dir> --env <name>` reads `<dir>/<name>.yaml`). */
+export function serverConfig(options: {
+  ports: NodePorts;
+  postgres: { port: number; user: string; password: string };
+  historyShards: number;
+  clusterAddress: string;
+  logLevel: string;
+}): Record<string, unknown> {
+  const { ports, postgres } = options;
+  const { persistence } = PROD_TOPOLOGY;
+  const store = (databaseName: string, maxConns: number) => ({
+    sql: {
+      pluginName: 'postgres12',
+      databaseName,
+      connectAddr: `127.0.0.1:${postgres.port}`,
+      connectProtocol: 'tcp',
+      user: postgres.user,
+      password: postgres.password,
+      maxConns,
+      maxIdleConns: maxConns,
+      maxConnLifetime: '1h',
+    },
+  });
+  const service = (grpcPort: number, membershipPort: number, extra: Record<string, unknown> = {}) => ({
+    rpc: { grpcPort, membershipPort, bindOnIP: '127.0.0.1', ...extra },
+  });
+  return {
+    log: { stdout: true, level: options.logLevel },
+    persistence: {
+      defaultStore: 'default',
+      visibilityStore: 'visibility',
+      numHistoryShards: options.historyShards,
+      datastores: {
+        default: store(PROD_TOPOLOGY.databases.default, persistence.maxConns),
+        visibility: store(PROD_TOPOLOGY.databases.visibility, persistence.visibilityMaxConns),
+      },
+    },
+    global: {
+      membership: { maxJoinDuration: '30s', broadcastAddress: '127.0.0.1' },
+      metrics: {
+        prometheus: { framework: 'tally', timerType: 'histogram', listenAddress: `127.0.0.1:${ports.metrics}` },
+      },
+    },
+    services: {
+      frontend: service(ports.frontend, ports.frontendMembership, { httpPort: ports.frontendHttp }),
+      history: service(ports.history, ports.historyMembership),
+      matching: service(ports.matching, ports.matchingMembership),
+      worker: service(ports.worker, ports.workerMembership),
+    },
+    clusterMetadata: {
+      enableGlobalNamespace: false,
+      failoverVersionIncrement: 10,
+      masterClusterName: 'active',
+      currentClusterName: 'active',
+      clusterInformation: {
+        active: { enabled: true, initialFailoverVersion: 1, rpcName: 'frontend', rpcAddress: options.clusterAddress },
+      },
+    },
+    dcRedirectionPolicy: { policy: 'noop' },
+    dynamicConfigClient: { filepath: DYNAMIC_CONFIG_FILE, pollInterval: '10s' },
+  };
+}
+
+/** Creates both databases and applies every schema version not yet applied: safe on every start. */
+export function setupSchemas(bin: ProdBinaries, postgres: Postgres): void {
+  const common = [
+    '--plugin',
+    'postgres12',
+    '--ep',
+    postgres.host,
+    '-p',
+    String(postgres.port),
+    '-u',
+    postgres.user,
+    '--pw',
+    postgres.password,
+  ];
+  const tool = (db: string, ...args: string[]) => {
+    const result = spawnSync(bin.sqlTool, [...common, '--db', db, ...args], { encoding: 'utf8' });
+    if (result.status !== 0) throw new Error(`temporal-sql-tool ${args[0]} on ${db} failed:\n${result.stderr}`);
+  };
+  for (const [db, folder] of [
+    [PROD_TOPOLOGY.databases.default, 'temporal'],
+    [PROD_TOPOLOGY.databases.visibility, 'visibility'],
+  ] as const) {
+    tool(db, 'create-database');
+    tool(db, 'setup-schema', '-v', '0.0');
+    tool(db, 'update-schema', '-d', path.join(bin.schemaDir, 'v12', folder, 'versioned'));
+  }
+}
+
+/**
+ * The shard count is fixed when the cluster is first created; a data folder keeps the count it was made
+ * with, and a different request is refused rather than silently ignored.
+ */
+function historyShardsFor(dataDir: string, requested: number | undefined): number {
+  const file = path.join(dataDir, 'history-shards');
+  if (existsSync(file)) {
+    const kept = Number(readFileSync(file, 'utf8').trim());
+    if (requested !== undefined && requested !== kept)
+      throw new Error(
+        `${dataDir} was created with ${kept} history shards; the count cannot change (asked: ${requested})`,
+      );
+    return kept;
+  }
+  const shards = requested ?? PROD_TOPOLOGY.historyShards;
+  writeFileSync(file, `${shards}\n`);
+  return shards;
+}
+
+function startNode(bin: ProdBinaries, name: string, ports: NodePorts, configDir: string, logDir: string): ServerNode {
+  let child: ChildProcess | undefined;
+  const exited = (c: ChildProcess, ms: number) =>
+    new Promise<boolean>((resolve) => {
+      if (c.exitCode !== null || c.signalCode !== null) return resolve(true);
+      const timer = setTimeout(() => resolve(false), ms);
+      c.once('exit', () => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+    });
+  const node: ServerNode = {
+    name,
+    ports,
+    pid: () => child?.pid,
+    running: () => child !== undefined && child.exitCode === null && child.signalCode === null,
+    async start() {
+      const out = createWriteStream(path.join(logDir, `${name}.log`), { flags: 'a' });
+      const c = spawn(
+        bin.server,
+        [
+          '--root',
+          path.dirname(configDir),
+          '--config',
+          path.basename(configDir),
+          '--env',
+          name,
+          '--allow-no-auth',
+          'start',
+        ],
+        {
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
+      c.stdout!.pipe(out);
+      c.stderr!.pipe(out);
+      child = c;
+      liveServers.add(c);
+      c.once('exit', () => liveServers.delete(c));
+      const gone = exited(c, 120_000).then(() => 'exited' as const);
+      const up = waitForPort('127.0.0.1', ports.frontend, 120_000).then(() => 'up' as const);
+      if ((await Promise.race([gone, up])) === 'exited')
+        throw new Error(`Temporal node ${name} exited at start (code ${c.exitCode}); see ${logDir}/${name}.log`);
+    },
+    async kill() {
+      if (!child || !node.running()) return;
+      child.kill('SIGKILL');
+      await exited(child, 10_000);
+    },
+    async stop() {
+      if (!child || !node.running()) return;
+      child.kill('SIGTERM');
+      if (!(await exited(child, 15_000))) {
+        child.kill('SIGKILL');
+        await exited(child, 5_000);
+      }
+    },
+  };
+  return node;
+}
+
+/** Server processes still running, killed if this process exits without stopping them. */
+const liveServers = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const c of liveServers) c.kill('SIGKILL');
+});
+
+/** Registers the namespace once and waits until every node knows it (each node caches namespaces). */
+async function ensureNamespace(cluster: { nodes: ServerNode[] }, namespace: string, retentionDays: number) {
+  const connect = (port: number) => Connection.connect({ address: `127.0.0.1:${port}`, connectTimeout: 10_000 });
+  const first = await connect(cluster.nodes[0]!.ports.frontend);
+  try {
+    await first.workflowService.describeNamespace({ namespace }).catch(async () => {
+      await first.workflowService
+        .registerNamespace({
+          namespace,
+          workflowExecutionRetentionPeriod: msToTs(retentionDays * 86_400_000),
+        })
+        .catch((err: { code?: number }) => {
+          if (err.code !== 6) throw err; // 6 ALREADY_EXISTS: another start registered it
+        });
+    });
+  } finally {
+    await first.close();
+  }
+  for (const node of cluster.nodes) {
+    const connection = await connect(node.ports.frontend);
+    try {
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        const known = await connection.workflowService.describeNamespace({ namespace }).then(
+          () => true,
+          () => false,
+        );
+        if (known) break;
+        if (Date.now() > deadline) throw new Error(`node ${node.name} does not know namespace ${namespace} after 60 s`);
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    } finally {
+      await connection.close();
+    }
+  }
+}
+
+export async function startProdCluster(options: ClusterOptions): Promise<ProdCluster> {
+  const log = options.log ?? ((line: string) => process.stderr.write(`[prod] ${line}\n`));
+  const bin = resolveProdBinaries();
+  const dataDir = path.resolve(options.dataDir);
+  const [configDir, logDir] = [path.join(dataDir, 'config'), path.join(dataDir, 'logs')];
+  mkdirSync(configDir, { recursive: true });
+  mkdirSync(logDir, { recursive: true });
+  const namespace = options.namespace ?? 'default';
+  const historyShards = historyShardsFor(dataDir, options.historyShards);
+  const stops: Array<() => Promise<void>> = [];
+  const stop = async () => {
+    for (const s of stops.reverse()) await s().catch((err: unknown) => log(`stop: ${String(err)}`));
+  };
+
+  try {
+    const t0 = Date.now();
+    const postgres = await startPostgres({
+      dataDir,
+      port: options.postgresPort || (await freePort()),
+      user: PROD_TOPOLOGY.postgres.user,
+      password: PROD_TOPOLOGY.postgres.password,
+    });
+    stops.push(() => postgres.stop());
+    setupSchemas(bin, postgres);
+    log(`PostgreSQL on ${postgres.port} (${postgres.pgData}), schemas current, in ${Date.now() - t0} ms`);
+
+    const count = options.nodes ?? PROD_TOPOLOGY.serverNodes;
+    const nodes: ServerNode[] = [];
+    const proxyPort = options.frontendPort || (await freePort());
+    const basePort = options.basePort || (await freeBasePort(count));
+    for (let i = 0; i < count; i++) {
+      const name = `node-${i + 1}`;
+      const ports = nodePorts(basePort, i);
+      const config = serverConfig({
+        ports,
+        postgres,
+        historyShards,
+        clusterAddress: `127.0.0.1:${proxyPort}`,
+        logLevel: options.logLevel ?? 'warn',
+      });
+      writeFileSync(path.join(configDir, `${name}.yaml`), stringify(config));
+      nodes.push(startNode(bin, name, ports, configDir, logDir));
+    }
+    stops.push(async () => {
+      await Promise.all(nodes.map((n) => n.stop()));
+    });
+    const t1 = Date.now();
+    await Promise.all(nodes.map((n) => n.start()));
+    const proxy: FrontendProxy = await startFrontendProxy({
+      port: proxyPort,
+      backends: () => nodes.filter((n) => n.running()).map((n) => ({ host: '127.0.0.1', port: n.ports.frontend })),
+    });
+    stops.splice(1, 0, () => proxy.close());
+    await ensureNamespace({ nodes }, namespace, PROD_TOPOLOGY.retentionDays);
+    log(
+      `${count} Temporal nodes up behind ${proxy.address}, ${historyShards} history shards, in ${Date.now() - t1} ms`,
+    );
+    return { address: proxy.address, namespace, nodes, postgres, historyShards, dataDir, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}

@@ -1,0 +1,64 @@
+/**
+ * The standalone Temporal Web UI server (temporalio/ui-server), pointed at the cluster's frontend address,
+ * as the `temporalio/ui` image runs it in docker-compose.
+ */
+import { spawn } from 'node:child_process';
+import { createWriteStream, mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { stringify } from 'yaml';
+import { resolveProdBinaries } from '../temporal/binaries';
+import { waitForPort } from '../temporal/dev-server';
+
+export interface WebUi {
+  url: string;
+  stop(): Promise<void>;
+}
+
+export async function startWebUi(options: {
+  dataDir: string;
+  port: number;
+  temporalAddress: string;
+  namespace: string;
+  codecEndpoint?: string;
+}): Promise<WebUi> {
+  const bin = resolveProdBinaries();
+  const root = path.join(options.dataDir, 'ui');
+  mkdirSync(path.join(root, 'config'), { recursive: true });
+  const config = {
+    temporalGrpcAddress: options.temporalAddress,
+    host: '127.0.0.1',
+    port: options.port,
+    enableUi: true,
+    defaultNamespace: options.namespace,
+    notifyOnNewVersion: false,
+    // Plain HTTP on loopback: the CSRF cookie must not require TLS.
+    cors: { cookieInsecure: true, allowOrigins: [`http://127.0.0.1:${options.port}`] },
+    ...(options.codecEndpoint ? { codec: { endpoint: options.codecEndpoint } } : {}),
+  };
+  writeFileSync(path.join(root, 'config', 'stack.yaml'), stringify(config));
+  const out = createWriteStream(path.join(options.dataDir, 'logs', 'web-ui.log'), { flags: 'a' });
+  const child = spawn(bin.uiServer, ['--root', root, '--config', 'config', '--env', 'stack', 'start'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout!.pipe(out);
+  child.stderr!.pipe(out);
+  const kill = () => child.kill('SIGKILL');
+  process.on('exit', kill);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const started = await Promise.race([
+    waitForPort('127.0.0.1', options.port, 60_000).then(() => true),
+    exited.then(() => false),
+  ]);
+  if (!started) throw new Error(`the Web UI server exited at start; see ${options.dataDir}/logs/web-ui.log`);
+  return {
+    url: `http://127.0.0.1:${options.port}`,
+    async stop() {
+      process.off('exit', kill);
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(kill, 5_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
