@@ -15,6 +15,7 @@
  * rejects only the callers it may belong to (see ordersOf). One process, one coalescer: it
  * holds no global state.
  */
+import { AsyncResource } from 'node:async_hooks';
 import { SupplierError } from './errors';
 import type { SupplierClient } from './interface';
 import type { SupplierRateLimiter } from './rate-limiter';
@@ -43,12 +44,16 @@ export interface QueryOrdersCoalescerOptions {
   minIntervalMs?: number;
   /** The credential's rate limiter: the coalescer waits for a queryOrders token before each request. */
   limiter?: Pick<SupplierRateLimiter, 'acquire'>;
+  /** Told the number of references of each request sent (the batch-size metric). */
+  onBatch?: (references: number) => void;
 }
 
 interface Waiter {
   resolve(orders: HotelOrder[]): void;
   reject(err: unknown): void;
   traceId?: string;
+  /** The caller's async context (its trace, when traced), in which a request carrying only this lookup runs. */
+  scope: AsyncResource;
   /** The request carrying this lookup, once sent. */
   batch?: Batch;
 }
@@ -68,6 +73,8 @@ export function createQueryOrdersCoalescer(options: QueryOrdersCoalescerOptions)
   const minIntervalMs = Math.max(0, options.minIntervalMs ?? 0);
   /** When the last request was sent (ms since epoch); spacing starts from it. */
   let lastSentAt = -Infinity;
+  /** Where a shared request runs: the coalescer's own context, belonging to no single caller's trace. */
+  const sharedScope = new AsyncResource('QueryOrdersCoalescer');
 
   /** Lookups not sent yet, by reference, in arrival order: one reference is sent once however many ask. */
   const queue = new Map<string, Set<Waiter>>();
@@ -139,14 +146,20 @@ export function createQueryOrdersCoalescer(options: QueryOrdersCoalescerOptions)
     const all = [...waiters.values()].flatMap((set) => [...set]);
     // A Trace-Id groups one flow's requests; a shared request belongs to no single flow.
     const traceId = all.length === 1 ? all[0]!.traceId : undefined;
+    // Sent from a timer, whose async context is whichever lookup happened to schedule it: a lone lookup's
+    // request runs in that lookup's own context instead, so its span joins the right trace.
+    const scope = all.length === 1 ? all[0]!.scope : sharedScope;
     inFlight++;
     lastSentAt = Date.now();
+    options.onBatch?.(waiters.size);
     // Through a promise, so even a client that throws synchronously answers every caller.
     new Promise<OrderListing>((resolve) =>
       resolve(
-        supplier.queryOrders(
-          { customerReferenceNos: [...waiters.keys()] },
-          { signal: batch.controller.signal, ...(traceId ? { traceId } : {}) },
+        scope.runInAsyncScope(() =>
+          supplier.queryOrders(
+            { customerReferenceNos: [...waiters.keys()] },
+            { signal: batch.controller.signal, ...(traceId ? { traceId } : {}) },
+          ),
         ),
       ),
     ).then(
@@ -200,6 +213,7 @@ export function createQueryOrdersCoalescer(options: QueryOrdersCoalescerOptions)
         };
         const waiter: Waiter = {
           traceId,
+          scope: new AsyncResource('QueryOrdersLookup'),
           resolve(orders) {
             signal?.removeEventListener('abort', onAbort);
             resolve(orders);

@@ -13,6 +13,7 @@ import { Agent, request, type Dispatcher } from 'undici';
 import { createDriftReporter, type DriftReporter } from './drift';
 import { SupplierError, type SupplierErrorDetails, type SupplierErrorType, type SupplierOperation } from './errors';
 import type { CallContext, SupplierClient, TokenProvider } from './interface';
+import type { SupplierObserver } from './observer';
 import type { SupplierProfile } from './profile';
 import { readAnswer, type AnswerShape } from './read';
 import {
@@ -50,6 +51,8 @@ export interface HttpSupplierClientOptions {
   newRequestId?: () => string;
   /** Where fields that drift from the spec's shapes are reported; one per worker process (default: its own). */
   drift?: DriftReporter;
+  /** Metrics and traces of each request (src/observability); none by default. */
+  observer?: SupplierObserver;
 }
 
 /** Errors thrown while connecting: the request was never written, so nothing can have happened upstream. */
@@ -100,6 +103,7 @@ export function createHttpSupplierClient(options: HttpSupplierClientOptions): Su
     }
   }
 
+  /** One request, watched by the observer: its span's trace id, when traced, is the one sent as Trace-Id. */
   async function send(
     operation: Exclude<SupplierOperation, 'ticket'>,
     body: unknown,
@@ -108,6 +112,27 @@ export function createHttpSupplierClient(options: HttpSupplierClientOptions): Su
     timeoutMs: number,
     withSession: boolean,
   ): Promise<Answer> {
+    const observed = options.observer?.request(operation);
+    const traceId = observed?.traceId ?? context.traceId;
+    try {
+      const answer = await exchange(operation, body, context, token, timeoutMs, withSession, traceId);
+      observed?.end({ httpStatus: 200 });
+      return answer;
+    } catch (err) {
+      observed?.end(err instanceof SupplierError ? { httpStatus: err.details.httpStatus, errorType: err.type } : {});
+      throw err;
+    }
+  }
+
+  async function exchange(
+    operation: Exclude<SupplierOperation, 'ticket'>,
+    body: unknown,
+    context: CallContext,
+    token: string,
+    timeoutMs: number,
+    withSession: boolean,
+    traceId: string | undefined,
+  ): Promise<Answer> {
     const requestId = newRequestId();
     const headers: Record<string, string> = {
       authorization: `Bearer ${token}`,
@@ -115,7 +140,7 @@ export function createHttpSupplierClient(options: HttpSupplierClientOptions): Su
       'request-id': requestId,
       'client-request-timestamp': String(Math.floor(now() / 1000)),
     };
-    if (context.traceId) headers['trace-id'] = context.traceId;
+    if (traceId) headers['trace-id'] = traceId;
     if (context.language) headers['language'] = context.language;
     if (context.ip) headers['ip'] = context.ip;
     if (withSession) {

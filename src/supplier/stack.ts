@@ -6,6 +6,7 @@ import { createQueryOrdersCoalescer, type QueryOrdersCoalescer } from './coalesc
 import { createDriftReporter, type DriftReporter } from './drift';
 import { createHttpSupplierClient } from './http-client';
 import type { SupplierClient } from './interface';
+import type { SupplierObserver } from './observer';
 import { createRateLimitedSupplierClient } from './limited-client';
 import type { SupplierProfile } from './profile';
 import { SupplierRateLimiter, type RateLimiterOptions } from './rate-limiter';
@@ -40,7 +41,12 @@ export interface SupplierStack {
  */
 export function createSupplierStack(
   config: SupplierStackConfig,
-  options: { limiter?: Pick<RateLimiterOptions, 'capacity' | 'marginMs'>; drift?: DriftReporter } = {},
+  options: {
+    limiter?: Pick<RateLimiterOptions, 'capacity' | 'marginMs'>;
+    drift?: DriftReporter;
+    /** Metrics and traces (src/observability): requests, rate-limit waits, QueryOrders batches. */
+    observer?: SupplierObserver;
+  } = {},
 ): SupplierStack {
   const { baseUrl, profile, credentials, maxConnections } = config;
   const tokens =
@@ -53,11 +59,13 @@ export function createSupplierStack(
           appSecret: credentials.appSecret,
         });
   const drift = options.drift ?? createDriftReporter();
-  const http = createHttpSupplierClient({ baseUrl, profile, tokens, maxConnections, drift });
-  const limiter =
+  const { observer } = options;
+  const http = createHttpSupplierClient({ baseUrl, profile, tokens, maxConnections, drift, observer });
+  const ownLimiter =
     config.rateLimit !== false
       ? new SupplierRateLimiter({ ...options.limiter, limits: profile.rateLimits })
       : undefined;
+  const limiter = ownLimiter && observer ? timedLimiter(ownLimiter, observer) : ownLimiter;
 
   const supplier = limiter ? createRateLimitedSupplierClient(http, limiter) : http;
   // The coalescer takes its tokens itself, from the shared limiter, so it gets the unlimited client.
@@ -67,6 +75,7 @@ export function createSupplierStack(
     maxReferences: config.queryBatch?.maxReferences,
     minIntervalMs: config.queryBatch?.minIntervalMs,
     limiter,
+    onBatch: observer ? (n) => observer.queryOrdersBatch(n) : undefined,
   });
 
   return {
@@ -75,9 +84,20 @@ export function createSupplierStack(
     drift,
     async close() {
       orders.close();
-      limiter?.close();
+      ownLimiter?.close();
       await http.close();
       await tokens.close?.();
+    },
+  };
+}
+
+/** The limiter, telling the observer how long each request waited for its tokens. */
+function timedLimiter(limiter: SupplierRateLimiter, observer: SupplierObserver): Pick<SupplierRateLimiter, 'acquire'> {
+  return {
+    async acquire(operation, signal) {
+      const started = performance.now();
+      await limiter.acquire(operation, signal);
+      observer.rateLimitWait(operation, (performance.now() - started) / 1000);
     },
   };
 }
