@@ -14,11 +14,15 @@
  *   --deadline <s>           the bookings' recovery deadline in seconds (default 150)
  *   --results <dir>          where the JSON goes (default chaos/results)
  *   --keep                   keep the temp dir (database, worker logs) even when all is well
+ *   --prod                   on the production engine (PostgreSQL, two Temporal nodes): a node SIGKILLed at a
+ *                            third of the starts, PostgreSQL restarted at half, the other node at two thirds;
+ *                            the report is chaos/results/chaos-prod-<seed>.json
+ *   --node-down <s>          prod: seconds a killed node stays down (default 10)
  */
 import { parseArgs } from 'node:util';
 import { formatReport } from './report';
 import { parseSeed } from './mix';
-import { CHAOS_RECOVERY, chaosDefaults, runChaos, type ChaosOptions } from './run';
+import { CHAOS_RECOVERY, chaosDefaults, chaosReportFile, runChaos, type ChaosOptions } from './run';
 
 function positive(name: string, text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
@@ -40,6 +44,8 @@ function options(argv: string[]): Partial<ChaosOptions> {
       deadline: { type: 'string' },
       results: { type: 'string' },
       keep: { type: 'boolean' },
+      prod: { type: 'boolean' },
+      'node-down': { type: 'string' },
     },
   });
   const restart = values['server-restart'];
@@ -58,6 +64,8 @@ function options(argv: string[]): Partial<ChaosOptions> {
     ...(deadline !== undefined ? { recovery: { ...CHAOS_RECOVERY, deadlineSeconds: deadline } } : {}),
     ...(values.results !== undefined ? { resultsDir: values.results } : {}),
     ...(values.keep ? { keepTempDir: true } : {}),
+    ...(values.prod ? { engine: 'prod' as const } : {}),
+    ...(values['node-down'] !== undefined ? { nodeDownSeconds: positive('node-down', values['node-down'])! } : {}),
   };
   return out;
 }
@@ -80,7 +88,7 @@ async function main(): Promise<number> {
   try {
     const report = await runChaos(opts);
     console.log(formatReport(report));
-    if (opts.resultsDir) console.log(`\nreport: ${opts.resultsDir}/chaos-${report.seed}.json`);
+    if (opts.resultsDir) console.log(`\nreport: ${opts.resultsDir}/${chaosReportFile(opts)}`);
     return report.ok ? 0 : 1;
   } catch (err) {
     if (interrupted) return 130;

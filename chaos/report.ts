@@ -14,6 +14,8 @@ export interface BookingProblem {
 
 export interface ChaosReport {
   seed: number;
+  /** `dev`: the CLI dev server on SQLite; `prod`: PostgreSQL and two server nodes (dev/prod). */
+  engine: 'dev' | 'prod';
   ok: boolean;
   violations: string[];
   options: {
@@ -67,6 +69,10 @@ export interface ChaosReport {
     workerStartMs: { median: number; max: number };
     serverRestarts: number;
     serverDowntimeMs: number[];
+    /** Prod engine: Temporal nodes SIGKILLed and started again (downMs until the node's frontend answered). */
+    nodeKills: Array<{ node: string; atSeconds: number; downMs: number }>;
+    /** Prod engine: PostgreSQL stopped (connections cut) and started again. */
+    postgresRestarts: Array<{ atSeconds: number; downMs: number }>;
     queryOrdersFaultInjections: number;
     /** Kills and restarts, in seconds since the first booking was due. */
     timeline: string[];
@@ -79,7 +85,7 @@ export interface ChaosReport {
 /** The report as a plain-text table for the terminal. */
 export function formatReport(r: ChaosReport): string {
   const rows: Array<[string, string]> = [
-    ['seed', String(r.seed)],
+    ['seed', `${r.seed} (engine ${r.engine})`],
     [
       'elapsed',
       `${r.elapsedSeconds} s (setup ${r.phasesSeconds.setup}, starting ${r.phasesSeconds.starting}, draining ${r.phasesSeconds.draining}, collecting ${r.phasesSeconds.collecting})`,
@@ -107,6 +113,18 @@ export function formatReport(r: ChaosReport): string {
       `${r.chaos.workerKills} / ${r.chaos.workerRestarts} (unexpected exits ${r.chaos.unexpectedWorkerExits}; start ${r.chaos.workerStartMs.median} ms median, ${r.chaos.workerStartMs.max} max)`,
     ],
     ['server restarts', `${r.chaos.serverRestarts} (down ${r.chaos.serverDowntimeMs.join(', ') || '-'} ms)`],
+    ...(r.engine === 'prod'
+      ? ([
+          [
+            'Temporal node kills (SIGKILL)',
+            r.chaos.nodeKills.map((k) => `${k.node} at t+${k.atSeconds} s, back in ${k.downMs} ms`).join('; ') || '-',
+          ],
+          [
+            'PostgreSQL restarts',
+            r.chaos.postgresRestarts.map((k) => `at t+${k.atSeconds} s, down ${k.downMs} ms`).join('; ') || '-',
+          ],
+        ] as Array<[string, string]>)
+      : []),
     [
       'QueryOrders faults injected',
       `${r.chaos.queryOrdersFaultInjections} bursts: ${JSON.stringify(r.queryOrdersFaults.injected)}; calls faulted ${JSON.stringify(r.queryOrdersFaults.faultedCalls)}`,

@@ -47,9 +47,11 @@ import {
   buildBundle,
   compileWorker,
   startChaosSandbox,
+  startProdServer,
   startServer,
   WorkerFleet,
   type Log,
+  type ProdServerHandle,
   type ServerHandle,
 } from './stack';
 
@@ -85,6 +87,14 @@ export interface ChaosOptions {
   chaosTailSeconds: number;
   /** How the dev server is brought down once, halfway through the starts; `none` to skip. */
   serverRestart: 'SIGKILL' | 'SIGTERM' | 'none';
+  /**
+   * `dev`: the CLI dev server on SQLite. `prod`: PostgreSQL and two Temporal nodes (dev/prod); instead of
+   * the dev-server restart, one node is SIGKILLed at a third of the starts and brought back, PostgreSQL
+   * is restarted at half, and the other node is SIGKILLed at two thirds.
+   */
+  engine: 'dev' | 'prod';
+  /** Prod engine: how long a killed node stays down before it is started again. */
+  nodeDownSeconds: number;
   recovery: Partial<RecoveryPolicy>;
   supplierTimeoutsMs: { book: number; checkAvail: number; queryOrders: number };
   /**
@@ -114,6 +124,8 @@ export function chaosDefaults(overrides: Partial<ChaosOptions> = {}): ChaosOptio
     maxKills: 1000,
     chaosTailSeconds: 60,
     serverRestart: 'SIGKILL',
+    engine: 'dev',
+    nodeDownSeconds: 10,
     recovery: CHAOS_RECOVERY,
     supplierTimeoutsMs: CHAOS_SUPPLIER_TIMEOUTS_MS,
     resultsDir: path.join(REPO, 'chaos', 'results'),
@@ -142,7 +154,8 @@ export async function runChaos(overrides: Partial<ChaosOptions> = {}): Promise<C
 
     // --- 1. The stack ------------------------------------------------------------------------------
     const sandboxP = startChaosSandbox();
-    const serverP = startServer(dir, log);
+    const serverP: Promise<ServerHandle | ProdServerHandle> =
+      o.engine === 'prod' ? startProdServer(dir, log) : startServer(dir, log);
     // Registered before awaiting, so a failure of one still stops the others.
     cleanups.push(async () => (await sandboxP.catch(() => undefined))?.close());
     cleanups.push(async () => (await serverP.catch(() => undefined))?.stop());
@@ -193,7 +206,14 @@ export async function runChaos(overrides: Partial<ChaosOptions> = {}): Promise<C
     const hardLimitAt = phaseStart + startPhaseMs + drainLimitMs;
     const chaosStop = new AbortController();
     const chaosSignal = AbortSignal.any([userSignal, chaosStop.signal]);
-    const live = { openCount: -1, allClosed: false, serverRestarts: 0, downtimeMs: [] as number[] };
+    const live = {
+      openCount: -1,
+      allClosed: false,
+      serverRestarts: 0,
+      downtimeMs: [] as number[],
+      nodeKills: [] as ChaosReport['chaos']['nodeKills'],
+      postgresRestarts: [] as ChaosReport['chaos']['postgresRestarts'],
+    };
     const timeline: string[] = [];
     const mark = (event: string) => timeline.push(`t+${seconds(Date.now() - phaseStart)} s ${event}`);
     const startedAtMs: number[] = new Array(plan.length);
@@ -218,20 +238,30 @@ export async function runChaos(overrides: Partial<ChaosOptions> = {}): Promise<C
         mark,
       }),
       queryOrdersFaults(sandbox, { seed: o.seed, endsAt: chaosEndsAt, injected, signal: chaosSignal, log }),
-      o.serverRestart === 'none'
-        ? Promise.resolve()
-        : restartServerOnce(server, {
-            at: phaseStart + startPhaseMs / 2,
-            how: o.serverRestart,
+      'killNode' in server
+        ? prodFaults(server, {
+            phaseStart,
+            startPhaseMs,
+            nodeDownMs: o.nodeDownSeconds * 1000,
             signal: chaosSignal,
             log,
             mark,
-            done: (ms) => {
-              live.serverRestarts++;
-              live.downtimeMs.push(ms);
-              mark(`dev server back after ${ms} ms`);
-            },
-          }),
+            live,
+          })
+        : o.serverRestart === 'none'
+          ? Promise.resolve()
+          : restartServerOnce(server, {
+              at: phaseStart + startPhaseMs / 2,
+              how: o.serverRestart,
+              signal: chaosSignal,
+              log,
+              mark,
+              done: (ms) => {
+                live.serverRestarts++;
+                live.downtimeMs.push(ms);
+                mark(`dev server back after ${ms} ms`);
+              },
+            }),
       progress(client, {
         signal: chaosSignal,
         onCount: (n) => (live.openCount = n),
@@ -389,6 +419,7 @@ export async function runChaos(overrides: Partial<ChaosOptions> = {}): Promise<C
     const sorted = [...fleet.stats.startMs].sort((a, b) => a - b);
     const report: ChaosReport = {
       seed: o.seed,
+      engine: o.engine,
       ok: violations.length === 0,
       violations,
       options: {
@@ -440,6 +471,8 @@ export async function runChaos(overrides: Partial<ChaosOptions> = {}): Promise<C
         workerStartMs: { median: sorted[Math.floor(sorted.length / 2)] ?? 0, max: sorted[sorted.length - 1] ?? 0 },
         serverRestarts: live.serverRestarts,
         serverDowntimeMs: live.downtimeMs,
+        nodeKills: live.nodeKills,
+        postgresRestarts: live.postgresRestarts,
         queryOrdersFaultInjections: Object.values(injected).reduce((a, b) => a + b, 0),
         timeline,
       },
@@ -448,7 +481,7 @@ export async function runChaos(overrides: Partial<ChaosOptions> = {}): Promise<C
     };
     if (o.resultsDir) {
       mkdirSync(o.resultsDir, { recursive: true });
-      writeFileSync(path.join(o.resultsDir, `chaos-${o.seed}.json`), `${JSON.stringify(report, null, 2)}\n`);
+      writeFileSync(path.join(o.resultsDir, chaosReportFile(o)), `${JSON.stringify(report, null, 2)}\n`);
     }
     return report;
   } catch (err) {
@@ -461,6 +494,54 @@ export async function runChaos(overrides: Partial<ChaosOptions> = {}): Promise<C
     }
     if (!keepDir) rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** chaos-<seed>.json, or chaos-prod-<seed>.json on the production engine. */
+export function chaosReportFile(o: Pick<ChaosOptions, 'engine' | 'seed'>): string {
+  return o.engine === 'prod' ? `chaos-prod-${o.seed}.json` : `chaos-${o.seed}.json`;
+}
+
+/**
+ * The production engine's faults: at a third of the start phase one Temporal node is SIGKILLed (its shards
+ * move to the other node, then back when it returns), at half PostgreSQL is restarted under load, and at
+ * two thirds the other node is SIGKILLed.
+ */
+async function prodFaults(
+  server: ProdServerHandle,
+  opts: {
+    phaseStart: number;
+    startPhaseMs: number;
+    nodeDownMs: number;
+    signal: AbortSignal;
+    log: Log;
+    mark: (event: string) => void;
+    live: { nodeKills: ChaosReport['chaos']['nodeKills']; postgresRestarts: ChaosReport['chaos']['postgresRestarts'] };
+  },
+): Promise<void> {
+  const at = (fraction: number) => opts.phaseStart + opts.startPhaseMs * fraction;
+  const since = () => Math.round((Date.now() - opts.phaseStart) / 100) / 10;
+  const killNode = async (index: number, fraction: number) => {
+    await sleep(at(fraction) - Date.now(), opts.signal);
+    if (opts.signal.aborted) return;
+    const node = server.nodeNames[index]!;
+    const atSeconds = since();
+    opts.mark(`SIGKILL Temporal ${node}`);
+    const downMs = await server.killNode(index, opts.nodeDownMs);
+    opts.log(`Temporal ${node} back after ${downMs} ms`);
+    opts.mark(`Temporal ${node} back after ${downMs} ms`);
+    opts.live.nodeKills.push({ node, atSeconds, downMs });
+  };
+  await killNode(0, 1 / 3);
+  await sleep(at(1 / 2) - Date.now(), opts.signal);
+  if (!opts.signal.aborted) {
+    const atSeconds = since();
+    opts.mark('PostgreSQL restart');
+    const downMs = await server.restartPostgres();
+    opts.log(`PostgreSQL back after ${downMs} ms`);
+    opts.mark(`PostgreSQL back after ${downMs} ms`);
+    opts.live.postgresRestarts.push({ atSeconds, downMs });
+  }
+  await killNode(1, 2 / 3);
 }
 
 /** One line on how a booking ended, for the bookings that did not end as planned. */

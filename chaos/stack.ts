@@ -16,6 +16,8 @@ import { startSandbox, type Sandbox } from '../dev/sandbox/server';
 import { resolveServerExecutable } from '../dev/temporal/binaries';
 import { startDevServer, type DevServer } from '../dev/temporal/dev-server';
 import { freePort } from '../dev/temporal/dev-server';
+import { startProdCluster } from '../dev/prod/cluster';
+import { chmodSync } from 'node:fs';
 
 const REPO = path.resolve(__dirname, '..');
 
@@ -134,6 +136,43 @@ export async function startServer(dir: string, log: Log): Promise<ServerHandle> 
       return Date.now() - down;
     },
     stop: () => server.stop(),
+  };
+}
+
+/** The production topology under fire: a node or PostgreSQL goes down and comes back. */
+export interface ProdServerHandle {
+  address: string;
+  nodeNames: string[];
+  /** SIGKILLs node `index`, waits `downMs`, starts it again; resolves with the time until its frontend answered. */
+  killNode(index: number, downMs: number): Promise<number>;
+  /** Stops PostgreSQL (fast shutdown: open connections are cut) and starts it again; returns the downtime. */
+  restartPostgres(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+export async function startProdServer(dir: string, log: Log): Promise<ProdServerHandle> {
+  const dataDir = path.join(dir, 'prod');
+  mkdirSync(dataDir, { recursive: true });
+  // As root, PostgreSQL runs as the postgres user, which must be able to enter the run's temp folder.
+  chmodSync(dir, 0o755);
+  const cluster = await startProdCluster({ dataDir, frontendPort: 0, basePort: 0, postgresPort: 0, log });
+  return {
+    address: cluster.address,
+    nodeNames: cluster.nodes.map((n) => n.name),
+    async killNode(index, downMs) {
+      const node = cluster.nodes[index]!;
+      const down = Date.now();
+      await node.kill();
+      await new Promise((r) => setTimeout(r, downMs));
+      await node.start();
+      return Date.now() - down;
+    },
+    async restartPostgres() {
+      const down = Date.now();
+      await cluster.postgres.restart();
+      return Date.now() - down;
+    },
+    stop: () => cluster.stop(),
   };
 }
 
