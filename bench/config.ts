@@ -83,6 +83,11 @@ export const stackFlags = (defaultDb: 'file' | 'memory') => ({
    * of milliseconds to every task hand-off; `history.transferProcessorMaxPollRPS=1000` lifts that.
    */
   serverConfig: z.record(z.string(), z.string()).default({}),
+  /**
+   * `dev`: the CLI dev server (SQLite). `prod`: the production topology of dev/prod, PostgreSQL and two
+   * Temporal nodes with deploy/dynamicconfig/booking.yaml (--db and --server-config do not apply to it).
+   */
+  engine: z.enum(['dev', 'prod']).default('dev'),
 });
 export type StackFlags = z.output<z.ZodObject<ReturnType<typeof stackFlags>>>;
 
@@ -94,5 +99,6 @@ export function stackOptions(flags: StackFlags) {
     memoizeOrderViews: !flags.sandboxAsIs,
     bundlePath: flags.bundlePath,
     dynamicConfig: flags.serverConfig,
+    engine: flags.engine,
   };
 }

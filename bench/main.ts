@@ -14,6 +14,8 @@
  *   --db memory|file    the dev server's SQLite: in memory (default) or a temp file as `npm start` uses
  *   --encrypt           payload encryption on (src/codec), as production runs it
  *   --server-config K=V dev server dynamic config, repeatable (see `serverConfig` in bench/config.ts)
+ *   --engine dev|prod   the CLI dev server (default) or the production topology: PostgreSQL and two Temporal
+ *                       nodes (dev/prod); its results are written as <name>-prod.json
  *   --bundle FILE       a prebuilt workflow bundle instead of bundling for the run
  *   --sandbox-as-is     without the bench's QueryOrders memo (see bench/sandbox-process.ts)
  * Each run prints its tables and writes the JSON with the figures, the options and the machine.
@@ -130,6 +132,7 @@ export function optionsFromArgs(args: string[]): {
       encrypt: { type: 'boolean' },
       db: { type: 'string' },
       'server-config': { type: 'string', multiple: true },
+      engine: { type: 'string' },
     },
   });
   const name = positionals[0] as BenchmarkName | undefined;
@@ -148,7 +151,7 @@ export function optionsFromArgs(args: string[]): {
     if (typeof value === 'boolean') options[key] = value;
     else if (Array.isArray(value)) options[key] = Object.fromEntries(value.map((kv) => keyValue(kv, flag)));
     else if (flag === 'steps') options[key] = value.split(',').map((s) => num(s.trim(), flag));
-    else if (['worker', 'workflow', 'bundle', 'db', 'barrier'].includes(flag)) options[key] = value;
+    else if (['worker', 'workflow', 'bundle', 'db', 'barrier', 'engine'].includes(flag)) options[key] = value;
     else options[key] = num(value, flag);
   }
   return { name, options, ...(values['results-dir'] ? { resultsDir: values['results-dir'] } : {}) };

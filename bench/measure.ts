@@ -5,7 +5,7 @@
  * Everything that waits has a deadline, so a benchmark that goes wrong ends with an error instead of
  * hanging a terminal or a CI job.
  */
-import { readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { freePort } from '../dev/temporal/dev-server';
 
@@ -70,6 +70,22 @@ export function procRssMb(pid: number): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The pids of a process and of its direct children (PostgreSQL's backends under the postmaster). */
+export function withChildren(pid: number): number[] {
+  const children: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === pid) children.push(Number(entry));
+    } catch {
+      // Gone between the listing and the read.
+    }
+  }
+  return [pid, ...children];
 }
 
 /** CPU seconds of this process, all threads included (the SDK's Rust core threads too). */

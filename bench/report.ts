@@ -88,7 +88,8 @@ export const DEFAULT_RESULTS_DIR = path.resolve(__dirname, 'results');
 
 export function writeResult(result: BenchmarkResult<unknown, unknown>, dir = DEFAULT_RESULTS_DIR): string {
   mkdirSync(dir, { recursive: true });
-  const file = path.join(dir, `${result.benchmark}.json`);
+  const engine = (result.options as { engine?: string } | undefined)?.engine;
+  const file = path.join(dir, `${result.benchmark}${engine === 'prod' ? '-prod' : ''}.json`);
   writeFileSync(file, JSON.stringify(result, null, 2) + '\n');
   return file;
 }

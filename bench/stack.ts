@@ -8,7 +8,7 @@
  * call twice. Live stacks are also remembered so that Ctrl-C in bench/main.ts can stop them.
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -31,7 +31,8 @@ import { defaultSupplierProfile } from '../src/supplier/profile';
 import { startBookBarrier, type BookBarrier } from './book-barrier';
 import { compileForChildren } from './compile';
 import { startChild, type ChildHandle } from './ipc';
-import { freePort, procCpuSeconds, procRssMb } from './measure';
+import { freePort, procCpuSeconds, procRssMb, withChildren } from './measure';
+import { startProdCluster } from '../dev/prod/cluster';
 import type { SandboxProcessInput, SandboxProcessReady } from './sandbox-process';
 import type { WorkerProcessInput } from './worker-process';
 
@@ -59,6 +60,8 @@ export interface StackOptions {
   db?: 'file' | 'memory';
   /** Server dynamic config (`--dynamic-config-value KEY=VALUE`), e.g. history.transferProcessorMaxPollRPS. */
   dynamicConfig?: Record<string, string>;
+  /** The Temporal service: the CLI dev server (default) or the production topology (dev/prod). */
+  engine?: 'dev' | 'prod';
   /** Workers reach the sandbox through bench/book-barrier.ts: the first `count` Book answers are released together. */
   bookBarrier?: { count: number; maxHoldMs: number };
 }
@@ -132,7 +135,10 @@ export interface Stack {
     /** SUPPLIER_MAX_CONNECTIONS for this worker, when not the configuration's. */
     maxConnections?: number;
   }): Promise<BenchWorker>;
-  /** CPU seconds so far of the dev server and the sandbox (children, from /proc). */
+  /**
+   * CPU seconds so far of the Temporal service and the sandbox (children, from /proc). On the prod
+   * engine `devServer` is both Temporal nodes plus PostgreSQL (postmaster and backends).
+   */
   childCpu(): { devServer: number; sandbox: number };
   childRssMb(): { devServer: number; sandbox: number };
   stop(): Promise<void>;
@@ -193,6 +199,40 @@ export async function buildBundle(dir: string, kind: WorkerKind = 'booking'): Pr
   return file;
 }
 
+/** The Temporal service a benchmark runs on, with the pids whose CPU and memory count as the server's. */
+async function startTemporal(
+  dir: string,
+  options: StackOptions,
+  dev: { port: number; uiPort: number; dbFile: string },
+): Promise<{ address: string; uiUrl: string; pids(): number[]; stop(): Promise<void> }> {
+  if (options.engine === 'prod') {
+    // As root, PostgreSQL runs as the postgres user, which must be able to enter the bench's temp folder.
+    chmodSync(dir, 0o755);
+    const cluster = await startProdCluster({
+      dataDir: path.join(dir, 'prod'),
+      frontendPort: 0,
+      basePort: 0,
+      postgresPort: 0,
+      log: () => {},
+    });
+    const postmaster = Number(
+      readFileSync(path.join(cluster.postgres.pgData, 'postmaster.pid'), 'utf8').split('\n')[0],
+    );
+    return {
+      address: cluster.address,
+      uiUrl: '',
+      pids: () => [...cluster.nodes.map((n) => n.pid()!), ...withChildren(postmaster)],
+      stop: () => cluster.stop(),
+    };
+  }
+  const server = await startDevServer({
+    cliPath: cliWithDynamicConfig(dir, options.dynamicConfig ?? {}),
+    ...dev,
+    logLevel: 'error',
+  });
+  return { address: server.address, uiUrl: server.uiUrl, pids: () => [server.process.pid!], stop: () => server.stop() };
+}
+
 export async function startStack(options: StackOptions): Promise<Stack> {
   installQuietRuntime();
   const dir = mkdtempSync(path.join(os.tmpdir(), `bench-${options.name}-`));
@@ -211,15 +251,9 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     // SQLite opens ':memory:' as an in-memory database: no file, no fsync.
     const dbFile = options.db === 'memory' ? ':memory:' : path.join(dir, 'temporal.db');
     const bundle = options.bundlePath ? Promise.resolve(options.bundlePath) : buildBundle(dir);
-    const server = await startDevServer({
-      cliPath: cliWithDynamicConfig(dir, options.dynamicConfig ?? {}),
-      port,
-      uiPort,
-      dbFile,
-      logLevel: 'error',
-    });
+    const server = await startTemporal(dir, options, { port, uiPort, dbFile });
     stops.push(() => server.stop());
-    const devServerPid = server.process.pid!;
+    const devServerPid = server.pids()[0]!;
 
     const compiled = compileForChildren(path.join(dir, 'js'));
     const rateLimits: RateLimits = { ...UNLIMITED, ...options.rateLimits };
@@ -311,8 +345,14 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         stops.push(() => worker.stop());
         return worker;
       },
-      childCpu: () => ({ devServer: procCpuSeconds(devServerPid) ?? NaN, sandbox: procCpuSeconds(sandbox.pid) ?? NaN }),
-      childRssMb: () => ({ devServer: procRssMb(devServerPid) ?? NaN, sandbox: procRssMb(sandbox.pid) ?? NaN }),
+      childCpu: () => ({
+        devServer: server.pids().reduce((sum, pid) => sum + (procCpuSeconds(pid) ?? 0), 0),
+        sandbox: procCpuSeconds(sandbox.pid) ?? NaN,
+      }),
+      childRssMb: () => ({
+        devServer: server.pids().reduce((sum, pid) => sum + (procRssMb(pid) ?? 0), 0),
+        sandbox: procRssMb(sandbox.pid) ?? NaN,
+      }),
       stop,
     };
     live.add(stack);
