@@ -7,7 +7,7 @@
  * (src/config) through `createWorkerFromConfig`, the one wiring `npm start` and the benchmarks use too;
  * `createBookingWorker` is the pair itself, for tests that bring their own supplier.
  */
-import { NativeConnection, Runtime, DefaultLogger, Worker, type WorkerOptions } from '@temporalio/worker';
+import { NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
 import { createActivities } from './activities/booking';
 import { queryOrdersTaskQueue } from './contract/definitions';
@@ -19,6 +19,7 @@ import type { QueryOrdersCoalescer } from './supplier/coalescer';
 import { createSupplierStack } from './supplier/stack';
 import { createDriftReporter, type DriftLog } from './supplier/drift';
 import { ensureTemporalReady } from './temporal/setup';
+import { BookingMeters, countedDrift, createSupplierObserver, setUpObservability } from './observability';
 
 export interface BookingWorkerDeps {
   connection: NativeConnection;
@@ -38,6 +39,8 @@ export interface BookingWorkerDeps {
   dataConverter?: DataConverter;
   /** How long a shutdown waits for in-flight activities; default shutdownGraceMs(profile). */
   shutdownGraceMs?: number;
+  /** SDK plugins for both workers: tracing (src/observability/tracing.ts) when on. */
+  plugins?: WorkerOptions['plugins'];
 }
 
 /**
@@ -56,6 +59,7 @@ export async function createBookingWorker(deps: BookingWorkerDeps): Promise<Book
     namespace: deps.namespace,
     shutdownGraceTime: deps.shutdownGraceMs ?? shutdownGraceMs(deps.profile),
     ...(deps.dataConverter ? { dataConverter: deps.dataConverter } : {}),
+    ...(deps.plugins ? { plugins: deps.plugins } : {}),
   };
   const main = await Worker.create({
     ...common,
@@ -157,8 +161,14 @@ export async function reportReadiness(connection: NativeConnection, config: AppC
     register: config.worker.registerSearchAttributes !== false,
   });
   if (ready.registered.length > 0) {
-    console.log(`Registered search attributes ${ready.registered.join(', ')} in namespace "${ready.namespace}"`);
+    say(config, `Registered search attributes ${ready.registered.join(', ')} in namespace "${ready.namespace}"`);
   }
+}
+
+/** A line for the person starting the worker: plain on a terminal, a JSON log line with LOG_FORMAT=json. */
+export function say(config: AppConfig, line: string): void {
+  if (config.observability?.logFormat === 'json') Runtime.instance().logger.info(line);
+  else console.log(line);
 }
 
 /** Schema drift goes to the worker's log as a WARN, beside the SDK's own lines. */
@@ -180,11 +190,14 @@ export interface ConfiguredWorker {
 export async function createWorkerFromConfig(
   connection: NativeConnection,
   config: AppConfig,
-  overrides: Partial<Pick<BookingWorkerDeps, 'taskQueue' | 'namespace' | 'workflowBundle' | 'tuning'>> = {},
+  overrides: Partial<Pick<BookingWorkerDeps, 'taskQueue' | 'namespace' | 'workflowBundle' | 'tuning' | 'plugins'>> = {},
 ): Promise<ConfiguredWorker> {
   await reportReadiness(connection, config);
+  // The runtime's meter: the Prometheus endpoint when metrics are on, else a no-op.
+  const meters = new BookingMeters(Runtime.instance().metricMeter);
   const { supplier, orders, close } = createSupplierStack(config.supplier, {
-    drift: createDriftReporter(runtimeDriftLog),
+    drift: countedDrift(createDriftReporter(runtimeDriftLog), meters),
+    observer: createSupplierObserver(meters),
   });
   try {
     const worker = await createBookingWorker({
@@ -223,12 +236,15 @@ export function describeWorker(config: AppConfig): string {
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  Runtime.install({ logger: new DefaultLogger(config.logLevel) });
+  const observability = setUpObservability(config.logLevel, config.observability);
   const connection = await NativeConnection.connect(config.temporal.connection);
   try {
-    const { worker, closeSupplier } = await createWorkerFromConfig(connection, config);
+    const plugins = observability.tracing ? [observability.tracing.plugin] : undefined;
+    const { worker, closeSupplier } = await createWorkerFromConfig(connection, config, plugins ? { plugins } : {});
     try {
-      console.log(describeWorker(config));
+      say(config, describeWorker(config));
+      if (observability.metricsUrl) say(config, `Metrics: ${observability.metricsUrl}`);
+      if (observability.tracing) say(config, `Traces: ${config.observability?.tracing?.exporter} exporter`);
       // Worker.run() returns after SIGINT/SIGTERM once in-flight tasks are done, waiting up to the
       // shutdown grace (shutdownGraceMs) for activities such as a Book already sent.
       await worker.run();
@@ -237,6 +253,7 @@ async function main(): Promise<void> {
     }
   } finally {
     await connection.close();
+    await observability.shutdown();
   }
 }
 

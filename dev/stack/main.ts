@@ -16,6 +16,7 @@ import { startSandbox } from '../sandbox/server';
 import { resolveServerExecutable } from '../temporal/binaries';
 import { startDevServer } from '../temporal/dev-server';
 import { createWorkerFromConfig } from '../../src/worker';
+import { setUpObservability } from '../../src/observability';
 
 const StackEnv = z.object({
   /** gRPC port of the dev server. */
@@ -71,6 +72,9 @@ async function main(): Promise<void> {
     const config = loadConfig({
       SUPPLIER_APP_KEY: 'sandbox-app',
       SUPPLIER_APP_SECRET: 'sandbox-secret',
+      // Metrics on by default here, on this machine only: the numbers of the bookings you make move at once.
+      WORKER_METRICS_PORT: '9464',
+      WORKER_METRICS_HOST: '127.0.0.1',
       ...process.env,
       ...encryptionEnv,
       TEMPORAL_ADDRESS: server.address,
@@ -84,10 +88,13 @@ async function main(): Promise<void> {
     });
     stops.push(() => codec.close());
 
+    const observability = setUpObservability(config.logLevel, config.observability);
+    stops.push(() => observability.shutdown());
     const connection = await NativeConnection.connect(config.temporal.connection);
     stops.push(() => connection.close());
     // The same wiring as `npm run worker`: WORKER_* tuning, WORKER_WORKFLOW_BUNDLE and the namespace check apply.
-    const { worker, closeSupplier } = await createWorkerFromConfig(connection, config);
+    const plugins = observability.tracing ? [observability.tracing.plugin] : undefined;
+    const { worker, closeSupplier } = await createWorkerFromConfig(connection, config, plugins ? { plugins } : {});
     stops.push(closeSupplier);
 
     console.log(
@@ -99,6 +106,7 @@ async function main(): Promise<void> {
         `  Sandbox supplier  ${sandbox.url}  (inspect: ${sandbox.url}/_sandbox/orders)`,
         `  Codec server      ${codec.url}  (payloads encrypted with key "${config.encryption!.activeKeyId}"; the Web UI decodes through it)`,
         `  Worker            task queue "${config.taskQueue}", namespace "${config.temporal.namespace}"`,
+        `  Worker metrics    ${observability.metricsUrl ?? 'off (WORKER_METRICS_PORT)'}  (Prometheus: the SDK's and the booking's)`,
         '',
         'Try: npm run book -- --scenario confirmAfterMs=0',
         'Ctrl-C stops everything.',

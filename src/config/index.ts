@@ -57,6 +57,22 @@ export const EnvSchema = EncryptionEnv.extend({
   WORKER_REGISTER_SEARCH_ATTRIBUTES: onOff('on'),
   /** Worker log level: TRACE, DEBUG, INFO, WARN or ERROR. */
   LOG_LEVEL: z.enum(['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR']).default('INFO'),
+  /** text: the SDK's lines, for a terminal; json: one JSON object per line (workflowId, runId, activity, bookingStage). */
+  LOG_FORMAT: z.enum(['text', 'json']).default('text'),
+  /** Port of the worker's Prometheus endpoint (/metrics: the SDK's metrics and the booking's); off when unset or empty. */
+  WORKER_METRICS_PORT: z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z.coerce.number().int().min(1).max(65535).optional(),
+  ),
+  /** Address the metrics endpoint listens on (all interfaces by default, for a scraper in another container). */
+  WORKER_METRICS_HOST: z.string().min(1).default('0.0.0.0'),
+  /**
+   * Traces (OpenTelemetry's own variable): none (default, off), otlp (OTLP over HTTP, configured by the
+   * standard OTEL_EXPORTER_OTLP_* variables) or console.
+   */
+  OTEL_TRACES_EXPORTER: z.enum(['none', 'otlp', 'console']).default('none'),
+  /** The service name on every span (OpenTelemetry's own variable). */
+  OTEL_SERVICE_NAME: z.string().min(1).default('hotel-booking-worker'),
   /** A workflow bundle built ahead (`npm run bundle`), so a restarted worker polls in about a second, not after webpack. */
   WORKER_WORKFLOW_BUNDLE: z.string().min(1).optional(),
 });
@@ -85,10 +101,20 @@ export interface AppConfig {
     registerSearchAttributes?: boolean;
   };
   logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
+  /** Logs, metrics and traces (src/observability). Absent in hand-built configs: text logs, nothing exported. */
+  observability?: ObservabilityConfig;
   /** Path of a prebuilt workflow bundle, if any. */
   workflowBundlePath?: string;
   /** Payload encryption, when configured (see PAYLOAD_ENCRYPTION_KEYS). */
   encryption?: EncryptionCodecOptions;
+}
+
+export interface ObservabilityConfig {
+  logFormat: 'text' | 'json';
+  /** The Prometheus endpoint, when on. */
+  metrics?: { host: string; port: number };
+  /** Where spans go, when tracing is on. */
+  tracing?: { exporter: 'otlp' | 'console'; serviceName: string };
 }
 
 /** Raised at start for a bad environment; the message names each variable. Never includes values. */
@@ -161,6 +187,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       registerSearchAttributes: e.WORKER_REGISTER_SEARCH_ATTRIBUTES === 'on',
     },
     logLevel: e.LOG_LEVEL,
+    observability: {
+      logFormat: e.LOG_FORMAT,
+      ...(e.WORKER_METRICS_PORT ? { metrics: { host: e.WORKER_METRICS_HOST, port: e.WORKER_METRICS_PORT } } : {}),
+      ...(e.OTEL_TRACES_EXPORTER !== 'none'
+        ? { tracing: { exporter: e.OTEL_TRACES_EXPORTER, serviceName: e.OTEL_SERVICE_NAME } }
+        : {}),
+    },
     ...(e.WORKER_WORKFLOW_BUNDLE ? { workflowBundlePath: e.WORKER_WORKFLOW_BUNDLE } : {}),
     ...(encryption ? { encryption } : {}),
   };
