@@ -53,6 +53,8 @@ export interface SandboxCall {
   at: string;
   op: SandboxOperation;
   requestId?: string;
+  /** The `Trace-Id` header received: the worker's trace id when it traces, else its workflow id. */
+  traceId?: string;
   sessionId?: string;
   customerReferenceNos?: string[];
   httpStatus: number;
@@ -546,7 +548,11 @@ export async function startSandbox(overrides: Partial<SandboxOptions> = {}): Pro
     const op = req.method === 'POST' ? routes[url.pathname] : undefined;
     if (!op) return send(res, new HttpAnswer(404, envelope(codes.notFound, 'not found')), started);
 
-    const call: Omit<SandboxCall, 'at' | 'httpStatus'> = { op, requestId: header(req, 'request-id') };
+    const call: Omit<SandboxCall, 'at' | 'httpStatus'> = {
+      op,
+      requestId: header(req, 'request-id'),
+      traceId: header(req, 'trace-id'),
+    };
     let outcome: Handled;
     try {
       outcome =

@@ -1,0 +1,267 @@
+/**
+ * Operating the worker: its Prometheus endpoint during real bookings (a worker process started as
+ * `npm run worker` is, with WORKER_METRICS_PORT and LOG_FORMAT=json), and one booking's trace, from the
+ * client's start through the workflow and its activities to the supplier, whose id the sandbox received
+ * as `Trace-Id`.
+ */
+import path from 'node:path';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { Client } from '@temporalio/client';
+import { noopMetricMeter } from '@temporalio/common';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { bookingWorkflowId, type BookingOutcome } from '../../src/contract';
+import { BookingMeters, createSupplierObserver, startTracing, type Tracing } from '../../src/observability';
+import { createSupplierStack } from '../../src/supplier/stack';
+import { createBookingWorker } from '../../src/worker';
+import { startSandbox, type Sandbox } from '../../dev/sandbox/server';
+import { freePort } from '../../dev/temporal/dev-server';
+import type { bookingWorkflow } from '../../src/workflows';
+import { bookingRequest, eventually, testProfile } from '../harness/booking';
+import { connectDevServer, workflowBundle } from '../harness/temporal';
+import { parseScrape, sampleValue, type Scrape } from '../fixtures/prometheus';
+
+const ROOT = path.resolve(__dirname, '../..');
+
+let env: TestWorkflowEnvironment;
+let sandbox: Sandbox;
+beforeAll(async () => {
+  env = await connectDevServer();
+  sandbox = await startSandbox({ port: 0 });
+});
+afterAll(async () => {
+  await sandbox?.close();
+  await env?.teardown();
+});
+
+interface WorkerProcess {
+  child: ChildProcess;
+  stdout: () => string;
+  exited: Promise<number | null>;
+}
+
+/** `npm run worker`, as a process of its own; resolves once it says it polls. */
+async function startWorkerProcess(extra: Record<string, string>): Promise<WorkerProcess> {
+  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/worker.ts'], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH ?? '',
+      TEMPORAL_ADDRESS: env.address,
+      SUPPLIER_APP_KEY: 'sandbox-app',
+      SUPPLIER_APP_SECRET: 'sandbox-secret',
+      SUPPLIER_BASE_URL: sandbox.url,
+      WORKER_WORKFLOW_BUNDLE: workflowBundle().codePath,
+      ...extra,
+    },
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  let stdout = '';
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      if (stdout.includes('Worker polling')) resolve();
+    });
+    void exited.then((code) => reject(new Error(`worker exited with ${code} before polling:\n${stdout}\n${stderr}`)));
+  });
+  return { child, stdout: () => stdout, exited };
+}
+
+async function scrape(url: string): Promise<{ text: string; scrape: Scrape }> {
+  const res = await fetch(url);
+  expect(res.status).toBe(200);
+  const text = await res.text();
+  return { text, scrape: parseScrape(text) };
+}
+
+describe('metrics and JSON logs of a worker process', () => {
+  let worker: WorkerProcess;
+  let metricsUrl: string;
+  const taskQueue = `observability-${Date.now()}`;
+
+  beforeAll(async () => {
+    const port = await freePort();
+    metricsUrl = `http://127.0.0.1:${port}/metrics`;
+    worker = await startWorkerProcess({
+      BOOKING_TASK_QUEUE: taskQueue,
+      WORKER_METRICS_PORT: String(port),
+      WORKER_METRICS_HOST: '127.0.0.1',
+      LOG_FORMAT: 'json',
+      LOG_LEVEL: 'DEBUG',
+    });
+  }, 60_000);
+  afterAll(async () => {
+    worker?.child.kill('SIGTERM');
+    await worker?.exited;
+  });
+
+  test('counters and histograms move as bookings go, with no reference in any label', async () => {
+    expect(worker.stdout()).toContain(`Metrics: ${metricsUrl}`);
+    const before = (await scrape(metricsUrl)).scrape;
+
+    const requests = [
+      bookingRequest({ test: 'confirmAfterMs=0&drift=1' }),
+      bookingRequest({ test: 'book=504AfterCreate&confirmAfterQueries=1' }),
+      bookingRequest({ test: 'scenario=soldOut' }),
+      bookingRequest({ test: 'checkAvail=429&checkAvailTimes=1&confirmAfterMs=0' }),
+    ];
+    const outcomes = await Promise.all(
+      requests.map(async (request) => {
+        const handle = await env.client.workflow.start<typeof bookingWorkflow>('bookingWorkflow', {
+          taskQueue,
+          workflowId: bookingWorkflowId(request.customerReferenceNo),
+          args: [request],
+        });
+        return handle.result();
+      }),
+    );
+    expect(outcomes.map((o: BookingOutcome) => o.kind)).toEqual(['confirmed', 'confirmed', 'unavailable', 'confirmed']);
+
+    // Workflow-side metrics reach the meter once their workflow task completes: wait for the last of them.
+    const { text, scrape: after } = await eventually(async () => {
+      const s = await scrape(metricsUrl);
+      return sampleValue(s.scrape, 'booking_outcomes_total', { kind: 'confirmed' }) -
+        sampleValue(before, 'booking_outcomes_total', { kind: 'confirmed' }) >=
+        3
+        ? s
+        : undefined;
+    });
+    const delta = (name: string, labels: Record<string, string> = {}) =>
+      sampleValue(after, name, labels) - sampleValue(before, name, labels);
+
+    expect(delta('booking_outcomes_total', { kind: 'confirmed' })).toBe(3);
+    expect(delta('booking_outcomes_total', { kind: 'unavailable' })).toBe(1);
+    expect(delta('booking_stage_entered_total', { stage: 'checking-availability' })).toBe(4);
+    expect(delta('booking_stage_entered_total', { stage: 'booking' })).toBe(3);
+    expect(delta('booking_stage_entered_total', { stage: 'recovering' })).toBe(1);
+    expect(delta('booking_recoveries_ended_total', { kind: 'confirmed' })).toBe(1);
+    expect(delta('booking_book_attempts_total', { result: 'order' })).toBe(2);
+    expect(delta('booking_book_attempts_total', { result: 'ambiguous' })).toBe(1);
+    expect(delta('booking_recovery_polls_total', { result: 'confirmed' })).toBe(1);
+    expect(delta('booking_supplier_errors_total', { operation: 'book', error_type: 'SupplierGatewayTimeout' })).toBe(1);
+    expect(delta('booking_supplier_responses_total', { operation: 'book', status_class: '5xx' })).toBe(1);
+    expect(delta('booking_supplier_rate_limited_total', { operation: 'checkAvail' })).toBe(1);
+    expect(delta('booking_supplier_request_duration_seconds_count', { operation: 'book' })).toBe(3);
+    expect(delta('booking_supplier_request_duration_seconds_count', { operation: 'checkAvail' })).toBe(5);
+    expect(delta('booking_supplier_request_duration_seconds_sum', { operation: 'checkAvail' })).toBeGreaterThan(0);
+    expect(delta('booking_query_orders_batch_references_count')).toBeGreaterThanOrEqual(1);
+    expect(delta('booking_rate_limiter_wait_seconds_count', { operation: 'book' })).toBe(3);
+    expect(
+      [...after.samples].filter((s) => s.name === 'booking_supplier_drift_total' && s.labels.operation === 'book'),
+    ).not.toEqual([]);
+    // The SDK's own metrics, on the same endpoint.
+    expect(delta('temporal_workflow_completed_total', { workflow_type: 'bookingWorkflow' })).toBe(4);
+    expect(delta('temporal_activity_execution_latency_seconds_count', { activity_type: 'book' })).toBe(3);
+
+    for (const request of requests) expect(text).not.toContain(request.customerReferenceNo);
+    console.log(`metrics scrape after 4 bookings: ${text.length} bytes, ${after.samples.length} samples`);
+  }, 60_000);
+
+  test('LOG_FORMAT=json: every line is one JSON object; workflow and activity lines carry their ids and stage', () => {
+    const lines = worker
+      .stdout()
+      .split('\n')
+      .filter((l) => l.trim() !== '');
+    const records = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    for (const r of records)
+      expect(r).toEqual(
+        expect.objectContaining({ time: expect.any(String), level: expect.any(String), message: expect.any(String) }),
+      );
+    const activityLine = records.find((r) => r.activity === 'book');
+    expect(activityLine).toEqual(
+      expect.objectContaining({
+        workflowId: expect.stringMatching(/^booking:/),
+        runId: expect.any(String),
+        bookingStage: 'booking',
+      }),
+    );
+    const workflowLine = records.find((r) => r.workflowType === 'bookingWorkflow' && r.activity === undefined);
+    expect(workflowLine).toEqual(
+      expect.objectContaining({ workflowId: expect.any(String), runId: expect.any(String) }),
+    );
+    expect(records.some((r) => String(r.message).startsWith('Worker polling'))).toBe(true);
+  });
+});
+
+describe('one booking, one trace', () => {
+  let tracing: Tracing;
+  const spans = new InMemorySpanExporter();
+
+  beforeAll(() => {
+    tracing = startTracing({ serviceName: 'observability-test', processor: new SimpleSpanProcessor(spans) });
+  });
+  afterAll(() => tracing?.shutdown());
+
+  test('client, workflow, activities and supplier requests share the trace id the sandbox got as Trace-Id', async () => {
+    const stack = createSupplierStack(
+      {
+        baseUrl: sandbox.url,
+        credentials: { kind: 'ticket', appKey: 'sandbox-app', appSecret: 'sandbox-secret' },
+        profile: testProfile,
+        maxConnections: 4,
+      },
+      { observer: createSupplierObserver(new BookingMeters(noopMetricMeter)) },
+    );
+    const taskQueue = `traced-${Date.now()}`;
+    // Bundled at start (no prebuilt bundle): the tracing plugin adds its workflow interceptors to the bundle.
+    const worker = await createBookingWorker({
+      connection: env.nativeConnection,
+      namespace: 'default',
+      taskQueue,
+      supplier: stack.supplier,
+      orders: stack.orders,
+      profile: testProfile,
+      plugins: [tracing.plugin],
+    });
+    const client = new Client({ connection: env.connection, plugins: [tracing.plugin] });
+    const request = bookingRequest({ test: 'book=504AfterCreate&confirmAfterQueries=1' });
+    try {
+      const outcome = await worker.runUntil(async () => {
+        const handle = await client.workflow.start<typeof bookingWorkflow>('bookingWorkflow', {
+          taskQueue,
+          workflowId: bookingWorkflowId(request.customerReferenceNo),
+          args: [request],
+        });
+        return handle.result();
+      });
+      expect(outcome.kind).toBe('confirmed');
+    } finally {
+      await stack.close();
+    }
+
+    const start = spans.getFinishedSpans().find((s) => s.name === 'StartWorkflow:bookingWorkflow');
+    expect(start).toBeDefined();
+    const traceId = start!.spanContext().traceId;
+    // Workflow spans come through the worker's sink after their task completes.
+    const mine = await eventually(async () => {
+      const found = spans.getFinishedSpans().filter((s) => s.spanContext().traceId === traceId);
+      return found.some((s) => s.name.startsWith('RunWorkflow:')) ? found : undefined;
+    });
+    const names = new Set(mine.map((s: ReadableSpan) => s.name));
+    for (const name of [
+      'StartWorkflow:bookingWorkflow',
+      'RunWorkflow:bookingWorkflow',
+      'RunActivity:checkAvail',
+      'RunActivity:book',
+      'RunActivity:queryOrder',
+      'supplier checkAvail',
+      'supplier book',
+      'supplier queryOrders',
+    ]) {
+      expect([...names]).toContain(name);
+    }
+    // Every span of this booking's supplier requests is in this trace, and the sandbox saw its id.
+    const supplierSpans = spans.getFinishedSpans().filter((s) => s.name.startsWith('supplier '));
+    expect(supplierSpans.every((s) => s.spanContext().traceId === traceId)).toBe(true);
+    const calls = sandbox
+      .calls()
+      .filter(
+        (c) =>
+          c.sessionId === `sess-${request.customerReferenceNo}` ||
+          c.customerReferenceNos?.includes(request.customerReferenceNo),
+      );
+    expect(calls.map((c) => c.op).sort()).toEqual(['book', 'checkAvail', 'queryOrders']);
+    for (const call of calls) expect(call.traceId).toBe(traceId);
+  }, 90_000);
+});
