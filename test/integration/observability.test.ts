@@ -4,6 +4,7 @@
  * client's start through the workflow and its activities to the supplier, whose id the sandbox received
  * as `Trace-Id`.
  */
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Client } from '@temporalio/client';
@@ -150,7 +151,12 @@ describe('metrics and JSON logs of a worker process', () => {
     expect(
       [...after.samples].filter((s) => s.name === 'booking_supplier_drift_total' && s.labels.operation === 'book'),
     ).not.toEqual([]);
-    // The SDK's own metrics, on the same endpoint.
+    // The SDK's own metrics, on the same endpoint, under the names the dashboards and alert rules were checked against.
+    const sdkNames = readFileSync(path.join(ROOT, 'test/fixtures/sdk-metric-names.txt'), 'utf8')
+      .split('\n')
+      .filter((l) => l && !l.startsWith('#'))
+      .map((l) => l.split(' ')[0]!);
+    expect(sdkNames.filter((name) => !after.types.has(name))).toEqual([]);
     expect(delta('temporal_workflow_completed_total', { workflow_type: 'bookingWorkflow' })).toBe(4);
     expect(delta('temporal_activity_execution_latency_seconds_count', { activity_type: 'book' })).toBe(3);
 

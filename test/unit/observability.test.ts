@@ -1,5 +1,9 @@
 /** Observability settings, JSON log lines, and the names dashboards and alert rules use. */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parse } from 'yaml';
 import { loadConfig, ConfigError } from '../../src/config';
+import { BOOKING_METRICS, exportedName, type MetricDefinition } from '../../src/observability/definitions';
 import { jsonLine, stageOfActivity } from '../../src/observability/logging';
 import { runtimeOptions } from '../../src/observability/runtime';
 
@@ -114,3 +118,84 @@ describe('LOG_FORMAT=json', () => {
     expect(stageOfActivity('other')).toBeUndefined();
   });
 });
+
+describe('dashboards and alert rules name only metrics the worker exports', () => {
+  const ROOT = path.resolve(__dirname, '../..');
+  /** Metric family → its labels (undefined: the SDK's, whose labels are not checked). */
+  const exported = new Map<string, readonly string[] | undefined>();
+  for (const def of Object.values(BOOKING_METRICS) as MetricDefinition[]) {
+    const name = exportedName(def);
+    if (def.kind === 'histogram') {
+      for (const s of ['_bucket', '_sum', '_count'])
+        exported.set(name + s, [...def.labels, ...(s === '_bucket' ? ['le'] : [])]);
+    } else exported.set(name, def.labels);
+  }
+  for (const line of readFileSync(path.join(ROOT, 'test/fixtures/sdk-metric-names.txt'), 'utf8').split('\n')) {
+    const [name, type] = line.startsWith('#') ? [] : line.split(' ');
+    if (!name) continue;
+    for (const s of type === 'histogram' ? ['_bucket', '_sum', '_count'] : ['']) exported.set(name + s, undefined);
+  }
+  /** Prometheus's own series, which every scrape target has. */
+  const SYNTHETIC = new Set(['up']);
+
+  const dashboard = JSON.parse(readFileSync(path.join(ROOT, 'deploy/grafana/dashboards/booking.json'), 'utf8')) as {
+    panels: Array<{ title: string; targets?: Array<{ expr: string }> }>;
+  };
+  const rules = parse(readFileSync(path.join(ROOT, 'deploy/prometheus/alerts.yml'), 'utf8')) as {
+    groups: Array<{ rules: Array<{ alert: string; expr: string }> }>;
+  };
+  const expressions = [
+    ...dashboard.panels.flatMap((p) => (p.targets ?? []).map((t) => ({ where: `panel "${p.title}"`, expr: t.expr }))),
+    ...rules.groups.flatMap((g) => g.rules.map((r) => ({ where: `alert ${r.alert}`, expr: r.expr }))),
+  ];
+
+  test('there is something to check: every panel has a query, every rule an expression', () => {
+    expect(expressions.length).toBeGreaterThan(25);
+    expect(rules.groups[0]!.rules.map((r) => r.alert)).toEqual([
+      'BookingUnresolved',
+      'BookingRecoveryBacklogGrowing',
+      'SupplierRateLimiting',
+      'SupplierServerErrors',
+      'BookingWorkerNotPolling',
+    ]);
+  });
+
+  test.each(expressions)('$where', ({ expr }) => {
+    const names = metricNames(expr);
+    expect(names.length).toBeGreaterThan(0);
+    for (const { name, labels } of names) {
+      if (SYNTHETIC.has(name)) continue;
+      expect(exported.has(name) ? name : `${name} (not exported)`).toBe(name);
+      const known = exported.get(name);
+      if (known) for (const label of labels) expect(known).toContain(label);
+    }
+  });
+});
+
+/** PromQL's keywords and aggregation operators (which may be followed by `by (...)` before their parenthesis). */
+const PROMQL_WORDS = new Set(
+  'by without or and unless on ignoring group_left group_right bool offset sum min max avg group stddev stdvar count count_values bottomk topk quantile'.split(
+    ' ',
+  ),
+);
+
+/** The metric names of a PromQL expression, each with the label names its selector matches on. */
+function metricNames(expr: string): Array<{ name: string; labels: string[] }> {
+  const found: Array<{ name: string; labels: string[] }> = [];
+  const text = expr.replace(/"(?:[^"\\]|\\.)*"/g, '""').replace(/\[[^\]]*\]/g, ' ');
+  for (const m of text.matchAll(/([a-zA-Z_:][a-zA-Z0-9_:]*)\s*(\{[^}]*\})?(\s*\()?/g)) {
+    const [, name, selector, call] = m;
+    const before = text.slice(0, m.index).trimEnd();
+    // A function's name, a keyword, or a label inside by (...) / a selector is no metric.
+    if (
+      call ||
+      PROMQL_WORDS.has(name!) ||
+      /\b(by|without|on|ignoring)\s*\([^)]*$/.test(before) ||
+      /\{[^}]*$/.test(before)
+    )
+      continue;
+    const labels = [...(selector ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)\s*(=~|!=|!~|=)/g)].map((l) => l[1]!);
+    found.push({ name: name!, labels });
+  }
+  return found;
+}
