@@ -8,6 +8,7 @@
  * `createBookingWorker` is the pair itself, for tests that bring their own supplier.
  */
 import { NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
+import { readFileSync } from 'node:fs';
 import type { DataConverter } from '@temporalio/common';
 import { createActivities } from './activities/booking';
 import { queryOrdersTaskQueue } from './contract/definitions';
@@ -20,6 +21,7 @@ import { createSupplierStack } from './supplier/stack';
 import { createDriftReporter, type DriftLog } from './supplier/drift';
 import { ensureTemporalReady } from './temporal/setup';
 import { BookingMeters, countedDrift, createSupplierObserver, setUpObservability } from './observability';
+import { bundleTracingMismatch } from './observability/tracing';
 
 export interface BookingWorkerDeps {
   connection: NativeConnection;
@@ -192,6 +194,13 @@ export async function createWorkerFromConfig(
   config: AppConfig,
   overrides: Partial<Pick<BookingWorkerDeps, 'taskQueue' | 'namespace' | 'workflowBundle' | 'tuning' | 'plugins'>> = {},
 ): Promise<ConfiguredWorker> {
+  if (config.workflowBundlePath) {
+    const mismatch = bundleTracingMismatch(
+      readFileSync(config.workflowBundlePath, 'utf8'),
+      Boolean(config.observability?.tracing),
+    );
+    if (mismatch) throw new Error(mismatch);
+  }
   await reportReadiness(connection, config);
   // The runtime's meter: the Prometheus endpoint when metrics are on, else a no-op.
   const meters = new BookingMeters(Runtime.instance().metricMeter);

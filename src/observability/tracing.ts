@@ -63,3 +63,26 @@ export function startTracing(options: { serviceName: string; processor: SpanProc
     },
   };
 }
+
+/** The SDK's workflow interceptors for tracing, which the plugin adds to a bundle built at start. */
+export const TRACING_WORKFLOW_INTERCEPTORS =
+  require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors');
+
+/** Something only a bundle with the tracing workflow interceptors contains (the SDK's span exporter sink). */
+const TRACING_MARK = 'OpenTelemetryInboundInterceptor';
+
+/**
+ * A prebuilt bundle must match the worker's tracing: without the interceptors, workflows would not be
+ * traced and each activity would start a trace of its own (and send its own Trace-Id); with them and no
+ * tracing, every workflow task would call a sink the worker does not have. Returns the problem, if any.
+ */
+export function bundleTracingMismatch(bundleCode: string, tracing: boolean): string | undefined {
+  const traced = bundleCode.includes(TRACING_MARK);
+  if (tracing && !traced) {
+    return 'WORKER_WORKFLOW_BUNDLE was built without tracing but OTEL_TRACES_EXPORTER is set: rebuild it with `npm run bundle -- --tracing`, or unset WORKER_WORKFLOW_BUNDLE';
+  }
+  if (!tracing && traced) {
+    return 'WORKER_WORKFLOW_BUNDLE was built with --tracing but OTEL_TRACES_EXPORTER is not set: rebuild it without --tracing, or set OTEL_TRACES_EXPORTER';
+  }
+  return undefined;
+}

@@ -6,6 +6,7 @@ import { loadConfig, ConfigError } from '../../src/config';
 import { BOOKING_METRICS, exportedName, type MetricDefinition } from '../../src/observability/definitions';
 import { jsonLine, stageOfActivity } from '../../src/observability/logging';
 import { runtimeOptions } from '../../src/observability/runtime';
+import { bundleTracingMismatch } from '../../src/observability/tracing';
 
 const base = { SUPPLIER_APP_KEY: 'k', SUPPLIER_APP_SECRET: 's3cret-value' };
 
@@ -199,3 +200,15 @@ function metricNames(expr: string): Array<{ name: string; labels: string[] }> {
   }
   return found;
 }
+
+describe('a prebuilt workflow bundle matches the worker tracing', () => {
+  const traced = 'var x = class OpenTelemetryInboundInterceptor {}';
+  test('matching bundles pass', () => {
+    expect(bundleTracingMismatch(traced, true)).toBeUndefined();
+    expect(bundleTracingMismatch('plain', false)).toBeUndefined();
+  });
+  test('a mismatch names the fix', () => {
+    expect(bundleTracingMismatch('plain', true)).toMatch(/npm run bundle -- --tracing/);
+    expect(bundleTracingMismatch(traced, false)).toMatch(/OTEL_TRACES_EXPORTER/);
+  });
+});
