@@ -31,7 +31,9 @@ import {
   type BookingOutcome,
   type BookingRequest,
   type BookingState,
+  type ConnectClientOptions,
 } from '../client';
+import { clientTracingFromEnv } from '../observability/tracing';
 
 const EXIT_CONFIRMED = 0;
 const EXIT_NOT_CONFIRMED = 2;
@@ -111,6 +113,7 @@ class Session {
   constructor(
     public client: Client,
     private readonly env: NodeJS.ProcessEnv,
+    private readonly options: ConnectClientOptions = {},
   ) {
     // connectClient always makes a Connection; the type is wider for other SDK connection kinds.
     this.address =
@@ -133,7 +136,9 @@ class Session {
    * throws 'Channel has been shut down' where nothing can catch it.
    */
   async reconnect(timeoutMs: number, pending: Promise<unknown>): Promise<boolean> {
-    const fresh = await connectClient(this.env, { connectTimeoutMs: timeoutMs }).catch(() => undefined);
+    const fresh = await connectClient(this.env, { ...this.options, connectTimeoutMs: timeoutMs }).catch(
+      () => undefined,
+    );
     if (!fresh) return false;
     closeAfter(this.client, pending);
     this.client = fresh;
@@ -257,7 +262,10 @@ async function main(): Promise<number> {
   };
 
   const env = withStackKeys(process.env);
-  const session = new Session(await connectClient(env), env);
+  // OTEL_TRACES_EXPORTER=otlp|console: the booking's trace starts with this start (src/observability/tracing.ts).
+  const tracing = clientTracingFromEnv(env);
+  const options: ConnectClientOptions = tracing ? { plugins: [tracing.plugin] } : {};
+  const session = new Session(await connectClient(env, options), env, options);
   try {
     const handle = await startBooking(session.client, request, { taskQueue: values['task-queue'] }).catch(
       (err: unknown) => {
@@ -282,6 +290,7 @@ async function main(): Promise<number> {
     return outcome.kind === 'confirmed' ? EXIT_CONFIRMED : EXIT_NOT_CONFIRMED;
   } finally {
     await session.close().catch(() => undefined);
+    await tracing?.shutdown();
   }
 }
 

@@ -6,7 +6,13 @@
  * So a caller that times out and calls again never causes a second booking.
  */
 import { randomUUID } from 'node:crypto';
-import { Client, Connection, WorkflowExecutionAlreadyStartedError, type WorkflowHandle } from '@temporalio/client';
+import {
+  Client,
+  Connection,
+  WorkflowExecutionAlreadyStartedError,
+  type ClientPlugin,
+  type WorkflowHandle,
+} from '@temporalio/client';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import {
   approvePriceChangeUpdate,
@@ -45,6 +51,8 @@ export function newReference(): string {
 export interface ConnectClientOptions {
   /** How long to wait for the service to answer before giving up (the SDK's default: 10 s). */
   connectTimeoutMs?: number;
+  /** Client plugins, e.g. tracing (src/observability: `startTracing(...).plugin`), so a booking's trace starts here. */
+  plugins?: ClientPlugin[];
 }
 
 /**
@@ -78,7 +86,12 @@ export async function connectClient(
     await connection.close();
     throw err;
   }
-  return new Client({ connection, namespace: namespace ?? 'default', dataConverter: dataConverterFor(encryption) });
+  return new Client({
+    connection,
+    namespace: namespace ?? 'default',
+    dataConverter: dataConverterFor(encryption),
+    ...(options.plugins ? { plugins: options.plugins } : {}),
+  });
 }
 
 export interface StartBookingOptions {

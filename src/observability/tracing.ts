@@ -86,3 +86,16 @@ export function bundleTracingMismatch(bundleCode: string, tracing: boolean): str
   }
   return undefined;
 }
+
+/**
+ * Tracing for a client process (`npm run book`) from OpenTelemetry's own variables: on when OTEL_TRACES_EXPORTER
+ * is otlp or console, so the booking's trace starts at the caller. Workers read the same variables through src/config.
+ */
+export function clientTracingFromEnv(env: Record<string, string | undefined>): Tracing | undefined {
+  const exporter = env.OTEL_TRACES_EXPORTER;
+  if (exporter !== 'otlp' && exporter !== 'console') return undefined;
+  return startTracing({
+    serviceName: env.OTEL_SERVICE_NAME || 'hotel-booking-client',
+    processor: spanProcessorFor(exporter),
+  });
+}
