@@ -288,7 +288,7 @@ process.on('exit', () => {
   for (const c of liveServers) c.kill('SIGKILL');
 });
 
-/** Registers the namespace once and waits until every node knows it (each node caches namespaces). */
+/** Registers the namespace once and waits until every node serves it (each node caches namespaces). */
 async function ensureNamespace(cluster: { nodes: ServerNode[] }, namespace: string, retentionDays: number) {
   const connect = (port: number) => Connection.connect({ address: `127.0.0.1:${port}`, connectTimeout: 10_000 });
   const first = await connect(cluster.nodes[0]!.ports.frontend);
@@ -311,7 +311,9 @@ async function ensureNamespace(cluster: { nodes: ServerNode[] }, namespace: stri
     try {
       const deadline = Date.now() + 60_000;
       for (;;) {
-        const known = await connection.workflowService.describeNamespace({ namespace }).then(
+        // Describe reads the database; most calls read the node's namespace cache, refreshed every few
+        // seconds, so wait for a call of that kind.
+        const known = await connection.operatorService.listSearchAttributes({ namespace }).then(
           () => true,
           () => false,
         );
@@ -372,7 +374,10 @@ export async function startProdCluster(options: ClusterOptions): Promise<ProdClu
       await Promise.all(nodes.map((n) => n.stop()));
     });
     const t1 = Date.now();
-    await Promise.all(nodes.map((n) => n.start()));
+    // The first node alone: on a new database each node writes the cluster's metadata record at start, and
+    // two doing it at once fail one of them on the primary key.
+    await nodes[0]!.start();
+    await Promise.all(nodes.slice(1).map((n) => n.start()));
     const proxy: FrontendProxy = await startFrontendProxy({
       port: proxyPort,
       backends: () => nodes.filter((n) => n.running()).map((n) => ({ host: '127.0.0.1', port: n.ports.frontend })),

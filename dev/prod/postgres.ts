@@ -120,6 +120,10 @@ export async function startPostgres(options: PostgresOptions): Promise<Postgres>
   // A cluster left running by a killed launcher is stopped first, so it restarts with today's settings.
   if (!fresh) await stop();
   await start();
+  // If this process exits without stopping the cluster (an uncaught error, a second Ctrl-C), stop it
+  // anyway, at once: nothing the launcher started may outlive it.
+  const stopNow = () => run(binDir, 'pg_ctl', ['stop', '-D', pgData, '-m', 'immediate'], { allowFailure: true });
+  process.on('exit', stopNow);
   return {
     host: '127.0.0.1',
     port: options.port,
@@ -127,10 +131,13 @@ export async function startPostgres(options: PostgresOptions): Promise<Postgres>
     password: options.password,
     pgData,
     start,
-    stop,
     async restart() {
       await stop();
       await start();
+    },
+    async stop() {
+      process.off('exit', stopNow);
+      await stop();
     },
   };
 }

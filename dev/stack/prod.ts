@@ -1,0 +1,182 @@
+/**
+ * `npm run stack:prod`: the production topology on one machine. A private PostgreSQL cluster, the
+ * Temporal schemas set up and upgraded, two Temporal server nodes behind one frontend address, the
+ * standalone Web UI, the namespace and search attributes registered, two booking workers (separate
+ * processes, as `npm run worker` runs them), the codec server and the sandbox supplier.
+ *
+ * The data stays under STACK_DATA_DIR/prod, so a second start finds its bookings. Ctrl-C stops the
+ * workers first (in-flight Books finish), then the rest; no process outlives it.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import readline from 'node:readline';
+import { Connection } from '@temporalio/client';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { z } from 'zod';
+import { loadConfig } from '../../src/config';
+import { createEncryptionCodec } from '../../src/codec/encryption';
+import { startCodecServer } from '../../src/codec/server';
+import { ensureTemporalReady } from '../../src/temporal/setup';
+import { startSandbox } from '../sandbox/server';
+import { startProdCluster } from '../prod/cluster';
+import { startWebUi } from '../prod/ui';
+import { stackEncryptionEnv } from './main';
+
+const REPO = path.resolve(__dirname, '../..');
+
+const ProdStackEnv = z.object({
+  /** The frontend address clients and workers dial (a proxy over the nodes' frontends). */
+  STACK_TEMPORAL_PORT: z.coerce.number().int().positive().default(7233),
+  /** Node i takes ports STACK_NODE_BASE_PORT + 100 × i (frontend, history, matching, worker, membership…). */
+  STACK_NODE_BASE_PORT: z.coerce.number().int().positive().max(32_000).default(7300),
+  STACK_POSTGRES_PORT: z.coerce.number().int().positive().default(5433),
+  STACK_UI_PORT: z.coerce.number().int().positive().default(8233),
+  STACK_SANDBOX_PORT: z.coerce.number().int().nonnegative().default(8787),
+  STACK_CODEC_PORT: z.coerce.number().int().nonnegative().default(8235),
+  /** Booking worker processes. */
+  STACK_WORKERS: z.coerce.number().int().min(1).max(8).default(2),
+  STACK_DATA_DIR: z.string().default(path.join(REPO, '.data')),
+});
+
+/** A booking worker in its own process, its lines prefixed with its name. */
+function startWorkerProcess(name: string, env: NodeJS.ProcessEnv): { child: ChildProcess; ready: Promise<void> } {
+  const tsNode = require.resolve('ts-node/dist/bin.js');
+  const child = spawn(process.execPath, [tsNode, '--transpile-only', path.join(REPO, 'src/worker.ts')], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const ready = new Promise<void>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`${name} exited with code ${code} at start`)));
+    for (const stream of [child.stdout!, child.stderr!]) {
+      readline.createInterface({ input: stream }).on('line', (line) => {
+        console.log(`[${name}] ${line}`);
+        if (line.includes('Worker polling task queue')) resolve();
+      });
+    }
+  });
+  return { child, ready };
+}
+
+async function stopWorker(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+async function main(): Promise<void> {
+  const env = ProdStackEnv.parse(process.env);
+  const dataDir = path.join(env.STACK_DATA_DIR, 'prod');
+  const stops: Array<() => Promise<void>> = [];
+  const stopAll = async () => {
+    for (const stop of stops.reverse()) await stop().catch((err) => console.error(err));
+  };
+  // First Ctrl-C (or SIGTERM): stop in order. A second one leaves at once; the exit hooks of dev/prod still
+  // SIGKILL the Temporal nodes and stop PostgreSQL, so nothing outlives the launcher either way.
+  let signals = 0;
+  const stopped = new Promise<void>((resolve) => {
+    const onSignal = () => {
+      if (++signals > 1) process.exit(130);
+      console.log('Stopping: workers first (in-flight Books finish), then the rest. Ctrl-C again to leave at once.');
+      resolve();
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+  });
+
+  try {
+    const cluster = await startProdCluster({
+      dataDir,
+      frontendPort: env.STACK_TEMPORAL_PORT,
+      basePort: env.STACK_NODE_BASE_PORT,
+      postgresPort: env.STACK_POSTGRES_PORT,
+    });
+    stops.push(() => cluster.stop());
+    const connection = await Connection.connect({ address: cluster.address });
+    try {
+      await ensureTemporalReady({ services: connection, namespace: cluster.namespace, register: true });
+    } finally {
+      await connection.close();
+    }
+
+    const sandbox = await startSandbox({ port: env.STACK_SANDBOX_PORT });
+    stops.push(() => sandbox.close());
+    // The key file the dev stack and `npm run book` use: one key for whichever stack is running.
+    const encryptionEnv = stackEncryptionEnv(env.STACK_DATA_DIR, process.env);
+    const workerEnv = {
+      SUPPLIER_APP_KEY: 'sandbox-app',
+      SUPPLIER_APP_SECRET: 'sandbox-secret',
+      ...process.env,
+      ...encryptionEnv,
+      TEMPORAL_ADDRESS: cluster.address,
+      TEMPORAL_NAMESPACE: cluster.namespace,
+      SUPPLIER_BASE_URL: sandbox.url,
+    };
+    const config = loadConfig(workerEnv);
+    const codecUrl = `http://127.0.0.1:${env.STACK_CODEC_PORT}`;
+    const uiOrigin = `http://127.0.0.1:${env.STACK_UI_PORT}`;
+    const codec = await startCodecServer({
+      codec: createEncryptionCodec(config.encryption!),
+      port: env.STACK_CODEC_PORT,
+      allowedOrigin: uiOrigin,
+      token: process.env.CODEC_SERVER_TOKEN || undefined,
+    });
+    stops.push(() => codec.close());
+    const ui = await startWebUi({
+      dataDir,
+      port: env.STACK_UI_PORT,
+      temporalAddress: cluster.address,
+      namespace: cluster.namespace,
+      codecEndpoint: codecUrl,
+    });
+    stops.push(() => ui.stop());
+
+    // One workflow bundle for every worker (each would otherwise run webpack at start).
+    const bundle = path.join(dataDir, 'workflow-bundle.js');
+    const { code } = await bundleWorkflowCode({
+      workflowsPath: require.resolve('../../src/workflows'),
+      logger: { info() {}, warn() {}, error: console.error, debug() {}, trace() {}, log() {} } as never,
+    });
+    writeFileSync(bundle, code);
+    const workers = Array.from({ length: env.STACK_WORKERS }, (_, i) =>
+      startWorkerProcess(`worker-${i + 1}`, { ...workerEnv, WORKER_WORKFLOW_BUNDLE: bundle }),
+    );
+    stops.push(async () => {
+      await Promise.all(workers.map((w) => stopWorker(w.child)));
+    });
+    await Promise.all(workers.map((w) => w.ready));
+
+    const nodes = cluster.nodes.map((n) => `${n.name} :${n.ports.frontend} (pid ${n.pid()})`).join(', ');
+    console.log(
+      [
+        '',
+        'Hotel booking orchestrator, production topology:',
+        `  Temporal gRPC     ${cluster.address}  (one address over ${cluster.nodes.length} nodes: ${nodes})`,
+        `  PostgreSQL        127.0.0.1:${cluster.postgres.port}  (data ${cluster.postgres.pgData})`,
+        `  History shards    ${cluster.historyShards}`,
+        `  Temporal Web UI   ${ui.url}`,
+        `  Sandbox supplier  ${sandbox.url}`,
+        `  Codec server      ${codec.url}`,
+        `  Workers           ${workers.length} processes on task queue "${config.taskQueue}"`,
+        `  Logs              ${path.join(dataDir, 'logs')}`,
+        '',
+        'Try: npm run book -- --scenario confirmAfterMs=0',
+        'Ctrl-C stops everything.',
+        '',
+      ].join('\n'),
+    );
+    await stopped;
+  } finally {
+    await stopAll();
+  }
+}
+
+if (require.main === module)
+  main().then(
+    () => process.exit(0),
+    (err) => {
+      console.error(err instanceof Error ? err.message : err);
+      process.exit(1);
+    },
+  );
