@@ -6,6 +6,10 @@
  *   integration worker, client helper and CLI on the Temporal dev server + sandbox supplier
  *   replay      committed histories replayed against the current workflow code
  *   e2e         headless Chromium against the dev server's Web UI
+ *   prod        the production topology (PostgreSQL, two Temporal nodes; dev/prod): the integration files
+ *               below on it, and the chaos run's prod mode at smoke size
+ * TEST_TEMPORAL_ENGINE=prod runs the whole integration (and e2e) tier on the production topology instead of
+ * the dev server: `TEST_TEMPORAL_ENGINE=prod npm run test:integration`.
  * Servers are started once per run by test/harness/global-setup.ts and shared by the files.
  */
 const tier = (name, extra = {}) => ({
@@ -23,6 +27,12 @@ const workerLogs = {
   testEnvironment: '<rootDir>/test/harness/worker-log-environment.ts',
 };
 
+// Integration files about the booking on a server (not about the dev server itself or the tools around it),
+// re-run by the prod tier against the production topology.
+const ON_PROD_ENGINE = ['client', 'worker', 'approval', 'fleet-cap', 'privacy'].map(
+  (name) => `<rootDir>/test/integration/${name}.test.ts`,
+);
+
 module.exports = {
   projects: [
     tier('unit'),
@@ -31,6 +41,11 @@ module.exports = {
     tier('integration', workerLogs),
     tier('replay', workerLogs),
     tier('e2e', workerLogs),
+    tier('prod', {
+      ...workerLogs,
+      testMatch: ['<rootDir>/test/prod/**/*.test.ts', ...ON_PROD_ENGINE],
+      setupFiles: [...workerLogs.setupFiles, '<rootDir>/test/harness/use-prod-engine.ts'],
+    }),
   ],
   globalSetup: '<rootDir>/test/harness/global-setup.ts',
   globalTeardown: '<rootDir>/test/harness/global-teardown.ts',

@@ -1,7 +1,9 @@
 /**
  * Starts the real Temporal servers once per test run, shared by every test file:
  *  - the Java time-skipping test server, for the `workflow` tier;
- *  - the Temporal CLI dev server (search attributes registered), for the `integration` tier;
+ *  - the Temporal CLI dev server (search attributes registered), for the `integration` tier, or with
+ *    TEST_TEMPORAL_ENGINE=prod the production topology instead (PostgreSQL, two server nodes: dev/prod);
+ *  - the production topology for the `prod` tier, which runs a set of integration files on it;
  * and bundles the workflow code once, so each file's workers start in milliseconds.
  * Addresses reach the test files through environment variables (see ./temporal.ts).
  */
@@ -9,14 +11,56 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { SearchAttributeType } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { resolveServerExecutable } from '../../dev/temporal/binaries';
 import { BookingStageKey, CustomerReferenceNoKey } from '../../src/contract';
 import { dynamicConfigArgs, freePort } from '../../dev/temporal/dev-server';
+import { startProdCluster, type ProdCluster } from '../../dev/prod/cluster';
+import { startWebUi } from '../../dev/prod/ui';
+import { Connection } from '@temporalio/client';
+import { ensureTemporalReady } from '../../src/temporal/setup';
 
-const ALL_TIERS = ['unit', 'supplier', 'workflow', 'integration', 'replay', 'e2e'];
+const ALL_TIERS = ['unit', 'supplier', 'workflow', 'integration', 'replay', 'e2e', 'prod'];
+
+/** Which engine the integration and e2e tiers run on: `dev` (the CLI dev server, default) or `prod`. */
+function integrationEngine(): 'dev' | 'prod' {
+  const engine = process.env.TEST_TEMPORAL_ENGINE ?? 'dev';
+  if (engine !== 'dev' && engine !== 'prod') throw new Error(`TEST_TEMPORAL_ENGINE=${engine}: use dev or prod`);
+  return engine;
+}
+
+/**
+ * The production topology in a temp folder, with the Web UI and the search attributes a deployment's
+ * setup registers; stopped by global-teardown.
+ */
+async function startProdEngine(): Promise<{ cluster: ProdCluster; uiUrl: string }> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'booking-prod-engine-'));
+  // As root, PostgreSQL runs as the postgres user, which must be able to enter the folder (mkdtemp makes it 0700).
+  chmodSync(dataDir, 0o755);
+  const cluster = await startProdCluster({ dataDir, frontendPort: 0, basePort: 0, postgresPort: 0, log });
+  const ui = await startWebUi({
+    dataDir,
+    port: await freePort(),
+    temporalAddress: cluster.address,
+    namespace: 'default',
+  });
+  const globals = globalThis as Record<string, unknown>;
+  globals.__prodStops = [
+    ...((globals.__prodStops as Array<() => Promise<void>>) ?? []),
+    () => ui.stop(),
+    () => cluster.stop(),
+    async () => rmSync(dataDir, { recursive: true, force: true }),
+  ];
+  const connection = await Connection.connect({ address: cluster.address });
+  try {
+    await ensureTemporalReady({ services: connection, namespace: cluster.namespace, register: true });
+  } finally {
+    await connection.close();
+  }
+  return { cluster, uiUrl: ui.url };
+}
 
 /** The tiers this run selected with --selectProjects (all when none). */
 function selectedTiers(): string[] {
@@ -35,7 +79,7 @@ export default async function globalSetup(): Promise<void> {
   const started: TestWorkflowEnvironment[] = [];
   (globalThis as Record<string, unknown>).__temporalEnvs = started;
 
-  if (needs('workflow', 'integration', 'replay', 'e2e')) {
+  if (needs('workflow', 'integration', 'replay', 'e2e', 'prod')) {
     const t0 = Date.now();
     const { code } = await bundleWorkflowCode({
       workflowsPath: require.resolve('../../src/workflows'),
@@ -65,7 +109,20 @@ export default async function globalSetup(): Promise<void> {
     process.env.TEST_TIME_SKIPPING_ADDRESS = env.address;
     log(`time-skipping test server on ${env.address} in ${Date.now() - t0} ms`);
   }
-  if (needs('integration', 'e2e')) {
+  if (needs('prod') || (needs('integration', 'e2e') && integrationEngine() === 'prod')) {
+    const t0 = Date.now();
+    const { cluster, uiUrl } = await startProdEngine();
+    process.env.TEST_PROD_SERVER_ADDRESS = cluster.address;
+    process.env.TEST_PROD_SERVER_UI_URL = uiUrl;
+    log(
+      `production engine (PostgreSQL + ${cluster.nodes.length} nodes) on ${cluster.address} in ${Date.now() - t0} ms`,
+    );
+    if (integrationEngine() === 'prod') {
+      process.env.TEST_DEV_SERVER_ADDRESS = cluster.address;
+      process.env.TEST_DEV_SERVER_UI_URL = uiUrl;
+    }
+  }
+  if (needs('integration', 'e2e') && integrationEngine() === 'dev') {
     const t0 = Date.now();
     const uiPort = await freePort();
     const env = await TestWorkflowEnvironment.createLocal({
