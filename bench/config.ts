@@ -85,9 +85,11 @@ export const stackFlags = (defaultDb: 'file' | 'memory') => ({
   serverConfig: z.record(z.string(), z.string()).default({}),
   /**
    * `dev`: the CLI dev server (SQLite). `prod`: the production topology of dev/prod, PostgreSQL and two
-   * Temporal nodes with deploy/dynamicconfig/booking.yaml (--db and --server-config do not apply to it).
+   * Temporal nodes with deploy/dynamicconfig/booking.yaml, --server-config values over it (--db does not apply).
    */
   engine: z.enum(['dev', 'prod']).default('dev'),
+  /** Prod engine: the cluster's history shard count (default: deploy/temporal-server.env). */
+  shards: z.number().int().positive().optional(),
 });
 export type StackFlags = z.output<z.ZodObject<ReturnType<typeof stackFlags>>>;
 
@@ -100,5 +102,6 @@ export function stackOptions(flags: StackFlags) {
     bundlePath: flags.bundlePath,
     dynamicConfig: flags.serverConfig,
     engine: flags.engine,
+    historyShards: flags.shards,
   };
 }

@@ -16,6 +16,7 @@
  *   --server-config K=V dev server dynamic config, repeatable (see `serverConfig` in bench/config.ts)
  *   --engine dev|prod   the CLI dev server (default) or the production topology: PostgreSQL and two Temporal
  *                       nodes (dev/prod); its results are written as <name>-prod.json
+ *   --shards N          prod: the cluster's history shard count (default deploy/temporal-server.env)
  *   --bundle FILE       a prebuilt workflow bundle instead of bundling for the run
  *   --sandbox-as-is     without the bench's QueryOrders memo (see bench/sandbox-process.ts)
  * Each run prints its tables and writes the JSON with the figures, the options and the machine.
@@ -133,6 +134,7 @@ export function optionsFromArgs(args: string[]): {
       db: { type: 'string' },
       'server-config': { type: 'string', multiple: true },
       engine: { type: 'string' },
+      shards: { type: 'string' },
     },
   });
   const name = positionals[0] as BenchmarkName | undefined;

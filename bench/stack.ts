@@ -62,6 +62,8 @@ export interface StackOptions {
   dynamicConfig?: Record<string, string>;
   /** The Temporal service: the CLI dev server (default) or the production topology (dev/prod). */
   engine?: 'dev' | 'prod';
+  /** Prod engine: history shards (default: deploy/temporal-server.env). */
+  historyShards?: number;
   /** Workers reach the sandbox through bench/book-barrier.ts: the first `count` Book answers are released together. */
   bookBarrier?: { count: number; maxHoldMs: number };
 }
@@ -214,6 +216,8 @@ async function startTemporal(
       basePort: 0,
       postgresPort: 0,
       log: () => {},
+      ...(options.historyShards ? { historyShards: options.historyShards } : {}),
+      ...(options.dynamicConfig ? { dynamicConfig: options.dynamicConfig } : {}),
     });
     const postmaster = Number(
       readFileSync(path.join(cluster.postgres.pgData, 'postmaster.pid'), 'utf8').split('\n')[0],

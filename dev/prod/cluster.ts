@@ -10,7 +10,7 @@ import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync }
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
-import { stringify } from 'yaml';
+import { parse, stringify } from 'yaml';
 import { resolveProdBinaries, type ProdBinaries } from '../temporal/binaries';
 import { freePort, waitForPort } from '../temporal/dev-server';
 import { startPostgres, type Postgres } from './postgres';
@@ -29,6 +29,11 @@ export interface ClusterOptions {
   postgresPort: number;
   nodes?: number;
   historyShards?: number;
+  /**
+   * Dynamic config values over deploy/dynamicconfig/booking.yaml (KEY → JSON value), for a benchmark that
+   * tries a setting; the nodes then read a merged copy in the data folder.
+   */
+  dynamicConfig?: Record<string, string>;
   namespace?: string;
   logLevel?: 'debug' | 'info' | 'warn' | 'error';
   log?: (line: string) => void;
@@ -118,6 +123,7 @@ export function serverConfig(options: {
   historyShards: number;
   clusterAddress: string;
   logLevel: string;
+  dynamicConfigFile?: string;
 }): Record<string, unknown> {
   const { ports, postgres } = options;
   const { persistence } = PROD_TOPOLOGY;
@@ -170,7 +176,7 @@ export function serverConfig(options: {
       },
     },
     dcRedirectionPolicy: { policy: 'noop' },
-    dynamicConfigClient: { filepath: DYNAMIC_CONFIG_FILE, pollInterval: '10s' },
+    dynamicConfigClient: { filepath: options.dynamicConfigFile ?? DYNAMIC_CONFIG_FILE, pollInterval: '10s' },
   };
 }
 
@@ -200,6 +206,16 @@ export function setupSchemas(bin: ProdBinaries, postgres: Postgres): void {
     tool(db, 'setup-schema', '-v', '0.0');
     tool(db, 'update-schema', '-d', path.join(bin.schemaDir, 'v12', folder, 'versioned'));
   }
+}
+
+/** The project's dynamic config with `overrides` on top, written beside the nodes' config; the file itself when none. */
+function dynamicConfigFile(configDir: string, overrides: Record<string, string> | undefined): string {
+  if (!overrides || Object.keys(overrides).length === 0) return DYNAMIC_CONFIG_FILE;
+  const merged = (parse(readFileSync(DYNAMIC_CONFIG_FILE, 'utf8')) ?? {}) as Record<string, unknown>;
+  for (const [key, value] of Object.entries(overrides)) merged[key] = [{ value: JSON.parse(value) as unknown }];
+  const file = path.join(configDir, 'dynamicconfig.yaml');
+  writeFileSync(file, stringify(merged));
+  return file;
 }
 
 /**
@@ -365,6 +381,7 @@ export async function startProdCluster(options: ClusterOptions): Promise<ProdClu
         postgres,
         historyShards,
         clusterAddress: `127.0.0.1:${proxyPort}`,
+        dynamicConfigFile: dynamicConfigFile(configDir, options.dynamicConfig),
         logLevel: options.logLevel ?? 'warn',
       });
       writeFileSync(path.join(configDir, `${name}.yaml`), stringify(config));
