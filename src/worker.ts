@@ -11,7 +11,7 @@ import { NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporal
 import { readFileSync } from 'node:fs';
 import type { DataConverter } from '@temporalio/common';
 import { createActivities } from './activities/booking';
-import { queryOrdersTaskQueue } from './contract/definitions';
+import { queryOrdersTaskQueue, WORKFLOW_TYPE } from './contract/definitions';
 import { dataConverterFor } from './codec/config';
 import { loadConfig, type AppConfig } from './config';
 import type { SupplierClient } from './supplier/interface';
@@ -204,6 +204,11 @@ export async function createWorkerFromConfig(
   await reportReadiness(connection, config);
   // The runtime's meter: the Prometheus endpoint when metrics are on, else a no-op.
   const meters = new BookingMeters(Runtime.instance().metricMeter);
+  meters.initialize({
+    namespace: overrides.namespace ?? config.temporal.namespace,
+    taskQueue: overrides.taskQueue ?? config.taskQueue,
+    workflowType: WORKFLOW_TYPE,
+  });
   const { supplier, orders, close } = createSupplierStack(config.supplier, {
     drift: countedDrift(createDriftReporter(runtimeDriftLog), meters),
     observer: createSupplierObserver(meters),

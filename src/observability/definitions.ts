@@ -21,6 +21,12 @@ export interface MetricDefinition {
   unit?: 'seconds';
   valueType?: 'int' | 'float';
   labels: readonly string[];
+  /**
+   * The values a label takes, where they are a closed set known ahead: the worker records each series at 0
+   * when it starts (BookingMeters.initialize), since Prometheus's increase() and rate() miss a counter's
+   * first step from an absent series (a worker's first unresolved booking would otherwise never alert).
+   */
+  values?: Readonly<Record<string, readonly string[]>>;
   help: string;
   /** Histograms only: bucket boundaries, in the unit. */
   buckets?: readonly number[];
@@ -28,37 +34,46 @@ export interface MetricDefinition {
 
 const define = <const T extends Record<string, MetricDefinition>>(defs: T) => defs;
 
+const OPERATIONS = ['checkAvail', 'book', 'queryOrders'] as const;
+
 export const BOOKING_METRICS = define({
   outcomes: {
+    /** Recorded by workflow code, like the four below (src/workflows/booking/metrics.ts). */
     name: 'booking_outcomes',
     kind: 'counter',
     labels: ['kind'],
+    values: { kind: ['confirmed', 'failed', 'unavailable', 'price-rejected', 'cancelled', 'unresolved'] },
     help: 'Bookings ended, by outcome kind (confirmed, failed, unavailable, price-rejected, cancelled, unresolved).',
   },
   stageEntered: {
     name: 'booking_stage_entered',
     kind: 'counter',
     labels: ['stage'],
+    values: { stage: ['checking-availability', 'awaiting-price-approval', 'booking', 'recovering'] },
     help: 'Bookings entering a stage (checking-availability, awaiting-price-approval, booking, recovering).',
   },
   recoveriesEnded: {
     name: 'booking_recoveries_ended',
     kind: 'counter',
     labels: ['kind'],
+    values: { kind: ['confirmed', 'failed', 'unresolved'] },
     help: 'Bookings that left recovery, by outcome kind; with booking_stage_entered{stage="recovering"}, the recovery backlog.',
   },
   bookAttempts: {
     name: 'booking_book_attempts',
     kind: 'counter',
     labels: ['result'],
+    values: { result: ['order', 'refused', 'rejected', 'ambiguous'] },
     help: 'Book activities completed, by the Book rule value (order, refused, rejected, ambiguous).',
   },
   recoveryPolls: {
     name: 'booking_recovery_polls',
     kind: 'counter',
     labels: ['result'],
+    values: { result: ['confirmed', 'failed', 'pending', 'not-found', 'error'] },
     help: 'Recovery polls (QueryOrders lookups of one booking), by result (confirmed, failed, pending, not-found, error).',
   },
+  /** Recorded on the worker side (src/observability/metrics.ts), like the rest below. */
   supplierRequestDuration: {
     name: 'booking_supplier_request_duration',
     kind: 'histogram',
@@ -72,6 +87,7 @@ export const BOOKING_METRICS = define({
     name: 'booking_supplier_responses',
     kind: 'counter',
     labels: ['operation', 'status_class'],
+    values: { operation: OPERATIONS, status_class: ['2xx', '4xx', '5xx', 'other', 'none'] },
     help: 'Supplier requests by HTTP status class (2xx, 4xx, 5xx, other; none when no answer came).',
   },
   supplierErrors: {
@@ -84,6 +100,7 @@ export const BOOKING_METRICS = define({
     name: 'booking_supplier_rate_limited',
     kind: 'counter',
     labels: ['operation'],
+    values: { operation: OPERATIONS },
     help: 'Supplier answers 429 (quota limit exceeded).',
   },
   rateLimiterWait: {
@@ -117,4 +134,23 @@ export type BookingMetricKey = keyof typeof BOOKING_METRICS;
 export function exportedName(def: MetricDefinition): string {
   if (def.kind === 'counter') return `${def.name}_total`;
   return def.unit ? `${def.name}_${def.unit}` : def.name;
+}
+
+/** Metrics recorded by workflow code: the SDK adds its own labels to them (namespace, taskQueue, workflowType). */
+export const WORKFLOW_METRICS: readonly BookingMetricKey[] = [
+  'outcomes',
+  'stageEntered',
+  'recoveriesEnded',
+  'bookAttempts',
+  'recoveryPolls',
+];
+
+/** Every combination of the label values a definition lists (none when it lists none). */
+export function labelCombinations(def: MetricDefinition): Array<Record<string, string>> {
+  if (!def.values) return [];
+  let combos: Array<Record<string, string>> = [{}];
+  for (const [label, values] of Object.entries(def.values)) {
+    combos = combos.flatMap((c) => values.map((v) => ({ ...c, [label]: v })));
+  }
+  return combos;
 }

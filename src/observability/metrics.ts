@@ -8,7 +8,13 @@ import { isSpanContextValid, SpanKind, SpanStatusCode, trace } from '@openteleme
 import type { MetricCounter, MetricHistogram, MetricMeter } from '@temporalio/common';
 import type { DriftReporter } from '../supplier/drift';
 import type { SupplierObserver } from '../supplier/observer';
-import { BOOKING_METRICS, type BookingMetricKey } from './definitions';
+import {
+  BOOKING_METRICS,
+  labelCombinations,
+  WORKFLOW_METRICS,
+  type BookingMetricKey,
+  type MetricDefinition,
+} from './definitions';
 
 /** Counters and histograms of the definitions, created once on the given meter. */
 export class BookingMeters {
@@ -16,6 +22,18 @@ export class BookingMeters {
   private readonly histograms = new Map<BookingMetricKey, MetricHistogram>();
 
   constructor(private readonly meter: MetricMeter) {}
+
+  /**
+   * Records every known series at 0, so alert rules see the first step of each (see MetricDefinition.values).
+   * Workflow-side series carry the labels the SDK adds to workflow metrics, which `workflow` gives.
+   */
+  initialize(workflow: { namespace: string; taskQueue: string; workflowType: string }): void {
+    for (const [key, def] of Object.entries(BOOKING_METRICS) as Array<[BookingMetricKey, MetricDefinition]>) {
+      if (def.kind !== 'counter') continue;
+      const extra = WORKFLOW_METRICS.includes(key) ? workflow : {};
+      for (const labels of labelCombinations(def)) this.counter(key).add(0, { ...labels, ...extra });
+    }
+  }
 
   counter(key: BookingMetricKey): MetricCounter {
     let c = this.counters.get(key);

@@ -7,6 +7,8 @@ import { BOOKING_METRICS, exportedName, type MetricDefinition } from '../../src/
 import { jsonLine, stageOfActivity } from '../../src/observability/logging';
 import { runtimeOptions } from '../../src/observability/runtime';
 import { bundleTracingMismatch } from '../../src/observability/tracing';
+import { BookingMeters } from '../../src/observability/metrics';
+import { noopMetricMeter, type MetricMeter } from '@temporalio/common';
 
 const base = { SUPPLIER_APP_KEY: 'k', SUPPLIER_APP_SECRET: 's3cret-value' };
 
@@ -122,14 +124,14 @@ describe('LOG_FORMAT=json', () => {
 
 describe('dashboards and alert rules name only metrics the worker exports', () => {
   const ROOT = path.resolve(__dirname, '../..');
-  /** Metric family → its labels (undefined: the SDK's, whose labels are not checked). */
-  const exported = new Map<string, readonly string[] | undefined>();
+  /** Metric family → its definition (undefined: the SDK's, whose labels are not checked). */
+  const exported = new Map<string, MetricDefinition | undefined>();
   for (const def of Object.values(BOOKING_METRICS) as MetricDefinition[]) {
     const name = exportedName(def);
     if (def.kind === 'histogram') {
       for (const s of ['_bucket', '_sum', '_count'])
-        exported.set(name + s, [...def.labels, ...(s === '_bucket' ? ['le'] : [])]);
-    } else exported.set(name, def.labels);
+        exported.set(name + s, { ...def, labels: [...def.labels, ...(s === '_bucket' ? ['le'] : [])] });
+    } else exported.set(name, def);
   }
   for (const line of readFileSync(path.join(ROOT, 'test/fixtures/sdk-metric-names.txt'), 'utf8').split('\n')) {
     const [name, type] = line.startsWith('#') ? [] : line.split(' ');
@@ -167,8 +169,13 @@ describe('dashboards and alert rules name only metrics the worker exports', () =
     for (const { name, labels } of names) {
       if (SYNTHETIC.has(name)) continue;
       expect(exported.has(name) ? name : `${name} (not exported)`).toBe(name);
-      const known = exported.get(name);
-      if (known) for (const label of labels) expect(known).toContain(label);
+      const def = exported.get(name);
+      if (!def) continue;
+      for (const [label, value] of labels) {
+        expect(def.labels).toContain(label);
+        // A value the code never records would make a panel or an alert silently empty.
+        if (value !== undefined && def.values?.[label]) expect(def.values[label]).toContain(value);
+      }
     }
   });
 });
@@ -181,9 +188,9 @@ const PROMQL_WORDS = new Set(
 );
 
 /** The metric names of a PromQL expression, each with the label names its selector matches on. */
-function metricNames(expr: string): Array<{ name: string; labels: string[] }> {
-  const found: Array<{ name: string; labels: string[] }> = [];
-  const text = expr.replace(/"(?:[^"\\]|\\.)*"/g, '""').replace(/\[[^\]]*\]/g, ' ');
+function metricNames(expr: string): Array<{ name: string; labels: Array<[string, string | undefined]> }> {
+  const found: Array<{ name: string; labels: Array<[string, string | undefined]> }> = [];
+  const text = expr.replace(/\[[^\]]*\]/g, ' ');
   for (const m of text.matchAll(/([a-zA-Z_:][a-zA-Z0-9_:]*)\s*(\{[^}]*\})?(\s*\()?/g)) {
     const [, name, selector, call] = m;
     const before = text.slice(0, m.index).trimEnd();
@@ -195,7 +202,10 @@ function metricNames(expr: string): Array<{ name: string; labels: string[] }> {
       /\{[^}]*$/.test(before)
     )
       continue;
-    const labels = [...(selector ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)\s*(=~|!=|!~|=)/g)].map((l) => l[1]!);
+    // Label matchers; an exact match (=) gives its value, a regex or negation none.
+    const labels = [...(selector ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)\s*(=~|!=|!~|=)\s*"((?:[^"\\]|\\.)*)"/g)].map(
+      (l): [string, string | undefined] => [l[1]!, l[2] === '=' ? l[3] : undefined],
+    );
     found.push({ name: name!, labels });
   }
   return found;
@@ -210,5 +220,31 @@ describe('a prebuilt workflow bundle matches the worker tracing', () => {
   test('a mismatch names the fix', () => {
     expect(bundleTracingMismatch('plain', true)).toMatch(/npm run bundle -- --tracing/);
     expect(bundleTracingMismatch(traced, false)).toMatch(/OTEL_TRACES_EXPORTER/);
+  });
+});
+
+describe('BookingMeters.initialize', () => {
+  test('records every known series at 0, workflow-side ones with the labels the SDK adds to workflow metrics', () => {
+    const added: Array<{ name: string; value: number; tags: Record<string, unknown> }> = [];
+    const meter = {
+      ...noopMetricMeter,
+      createCounter: (name: string) => ({
+        ...noopMetricMeter.createCounter(name),
+        add: (value: number, tags: Record<string, unknown> = {}) => added.push({ name, value, tags }),
+      }),
+    } as unknown as MetricMeter;
+    new BookingMeters(meter).initialize({ namespace: 'ns', taskQueue: 'q', workflowType: 'bookingWorkflow' });
+    expect(added.every((a) => a.value === 0)).toBe(true);
+    expect(added).toContainEqual({
+      name: 'booking_outcomes',
+      value: 0,
+      tags: { kind: 'unresolved', namespace: 'ns', taskQueue: 'q', workflowType: 'bookingWorkflow' },
+    });
+    expect(added).toContainEqual({
+      name: 'booking_supplier_responses',
+      value: 0,
+      tags: { operation: 'book', status_class: '5xx' },
+    });
+    expect(added.filter((a) => a.name === 'booking_supplier_drift')).toEqual([]);
   });
 });

@@ -97,6 +97,7 @@ export function finish(run: BookingRun, outcome: BookingOutcome): BookingOutcome
   if (outcome.kind === 'unresolved') {
     log.error('Booking unresolved at the recovery deadline: needs manual follow-up', {
       customerReferenceNo: state.customerReferenceNo,
+      bookingStage: outcome.kind,
     });
   }
   return outcome;
