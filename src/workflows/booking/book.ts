@@ -86,8 +86,7 @@ export function decideOnOrder(run: BookingRun, order: OrderView): BookingOutcome
   if (order.state === 'confirmed') {
     return { kind: 'confirmed', order: summaryOf(order), cancelRequested: state.cancelRequested };
   }
-  // A booking reads every other ending as failed: Cancelled and CancelFailed before it was ever confirmed.
-  if (order.state === 'failed' || order.state === 'cancelled' || order.state === 'cancel-failed') {
+  if (order.state === 'failed') {
     return {
       kind: 'failed',
       reason: order.statusRemark ?? `Order ended in status ${order.status}`,
