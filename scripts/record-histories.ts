@@ -36,10 +36,10 @@ import { bookingRequest, testProfile } from '../test/harness/booking';
 import { replayScenarios, type ReplayScenario } from '../test/replay/scenarios';
 
 /**
- * The newest shape: Book's refusals before any work are values (the Book rule), not failed activities;
- * with the local-activity input check and QueryOrders on its rate-limited queue (both patched).
+ * The newest shape: a confirmed booking starts its order workflow (patched), beside Book's refusals as values,
+ * the local-activity input check and QueryOrders on its rate-limited queue.
  */
-const CURRENT_VERSION = 'v3-book-rule-values';
+const CURRENT_VERSION = 'v4-order-hand-off';
 const OUT = path.resolve(__dirname, '../test/replay/histories', process.argv[2] ?? CURRENT_VERSION);
 
 async function waitFor<T>(check: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {

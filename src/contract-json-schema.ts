@@ -3,7 +3,17 @@
  * the committed files in schema/ are checked against this by a unit test.
  */
 import { z } from 'zod';
-import { BookingOutcome, BookingRequest, BookingState, PriceApproval, SupplierOrderUpdate } from './contract';
+import {
+  BookingOutcome,
+  BookingRequest,
+  BookingState,
+  CancelBookingAnswer,
+  CancelBookingRequest,
+  OrderOutcome,
+  OrderState,
+  PriceApproval,
+  SupplierOrderUpdate,
+} from './contract';
 
 /** File name → JSON Schema. `io: 'input'` for what callers send (defaults make fields optional). */
 export function contractJsonSchemas(): Record<string, unknown> {
@@ -37,6 +47,30 @@ export function contractJsonSchemas(): Record<string, unknown> {
       'Argument of the supplierOrderUpdate signal (a hint).',
       SupplierOrderUpdate,
       'input',
+    ),
+    'cancel-booking-request.schema.json': doc(
+      'CancelBookingRequest',
+      'Argument of the cancelBooking update, sent to workflow id order:<customerReferenceNo> (workflow type orderWorkflow).',
+      CancelBookingRequest,
+      'input',
+    ),
+    'cancel-booking-answer.schema.json': doc(
+      'CancelBookingAnswer',
+      'Answer of the cancelBooking update.',
+      CancelBookingAnswer,
+      'output',
+    ),
+    'order-state.schema.json': doc(
+      'OrderState',
+      'Answer of the orderState query (orderWorkflow).',
+      OrderState,
+      'output',
+    ),
+    'order-outcome.schema.json': doc(
+      'OrderOutcome',
+      'Result of orderWorkflow: how the order ended (cancelled, cancel-failed, cancel-unresolved, failed, closed).',
+      OrderOutcome,
+      'output',
     ),
   };
 }

@@ -11,6 +11,10 @@ import { NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporal
 import { readFileSync } from 'node:fs';
 import type { DataConverter } from '@temporalio/common';
 import { createActivities } from './activities/booking';
+import { createReconciliationActivities } from './activities/reconciliation';
+import { createOrderActivities } from './activities/order';
+import { Client } from '@temporalio/client';
+import { ensureReconciliationSchedule } from './temporal/reconciliation';
 import { queryOrdersTaskQueue, WORKFLOW_TYPE } from './contract/definitions';
 import { dataConverterFor } from './codec/config';
 import { loadConfig, type AppConfig } from './config';
@@ -43,6 +47,8 @@ export interface BookingWorkerDeps {
   shutdownGraceMs?: number;
   /** SDK plugins for both workers: tracing (src/observability/tracing.ts) when on. */
   plugins?: WorkerOptions['plugins'];
+  /** Sent with every Book for order-status callbacks (SUPPLIER_CALLBACK_URL). */
+  callbackUrl?: string;
 }
 
 /**
@@ -55,7 +61,28 @@ export function shutdownGraceMs(profile: SupplierProfile): number {
 }
 
 export async function createBookingWorker(deps: BookingWorkerDeps): Promise<BookingWorker> {
-  const activities = createActivities({ supplier: deps.supplier, profile: deps.profile, orders: deps.orders });
+  const activities = {
+    ...createActivities({
+      supplier: deps.supplier,
+      profile: deps.profile,
+      orders: deps.orders,
+      ...(deps.callbackUrl ? { callbackUrl: deps.callbackUrl } : {}),
+    }),
+    // A confirmed booking's (and the sweep's) start of an order workflow, through the worker's own connection.
+    ...createOrderActivities({
+      client: new Client({
+        connection: deps.connection,
+        namespace: deps.namespace,
+        ...(deps.dataConverter ? { dataConverter: deps.dataConverter } : {}),
+      }),
+    }),
+    // The reconciliation sweep's: its supplier listing on the QueryOrders queue, its look-ups here.
+    ...createReconciliationActivities({
+      supplier: deps.supplier,
+      profile: deps.profile,
+      temporal: { services: deps.connection, namespace: deps.namespace },
+    }),
+  };
   const common = {
     connection: deps.connection,
     namespace: deps.namespace,
@@ -76,7 +103,7 @@ export async function createBookingWorker(deps: BookingWorkerDeps): Promise<Book
     Worker.create({
       ...common,
       taskQueue: queryOrdersTaskQueue(deps.taskQueue),
-      activities: { queryOrder: activities.queryOrder },
+      activities: { queryOrder: activities.queryOrder, listOrdersBooked: activities.listOrdersBooked },
       // The server hands out at most this many QueryOrders tasks per second on this queue, whatever
       // the number of workers polling it. Each task sends at most one HTTP request (the coalescer only
       // merges), so the fleet stays under the supplier's limit for its one application key. Every
@@ -202,6 +229,19 @@ export async function createWorkerFromConfig(
     if (mismatch) throw new Error(mismatch);
   }
   await reportReadiness(connection, config);
+  if (config.reconciliation?.schedule) {
+    const client = new Client({
+      connection,
+      namespace: config.temporal.namespace,
+      dataConverter: dataConverterFor(config.encryption),
+    });
+    const { scheduleId, created } = await ensureReconciliationSchedule(client, {
+      taskQueue: overrides.taskQueue ?? config.taskQueue,
+      reconciliation: config.reconciliation,
+      profile: config.supplier.profile,
+    });
+    console.log(`Reconciliation sweep schedule "${scheduleId}" ${created ? 'created' : 'up to date'}`);
+  }
   // The runtime's meter: the Prometheus endpoint when metrics are on, else a no-op.
   const meters = new BookingMeters(Runtime.instance().metricMeter);
   meters.initialize({
@@ -222,6 +262,7 @@ export async function createWorkerFromConfig(
       orders,
       profile: config.supplier.profile,
       dataConverter: dataConverterFor(config.encryption),
+      ...(config.supplier.callbackUrl ? { callbackUrl: config.supplier.callbackUrl } : {}),
       ...(config.workflowBundlePath ? { workflowBundle: { codePath: config.workflowBundlePath } } : {}),
       tuning: {
         maxConcurrentActivityTaskExecutions: config.worker.maxConcurrentActivities,

@@ -26,6 +26,8 @@ export const SandboxEnv = z.object({
   SANDBOX_RATE_QUERY_ORDERS: rate(limits.queryOrders),
   /** on: answer as a drifting live supplier (nulls, omitted and mistyped informational fields, unknown fields). */
   SANDBOX_DRIFT: z.enum(['on', 'off']).default('off'),
+  /** Signs order-status callbacks (the worker's SUPPLIER_CALLBACK_SECRET); unset: callbacks go unsigned. */
+  SANDBOX_CALLBACK_SECRET: z.string().min(16).optional(),
 });
 
 export function loadSandboxOptions(env: Record<string, string | undefined> = process.env): SandboxOptions {
@@ -49,6 +51,7 @@ export function loadSandboxOptions(env: Record<string, string | undefined> = pro
     ],
     staticToken: e.SANDBOX_STATIC_TOKEN,
     drift: e.SANDBOX_DRIFT === 'on',
+    ...(e.SANDBOX_CALLBACK_SECRET ? { callbackSecret: e.SANDBOX_CALLBACK_SECRET } : {}),
     jwtSecret: e.SANDBOX_JWT_SECRET ?? randomBytes(32).toString('hex'),
     rateLimits: {
       overall: e.SANDBOX_RATE_OVERALL,

@@ -11,9 +11,10 @@ export class RateLimiter {
   ) {}
 
   /** Takes one token from the operation's bucket and the overall one; false when either is empty. */
-  take(clientKey: string, operation: Exclude<LimitedOperation, 'overall'>): boolean {
-    const keys = [`${clientKey}|${operation}`, `${clientKey}|overall`] as const;
-    const ops = [operation, 'overall'] as const;
+  take(clientKey: string, operation: Exclude<LimitedOperation, 'overall'> | 'cancel'): boolean {
+    // Cancel has no documented limit of its own: it counts against the overall one only.
+    const ops: LimitedOperation[] = operation === 'cancel' ? ['overall'] : [operation, 'overall'];
+    const keys = ops.map((op) => `${clientKey}|${op}`);
     const t = this.now();
     const buckets = keys.map((key, i) => {
       const rate = this.limits[ops[i]!];

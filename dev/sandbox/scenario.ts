@@ -20,6 +20,11 @@ export type BookFault =
   /** HTTP 200 with an envelope code no profile lists, after the order was made (seen from a live supplier). */
   | 'unknownCodeAfterCreate';
 export type OrderOutcome = 'confirmed' | 'failed' | 'cancelled' | 'pending';
+/**
+ * How a Cancel goes: `failed` ends it CancelFailed, `refuse` answers 400 (nothing cancelled), `429` and
+ * `504AfterAccept` (taken, then a gateway timeout) for the first `cancelTimes` Cancels, `pending` never settles.
+ */
+export type CancelFault = 'failed' | 'refuse' | '429' | '504AfterAccept' | 'pending';
 
 export interface TestFlags {
   scenario: Scenario;
@@ -35,6 +40,13 @@ export interface TestFlags {
   bookDelayMs?: number;
   /** The `msg` of a CheckAvail fault answer: a supplier that echoes request data (a guest's name) in errors. */
   faultMsg?: string;
+  cancel?: CancelFault;
+  cancelTimes?: number;
+  /** When a taken Cancel settles: after a delay (default: the order's settle delay), or after N QueryOrders answers. */
+  cancelAfterMs?: number;
+  cancelAfterQueries?: number;
+  /** `freeCancel=0` on Book: the order's free cancellation ended before it was made (its cancelFees apply at once). */
+  freeCancel: boolean;
 }
 
 const SCENARIOS: Scenario[] = ['available', 'soldOut', 'priceChanged', 'serviceUnavailable', 'unknownInternalError'];
@@ -65,6 +77,7 @@ const BOOK_FAULTS: BookFault[] = [
   'unknownCodeAfterCreate',
 ];
 const OUTCOMES: OrderOutcome[] = ['confirmed', 'failed', 'cancelled', 'pending'];
+const CANCEL_FAULTS: CancelFault[] = ['failed', 'refuse', '429', '504AfterAccept', 'pending'];
 
 function oneOf<T extends string>(value: string | null, allowed: T[]): T | undefined {
   return value !== null && (allowed as string[]).includes(value) ? (value as T) : undefined;
@@ -90,5 +103,10 @@ export function parseTestHeader(header: string | undefined): TestFlags {
     confirmAfterQueries: count(p.get('confirmAfterQueries')),
     faultMsg: p.get('faultMsg') ?? undefined,
     bookDelayMs: count(p.get('bookDelayMs')),
+    cancel: oneOf(p.get('cancel'), CANCEL_FAULTS),
+    cancelTimes: count(p.get('cancelTimes')),
+    cancelAfterMs: count(p.get('cancelAfterMs')),
+    cancelAfterQueries: count(p.get('cancelAfterQueries')),
+    freeCancel: p.get('freeCancel') !== '0',
   };
 }

@@ -6,15 +6,18 @@
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { defaultSupplierProfile, type SupplierProfile } from '../../src/supplier/profile';
+import { cancelFeeAt } from '../../src/workflows/cancel-fee';
 import {
   BookRequest,
+  CancelRequest,
   CheckAvailRequest,
   QueryOrdersRequest,
   TicketRequest,
   type CheckAvailData,
+  type HotelOrder,
   type Money,
   type TimeWindow,
 } from '../../src/supplier/schemas';
@@ -27,7 +30,7 @@ import { basePriceFor, OrderStore, ratePackage, round2, type StoredOrder } from 
 
 export { basePriceFor } from './store';
 
-export type SandboxOperation = 'ticket' | 'checkAvail' | 'book' | 'queryOrders';
+export type SandboxOperation = 'ticket' | 'checkAvail' | 'book' | 'queryOrders' | 'cancel';
 export type QueryOrdersFault = '429' | '500' | '503' | 'malformed' | 'hang';
 
 export interface SandboxOptions {
@@ -47,6 +50,20 @@ export interface SandboxOptions {
   rateLimitRetryAfterSeconds?: number;
   /** Answer as a drifting live supplier would (./drift.ts), for every order and CheckAvail. */
   drift?: boolean;
+  /** Signs order-status callbacks the way the profile's `callbacks` says; without it they go unsigned. */
+  callbackSecret?: string;
+  /** The sandbox's clock (booking times, stay dates, settle delays); tests align it with a time-skipping server. */
+  now?: () => number;
+}
+
+/** One order-status callback delivery attempt, for tests (GET /_sandbox/callbacks). */
+export interface SandboxCallbackAttempt {
+  at: string;
+  customerReferenceNo: string;
+  status: number;
+  attempt: number;
+  /** HTTP status of the receiver's answer; 0 when it could not be reached. */
+  httpStatus: number;
 }
 
 export interface SandboxCall {
@@ -99,6 +116,7 @@ export interface Sandbox {
   reset(): void;
   configure(config: SandboxRuntimeConfig): void;
   setOrderStatus(customerReferenceNo: string, status: number): boolean;
+  callbacks(): SandboxCallbackAttempt[];
   close(): Promise<void>;
 }
 
@@ -151,7 +169,7 @@ export async function startSandbox(overrides: Partial<SandboxOptions> = {}): Pro
   const options: SandboxOptions = { ...defaultSandboxOptions(), ...overrides };
   const { profile } = options;
   const codes = profile.codes;
-  const now = Date.now;
+  const now = options.now ?? Date.now;
   const auth = new TicketAuthority(options.appKeys, options.jwtSecret, options.staticToken, now);
   const limiter = new RateLimiter({ ...options.rateLimits }, now);
   const store = new OrderStore(profile, now);
@@ -166,6 +184,12 @@ export async function startSandbox(overrides: Partial<SandboxOptions> = {}): Pro
   let peaks: Record<string, number> = {};
   const checkAvailCount = new Map<string, number>();
   const bookCount = new Map<string, number>();
+  const cancelCount = new Map<string, number>();
+  let callbackAttempts: SandboxCallbackAttempt[] = [];
+  /** The status each order's callbacks last announced: a change is what triggers one. */
+  const announced = new Map<string, number>();
+  const timers = new Set<NodeJS.Timeout>();
+  let closed = false;
   /** Sessions that saw a price change: later checks and the Book use the new price. */
   const changedPrice = new Map<string, Money>();
 
@@ -222,7 +246,7 @@ export async function startSandbox(overrides: Partial<SandboxOptions> = {}): Pro
     return principal;
   }
 
-  function limit(principal: Principal, op: 'checkAvail' | 'book' | 'queryOrders'): void {
+  function limit(principal: Principal, op: 'checkAvail' | 'book' | 'queryOrders' | 'cancel'): void {
     if (!limiter.take(principal.clientKey, op))
       throw new HttpAnswer(429, envelope(codes.rateLimited, 'quota limit exceed'));
   }
@@ -350,7 +374,13 @@ export async function startSandbox(overrides: Partial<SandboxOptions> = {}): Pro
         holder: body.holder,
         guests: body.guests,
         test: testHeader,
+        freeCancel: flags.freeCancel,
+        ...(body.callbackUrl ? { callbackUrl: body.callbackUrl } : {}),
       });
+    if (order.callbackUrl && !announced.has(ref)) {
+      announced.set(ref, store.statusOf(order));
+      scheduleCallback(order);
+    }
     switch (fault) {
       case '504AfterCreate':
         return new HttpAnswer(504, envelope(codes.timeout, 'timeout'));
@@ -388,6 +418,7 @@ export async function startSandbox(overrides: Partial<SandboxOptions> = {}): Pro
     }
     const matches = store.all().filter((o) => matchesFilter(o, filter));
     for (const o of matches) o.queriesSeen++;
+    for (const o of matches) if (o.callbackUrl) announce(o);
     const orders = matches
       .filter((o) => {
         const view = store.toHotelOrder(o);
@@ -398,6 +429,132 @@ export async function startSandbox(overrides: Partial<SandboxOptions> = {}): Pro
       })
       .map(present);
     return new HttpAnswer(200, envelope(codes.success, 'Success', { orders }));
+  }
+
+  /**
+   * Cancel (supplier-facts): taken at once, settled later (Cancelled, or CancelFailed with `cancel=failed`);
+   * the service fee is what the order's cancel policy charges now. A repeat for an order already being
+   * cancelled answers the same, without a second charge.
+   */
+  async function cancel(req: IncomingMessage, call: Omit<SandboxCall, 'at' | 'httpStatus'>): Promise<Handled> {
+    const principal = principalFor(req, 'trade');
+    const sessionId = requireSession(req);
+    call.sessionId = sessionId;
+    const body = parseBody(CancelRequest, await readJson(req));
+    call.customerReferenceNos = [body.customerReferenceNo];
+    limit(principal, 'cancel');
+    const flags = parseTestHeader(header(req, 'test'));
+    const n = (cancelCount.get(body.customerReferenceNo) ?? 0) + 1;
+    cancelCount.set(body.customerReferenceNo, n);
+    const fault =
+      flags.cancel && (flags.cancelTimes === undefined || n <= flags.cancelTimes) ? flags.cancel : undefined;
+    if (fault) call.fault = fault;
+    if (fault === '429') return faultAnswer('429')!;
+    if (fault === 'refuse') return new HttpAnswer(400, envelope(codes.badRequest, 'order cannot be cancelled'));
+    const order = store.get(body.customerReferenceNo);
+    if (!order) return new HttpAnswer(404, envelope(codes.notFound, 'order not found'));
+    if (order.supplierReferenceNo !== body.supplierReferenceNo) {
+      return new HttpAnswer(400, envelope(codes.badRequest, 'supplierReferenceNo does not match the order'));
+    }
+    const s = profile.orderStatus;
+    const status = store.statusOf(order);
+    if (!order.cancel) {
+      if (status !== s.confirmed) {
+        return new HttpAnswer(400, envelope(codes.badRequest, `order in status ${status} cannot be cancelled`));
+      }
+      const quote = cancelFeeAt(cancelPolicyOf(store.toHotelOrder(order)), now());
+      order.cancel = {
+        requestedAt: now(),
+        reason: body.reason,
+        outcome: flags.cancel === 'failed' ? 'cancelFailed' : flags.cancel === 'pending' ? 'pending' : 'cancelled',
+        afterMs: flags.cancelAfterMs ?? flags.confirmAfterMs ?? runtime.confirmAfterMs,
+        ...(flags.cancelAfterQueries !== undefined ? { afterQueries: flags.cancelAfterQueries } : {}),
+        queriesAtRequest: order.queriesSeen,
+        serviceFee: quote.fee ?? order.price,
+      };
+      scheduleCallback(order);
+    }
+    if (fault === '504AfterAccept') return new HttpAnswer(504, envelope(codes.timeout, 'timeout'));
+    return new HttpAnswer(
+      200,
+      envelope(codes.success, 'Success', { serviceFee: order.cancel.serviceFee, status: store.statusOf(order) }),
+    );
+  }
+
+  function later(ms: number, fn: () => void): void {
+    const t = setTimeout(
+      () => {
+        timers.delete(t);
+        if (!closed) fn();
+      },
+      Math.max(0, ms),
+    );
+    t.unref();
+    timers.add(t);
+  }
+
+  /**
+   * Order-status callbacks, for orders booked with a callback URL: sent when the status changes (checked
+   * when a delay settles it, after QueryOrders, a Cancel or a forced status), retried with backoff while the
+   * receiver does not answer 2xx (1, 2, 4, 8 s; 5 attempts). Book's Test header may ask for `callbacks=duplicate`
+   * (each sent twice) or `callbacks=reorder` (a stale Confirming one sent after the settled one).
+   */
+  function scheduleCallback(order: StoredOrder): void {
+    if (!order.callbackUrl) return;
+    if (order.confirmAfterQueries === undefined)
+      later(order.createdAt + order.confirmAfterMs - now() + 5, () => announce(order));
+    if (order.cancel && order.cancel.afterQueries === undefined) {
+      later(order.cancel.requestedAt + order.cancel.afterMs - now() + 5, () => announce(order));
+    }
+  }
+
+  function announce(order: StoredOrder): void {
+    if (!order.callbackUrl) return;
+    const status = store.statusOf(order);
+    if (announced.get(order.customerReferenceNo) === status) return;
+    const before = announced.get(order.customerReferenceNo);
+    announced.set(order.customerReferenceNo, status);
+    const mode = new URLSearchParams(order.test).get('callbacks');
+    deliver(order, status, 1);
+    if (mode === 'duplicate') later(50, () => deliver(order, status, 1));
+    if (mode === 'reorder') later(50, () => deliver(order, before ?? profile.orderStatus.confirming, 1));
+  }
+
+  function deliver(order: StoredOrder, status: number, attempt: number): void {
+    const body = JSON.stringify({
+      customerReferenceNo: order.customerReferenceNo,
+      platformReferenceNo: order.platformReferenceNo,
+      supplierReferenceNo: order.supplierReferenceNo,
+      status,
+      sentAt: new Date(now()).toISOString(),
+    });
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    const secret = options.callbackSecret;
+    if (secret) {
+      headers[profile.callbacks.header] =
+        profile.callbacks.verification === 'hmac-sha256'
+          ? `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`
+          : secret;
+    }
+    const done = (httpStatus: number) => {
+      callbackAttempts.push({
+        at: new Date(now()).toISOString(),
+        customerReferenceNo: order.customerReferenceNo,
+        status,
+        attempt,
+        httpStatus,
+      });
+      if ((httpStatus < 200 || httpStatus >= 300) && attempt < 5 && !closed) {
+        later(1000 * 2 ** (attempt - 1), () => deliver(order, status, attempt + 1));
+      }
+    };
+    fetch(order.callbackUrl!, { method: 'POST', headers, body, signal: AbortSignal.timeout(5_000) }).then(
+      async (res) => {
+        await res.arrayBuffer().catch(() => undefined);
+        done(res.status);
+      },
+      () => done(0),
+    );
   }
 
   /** An order as this sandbox answers about it: drifting when the sandbox or the order's Book asked for it. */
@@ -470,6 +627,9 @@ export async function startSandbox(overrides: Partial<SandboxOptions> = {}): Pro
     peaks = {};
     checkAvailCount.clear();
     bookCount.clear();
+    cancelCount.clear();
+    callbackAttempts = [];
+    announced.clear();
     changedPrice.clear();
     limiter.reset();
     queryFault = undefined;
@@ -490,6 +650,7 @@ export async function startSandbox(overrides: Partial<SandboxOptions> = {}): Pro
     const order = store.get(ref);
     if (!order) return false;
     order.forcedStatus = status;
+    announce(order);
     return true;
   };
 
@@ -498,6 +659,7 @@ export async function startSandbox(overrides: Partial<SandboxOptions> = {}): Pro
     [profile.paths.checkAvail]: 'checkAvail',
     [profile.paths.book]: 'book',
     [profile.paths.queryOrders]: 'queryOrders',
+    [profile.paths.cancel]: 'cancel',
   };
 
   async function control(req: IncomingMessage, url: URL): Promise<HttpAnswer> {
@@ -509,6 +671,8 @@ export async function startSandbox(overrides: Partial<SandboxOptions> = {}): Pro
         const op = url.searchParams.get('op');
         return new HttpAnswer(200, op ? calls.filter((c) => c.op === op) : calls);
       }
+      case 'GET /_sandbox/callbacks':
+        return new HttpAnswer(200, callbackAttempts);
       case 'GET /_sandbox/stats':
         return new HttpAnswer(200, stats());
       case 'POST /_sandbox/reset':
@@ -562,7 +726,9 @@ export async function startSandbox(overrides: Partial<SandboxOptions> = {}): Pro
             ? await checkAvail(req, res, call)
             : op === 'book'
               ? await book(req, res, call)
-              : await queryOrders(req, res, call);
+              : op === 'cancel'
+                ? await cancel(req, call)
+                : await queryOrders(req, res, call);
     } catch (err) {
       outcome = err instanceof HttpAnswer ? err : new HttpAnswer(500, envelope(codes.systemError, 'system error'));
     }
@@ -614,8 +780,12 @@ export async function startSandbox(overrides: Partial<SandboxOptions> = {}): Pro
     reset,
     configure,
     setOrderStatus,
+    callbacks: () => [...callbackAttempts],
     close: () =>
       new Promise<void>((resolve) => {
+        closed = true;
+        for (const t of timers) clearTimeout(t);
+        timers.clear();
         server.close(() => resolve());
         server.closeAllConnections();
       }),
@@ -625,6 +795,14 @@ export async function startSandbox(overrides: Partial<SandboxOptions> = {}): Pro
 function header(req: IncomingMessage, name: string): string | undefined {
   const v = req.headers[name];
   return Array.isArray(v) ? v[0] : v;
+}
+
+/** The rooms' cancel policies, read as the worker reads them (src/activities/booking.ts). */
+function cancelPolicyOf(order: HotelOrder) {
+  return (order.rooms ?? []).map((room) => ({
+    ...(room.refundableUntil ? { refundableUntil: room.refundableUntil } : {}),
+    fees: (room.cancelFees ?? []).flatMap((f) => (f.until && f.fee ? [{ until: f.until, fee: f.fee }] : [])),
+  }));
 }
 
 function within(value: string | undefined, window: TimeWindow): boolean {

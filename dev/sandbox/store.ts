@@ -26,6 +26,23 @@ export interface StoredOrder {
   holder: Holder;
   guests: Guest[];
   test: string;
+  /** false: free cancellation ended before the order was made (Test `freeCancel=0`). */
+  freeCancel?: boolean;
+  /** Where order-status callbacks go (Book's callback URL). */
+  callbackUrl?: string;
+  cancel?: StoredCancel;
+}
+
+/** A Cancel the sandbox took: the order shows Confirmed until it settles. */
+export interface StoredCancel {
+  requestedAt: number;
+  reason: string;
+  outcome: 'cancelled' | 'cancelFailed' | 'pending';
+  afterMs: number;
+  afterQueries?: number;
+  /** queriesSeen when the Cancel was taken. */
+  queriesAtRequest: number;
+  serviceFee: Money;
 }
 
 /** A deterministic base price per package (100.00 to 499.99 USD), so tests can know it in advance. */
@@ -48,13 +65,14 @@ export function stayFor(ratePkgId: string, now: number): { checkIn: string; chec
   return { checkIn: dateOnly(start), checkOut: dateOnly(start + 2 * DAY), nights: 2 };
 }
 
-export function ratePackage(ratePkgId: string, price: Money, now: number): RoomRatePkg {
+export function ratePackage(ratePkgId: string, price: Money, now: number, freeCancel = true): RoomRatePkg {
   const stay = stayFor(ratePkgId, now);
   const net = { currency: price.currency, amount: round2(price.amount * 0.9) };
   return {
     ratePkgId,
     refundableMode: 'full',
-    refundableUntil: new Date(Date.parse(stay.checkIn) - 2 * DAY).toISOString(),
+    // Free until two days before check-in; with freeCancel off, that ended a day before the booking.
+    refundableUntil: new Date(freeCancel ? Date.parse(stay.checkIn) - 2 * DAY : now - DAY).toISOString(),
     cancelFees: [
       { until: stay.checkIn + 'T00:00:00Z', fee: { currency: price.currency, amount: round2(price.amount * 0.5) } },
     ],
@@ -114,7 +132,16 @@ export class OrderStore {
     const s = this.profile.orderStatus;
     if (order.forcedStatus !== undefined) return order.forcedStatus;
     if (order.outcome === 'pending' || !this.resolved(order)) return s.confirming;
-    return { confirmed: s.confirmed, failed: s.failed, cancelled: s.cancelled }[order.outcome];
+    const settled = { confirmed: s.confirmed, failed: s.failed, cancelled: s.cancelled }[order.outcome];
+    const c = order.cancel;
+    if (settled !== s.confirmed || !c || c.outcome === 'pending' || !this.cancelSettled(c, order)) return settled;
+    return c.outcome === 'cancelled' ? s.cancelled : s.cancelFailed;
+  }
+
+  /** When a taken Cancel settles; the time it did (for cancelTime), or undefined. */
+  private cancelSettled(c: StoredCancel, order: StoredOrder): boolean {
+    if (c.afterQueries !== undefined) return order.queriesSeen - c.queriesAtRequest >= c.afterQueries;
+    return this.now() - c.requestedAt >= c.afterMs;
   }
 
   private resolved(order: StoredOrder): boolean {
@@ -127,7 +154,7 @@ export class OrderStore {
     const status = this.statusOf(order);
     const s = this.profile.orderStatus;
     const stay = stayFor(order.ratePkgId, order.createdAt);
-    const pkg = ratePackage(order.ratePkgId, order.price, order.createdAt);
+    const pkg = ratePackage(order.ratePkgId, order.price, order.createdAt, order.freeCancel !== false);
     const remark =
       status === s.confirmed
         ? 'Confirmed'
@@ -157,8 +184,16 @@ export class OrderStore {
       respectGrossRate: false,
       ...(status === s.cancelled
         ? {
-            cancelTime: new Date(order.createdAt).toISOString(),
-            cancelReason: order.statusRemark ?? 'Cancelled by the hotel',
+            cancelTime: new Date(order.cancel?.requestedAt ?? order.createdAt).toISOString(),
+            cancelReason: order.cancel?.reason ?? order.statusRemark ?? 'Cancelled by the hotel',
+            ...(order.cancel
+              ? {
+                  refundedPrice: {
+                    currency: order.price.currency,
+                    amount: round2(order.price.amount - order.cancel.serviceFee.amount),
+                  },
+                }
+              : {}),
           }
         : {}),
       supplier: 1,

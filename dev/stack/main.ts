@@ -13,6 +13,11 @@ import { loadConfig } from '../../src/config';
 import { createEncryptionCodec, newEncryptionKey } from '../../src/codec/encryption';
 import { startCodecServer } from '../../src/codec/server';
 import { startSandbox } from '../sandbox/server';
+import { randomBytes } from 'node:crypto';
+import { Client } from '@temporalio/client';
+import { dataConverterFor } from '../../src/codec/config';
+import { CALLBACK_PATH, startCallbackReceiver } from '../../src/callbacks/server';
+import { temporalCallbackTarget } from '../../src/callbacks/temporal-target';
 import { resolveServerExecutable } from '../temporal/binaries';
 import { startDevServer } from '../temporal/dev-server';
 import { createWorkerFromConfig } from '../../src/worker';
@@ -66,8 +71,11 @@ async function main(): Promise<void> {
   };
 
   try {
-    const sandbox = await startSandbox({ port: env.STACK_SANDBOX_PORT });
+    // Callbacks from the sandbox to the receiver, signed with a secret made for this run.
+    const callbackSecret = process.env.SUPPLIER_CALLBACK_SECRET ?? randomBytes(24).toString('hex');
+    const sandbox = await startSandbox({ port: env.STACK_SANDBOX_PORT, callbackSecret });
     stops.push(() => sandbox.close());
+    const callbacksPort = process.env.CALLBACKS_PORT ?? '8236';
 
     const config = loadConfig({
       SUPPLIER_APP_KEY: 'sandbox-app',
@@ -79,6 +87,9 @@ async function main(): Promise<void> {
       ...encryptionEnv,
       TEMPORAL_ADDRESS: server.address,
       SUPPLIER_BASE_URL: sandbox.url,
+      SUPPLIER_CALLBACK_URL: `http://127.0.0.1:${callbacksPort}${CALLBACK_PATH}`,
+      SUPPLIER_CALLBACK_SECRET: callbackSecret,
+      CALLBACKS_PORT: callbacksPort,
     });
     const codec = await startCodecServer({
       codec: createEncryptionCodec(config.encryption!),
@@ -96,6 +107,20 @@ async function main(): Promise<void> {
     const plugins = observability.tracing ? [observability.tracing.plugin] : undefined;
     const { worker, closeSupplier } = await createWorkerFromConfig(connection, config, plugins ? { plugins } : {});
     stops.push(closeSupplier);
+    const callbacks = await startCallbackReceiver({
+      host: config.callbacks!.host,
+      port: config.callbacks!.port,
+      profile: config.supplier.profile,
+      secret: config.callbacks!.secret,
+      target: temporalCallbackTarget(
+        new Client({
+          connection,
+          namespace: config.temporal.namespace,
+          dataConverter: dataConverterFor(config.encryption),
+        }),
+      ),
+    });
+    stops.push(() => callbacks.close());
 
     console.log(
       [
@@ -106,6 +131,7 @@ async function main(): Promise<void> {
         `  Sandbox supplier  ${sandbox.url}  (inspect: ${sandbox.url}/_sandbox/orders)`,
         `  Codec server      ${codec.url}  (payloads encrypted with key "${config.encryption!.activeKeyId}"; the Web UI decodes through it)`,
         `  Worker            task queue "${config.taskQueue}", namespace "${config.temporal.namespace}"`,
+        `  Callbacks         ${callbacks.url}${CALLBACK_PATH}  (the sandbox's order-status callbacks, signed; stats: ${callbacks.url}/callbacks/stats)`,
         `  Worker metrics    ${observability.metricsUrl ?? 'off (WORKER_METRICS_PORT)'}  (Prometheus: the SDK's and the booking's)`,
         '',
         'Try: npm run book -- --scenario confirmAfterMs=0',

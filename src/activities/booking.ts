@@ -8,7 +8,7 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { Context } from '@temporalio/activity';
-import { validateBookingRequest, type OrderSummary, type RequestValidation } from '../contract';
+import { validateBookingRequest, type OrderSummary, type RequestValidation, type RoomCancelPolicy } from '../contract';
 import type { QueryOrdersCoalescer } from '../supplier/coalescer';
 import type { CallContext, SupplierClient } from '../supplier/interface';
 import { isSupplierError, type SupplierError } from '../supplier/errors';
@@ -22,6 +22,8 @@ export interface ActivityDeps {
   profile: SupplierProfile;
   /** Shares QueryOrders requests between concurrent lookups; without it each lookup sends its own. */
   orders?: Pick<QueryOrdersCoalescer, 'lookup'>;
+  /** Sent with every Book, so the supplier calls back on status changes (src/callbacks); none when unset. */
+  callbackUrl?: string;
 }
 
 /** The request headers an activity sends, minus the abort signal it adds itself. */
@@ -67,12 +69,32 @@ export interface QueryOrderInput {
 }
 export type QueryOrderOutcome = { kind: 'found'; order: OrderView } | { kind: 'not-found' };
 
+export interface CancelOrderInput {
+  customerReferenceNo: string;
+  supplierReferenceNo: string;
+  reason: string;
+  context: SupplierCallContext;
+}
+/**
+ * How a Cancel ended. Failures that may have reached the supplier (timeouts, 5xx) are thrown and retried
+ * by Temporal (sending Cancel twice cancels nothing twice); when the retries run out the workflow follows
+ * the order all the same.
+ */
+export type CancelOrderOutcome =
+  | { kind: 'accepted'; status: number; serviceFee?: Money }
+  /** Refused by the supplier (400, 403, 404, a business code): nothing was cancelled. */
+  | { kind: 'refused'; errorType: string; message: string };
+
 /** An order as the workflow sees it: the summary plus a profile-independent reading of its status. */
 export interface OrderView extends OrderSummary {
-  state: 'pending' | 'confirmed' | 'failed';
+  /** `cancelled` and `cancel-failed` are endings too: a booking reads them as failed, an order workflow apart. */
+  state: 'pending' | 'confirmed' | 'failed' | 'cancelled' | 'cancel-failed';
 }
 
-export function createActivities({ supplier, profile, orders: coalescer }: ActivityDeps) {
+/** Cancel answers that prove the supplier did not (and will not) cancel: the order stays as it was. */
+const CANCEL_REFUSED = ['SupplierBadRequest', 'SupplierForbidden', 'SupplierNotFound', 'SupplierBusinessError'];
+
+export function createActivities({ supplier, profile, orders: coalescer, callbackUrl }: ActivityDeps) {
   return {
     /**
      * The workflow's input check, run as a local activity: here the contract's zod schemas are built
@@ -100,7 +122,10 @@ export function createActivities({ supplier, profile, orders: coalescer }: Activ
       // workflow's heartbeat timeout), not after the 2-minute activity timeout; recovery starts sooner.
       const beat = setInterval(heartbeat, BOOK_HEARTBEAT_EVERY_MS);
       try {
-        const order = await supplier.book({ customerReferenceNo, ratePkgId, holder, guests }, withSignal(context));
+        const order = await supplier.book(
+          { customerReferenceNo, ratePkgId, holder, guests, ...(callbackUrl ? { callbackUrl } : {}) },
+          withSignal(context),
+        );
         return { kind: 'order', order: viewOf(order, profile) };
       } catch (err) {
         return classifyBookFailure(err, profile);
@@ -127,6 +152,23 @@ export function createActivities({ supplier, profile, orders: coalescer }: Activ
         throw toFailure(err, ['SupplierBadRequest', 'SupplierForbidden']);
       }
     },
+
+    async cancelOrder({
+      customerReferenceNo,
+      supplierReferenceNo,
+      reason,
+      context,
+    }: CancelOrderInput): Promise<CancelOrderOutcome> {
+      try {
+        const data = await supplier.cancel({ customerReferenceNo, supplierReferenceNo, reason }, withSignal(context));
+        return { kind: 'accepted', status: data.status, ...(data.serviceFee ? { serviceFee: data.serviceFee } : {}) };
+      } catch (err) {
+        if (isSupplierError(err) && CANCEL_REFUSED.includes(err.type) && err.details.httpStatus !== undefined) {
+          return { kind: 'refused', errorType: err.type, message: err.message };
+        }
+        throw toFailure(err, []);
+      }
+    },
   };
 }
 
@@ -140,12 +182,16 @@ export function priceOf(pkg: RoomRatePkg | undefined): Money | undefined {
 /** Keeps references, status and price; drops the holder and guests (personal data). */
 export function viewOf(order: HotelOrder, profile: SupplierProfile): OrderView {
   const s = profile.orderStatus;
-  const state =
+  const state: OrderView['state'] =
     order.status === s.confirmed
       ? 'confirmed'
-      : [s.failed, s.cancelled, s.cancelFailed].includes(order.status)
-        ? 'failed'
-        : 'pending';
+      : order.status === s.cancelled
+        ? 'cancelled'
+        : order.status === s.cancelFailed
+          ? 'cancel-failed'
+          : order.status === s.failed
+            ? 'failed'
+            : 'pending';
   return stripUndefined({
     customerReferenceNo: order.customerReferenceNo,
     status: order.status,
@@ -158,7 +204,17 @@ export function viewOf(order: HotelOrder, profile: SupplierProfile): OrderView {
     checkIn: order.checkIn,
     checkOut: order.checkOut,
     price: order.grossRate ?? order.netRate,
+    cancelPolicy: cancelPolicyOf(order),
   });
+}
+
+/** Each room's cancel policy; undefined when no room states one (the fee is then unknown). */
+function cancelPolicyOf(order: HotelOrder): RoomCancelPolicy[] | undefined {
+  const rooms = (order.rooms ?? []).map((room) => ({
+    ...(room.refundableUntil ? { refundableUntil: room.refundableUntil } : {}),
+    fees: (room.cancelFees ?? []).flatMap((f) => (f.until && f.fee ? [{ until: f.until, fee: f.fee }] : [])),
+  }));
+  return rooms.some((r) => r.refundableUntil || r.fees.length > 0) ? rooms : undefined;
 }
 
 function stripUndefined<T extends object>(value: T): T {

@@ -17,6 +17,10 @@ import { loadClientConnectConfig } from '@temporalio/envconfig';
 import {
   approvePriceChangeUpdate,
   BookingRequest,
+  CancelBookingRequest,
+  cancelBookingUpdate,
+  orderStateQuery,
+  orderWorkflowId,
   bookingStateQuery,
   bookingWorkflowId,
   CustomerReferenceNoKey,
@@ -24,11 +28,14 @@ import {
   WORKFLOW_TYPE,
   type BookingOutcome,
   type BookingState,
+  type CancelBookingAnswer,
+  type OrderOutcome,
+  type OrderState,
   type PriceApproval,
 } from '../contract';
 import { describeIssues } from '../values';
 import { dataConverterFor, EncryptionEnv, encryptionFromEnv } from '../codec/config';
-import type { bookingWorkflow } from '../workflows';
+import type { bookingWorkflow, orderWorkflow } from '../workflows';
 
 export * from '../contract';
 
@@ -148,4 +155,34 @@ export function approvePriceChange(client: Client, customerReferenceNo: string, 
 /** Waits for the outcome, following continue-as-new. */
 export function awaitOutcome(client: Client, customerReferenceNo: string): Promise<BookingOutcome> {
   return getBookingHandle(client, customerReferenceNo).result();
+}
+
+/** A confirmed booking's order workflow (`order:<reference>`): cancellation and the order's fate until check-in. */
+export function getOrderHandle(client: Client, customerReferenceNo: string): WorkflowHandle<typeof orderWorkflow> {
+  return client.workflow.getHandle<typeof orderWorkflow>(orderWorkflowId(customerReferenceNo));
+}
+
+export function getOrderState(client: Client, customerReferenceNo: string): Promise<OrderState> {
+  return getOrderHandle(client, customerReferenceNo).query(orderStateQuery);
+}
+
+/**
+ * Cancels a confirmed booking, in two steps: `{ confirm: false }` answers the fee that applies now;
+ * `{ confirm: true, acceptedFee: <that fee> }` sends Cancel and answers once the supplier took it. Refused
+ * (WorkflowUpdateFailedError, with the reason) when the order is not confirmed or the fee has changed
+ * since. The cancellation's end (cancelled, cancel-failed) is the order workflow's result: awaitOrderOutcome.
+ */
+export async function cancelBooking(
+  client: Client,
+  customerReferenceNo: string,
+  request: CancelBookingRequest,
+): Promise<CancelBookingAnswer> {
+  const parsed = CancelBookingRequest.safeParse(request);
+  if (!parsed.success) throw new InvalidBookingRequestError(describeIssues(parsed.error));
+  return getOrderHandle(client, customerReferenceNo).executeUpdate(cancelBookingUpdate, { args: [parsed.data] });
+}
+
+/** Waits for the order's end: cancelled, cancel-failed, cancel-unresolved, failed, or closed at check-in. */
+export function awaitOrderOutcome(client: Client, customerReferenceNo: string): Promise<OrderOutcome> {
+  return getOrderHandle(client, customerReferenceNo).result();
 }

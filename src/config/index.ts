@@ -75,6 +75,25 @@ export const EnvSchema = EncryptionEnv.extend({
   OTEL_SERVICE_NAME: z.string().min(1).default('hotel-booking-worker'),
   /** A workflow bundle built ahead (`npm run bundle`), so a restarted worker polls in about a second, not after webpack. */
   WORKER_WORKFLOW_BUNDLE: z.string().min(1).optional(),
+  /** Sent with every Book so the supplier calls back on order-status changes (the callback receiver's URL). */
+  SUPPLIER_CALLBACK_URL: z.url().optional(),
+  /** The secret callbacks are verified with (profile `callbacks.verification`); the receiver refuses all without it. */
+  SUPPLIER_CALLBACK_SECRET: z.string().min(16).optional(),
+  /** The callback receiver (`npm run callbacks`): interface and port. */
+  CALLBACKS_HOST: z.string().min(1).default('127.0.0.1'),
+  CALLBACKS_PORT: z.coerce.number().int().nonnegative().default(8236),
+  /** on: the worker creates (or updates) the reconciliation sweep's Temporal Schedule at start. */
+  RECONCILIATION_SCHEDULE: onOff('on'),
+  /** Minutes between two sweeps. */
+  RECONCILIATION_EVERY_MINUTES: intFromEnv(15),
+  /** How far back a sweep looks at orders (by booking time). */
+  RECONCILIATION_LOOKBACK_MINUTES: intFromEnv(24 * 60),
+  /** Orders younger than this are left to their bookings, still at work on them. */
+  RECONCILIATION_SETTLE_MINUTES: intFromEnv(10),
+  /** One QueryOrders request covers this much booking time (the spec has no paging: the window is sliced). */
+  RECONCILIATION_SLICE_MINUTES: intFromEnv(60),
+  /** on: an orphan found Confirmed is cancelled (through an order workflow, with the fee that applies). Off by default. */
+  RECONCILIATION_CANCEL_ORPHANS: onOff('off'),
 });
 
 export type SupplierCredentials =
@@ -92,7 +111,13 @@ export interface AppConfig {
     queryBatch?: { windowMs: number; maxReferences: number; minIntervalMs?: number };
     /** Whether requests wait for the profile's rate limits; absent means on, as by default. */
     rateLimit?: boolean;
+    /** Sent with Book for order-status callbacks; none when absent. */
+    callbackUrl?: string;
   };
+  /** The callback receiver; absent in hand-built configs (then: 127.0.0.1:8236, no secret: all refused). */
+  callbacks?: CallbacksConfig;
+  /** The reconciliation sweep's schedule; absent in hand-built configs means no schedule. */
+  reconciliation?: ReconciliationConfig;
   worker: {
     maxConcurrentActivities: number;
     maxConcurrentWorkflowTasks: number;
@@ -115,6 +140,21 @@ export interface ObservabilityConfig {
   metrics?: { host: string; port: number };
   /** Where spans go, when tracing is on. */
   tracing?: { exporter: 'otlp' | 'console'; serviceName: string };
+}
+
+export interface CallbacksConfig {
+  host: string;
+  port: number;
+  secret?: string;
+}
+
+export interface ReconciliationConfig {
+  schedule: boolean;
+  everyMinutes: number;
+  lookbackMinutes: number;
+  settleMinutes: number;
+  sliceMinutes: number;
+  cancelOrphans: boolean;
 }
 
 /** Raised at start for a bad environment; the message names each variable. Never includes values. */
@@ -179,6 +219,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         minIntervalMs: e.SUPPLIER_QUERY_BATCH_MIN_INTERVAL_MS,
       },
       rateLimit: e.SUPPLIER_RATE_LIMIT === 'on',
+      ...(e.SUPPLIER_CALLBACK_URL ? { callbackUrl: e.SUPPLIER_CALLBACK_URL } : {}),
+    },
+    callbacks: callbacksOf(e),
+    reconciliation: {
+      schedule: e.RECONCILIATION_SCHEDULE === 'on',
+      everyMinutes: e.RECONCILIATION_EVERY_MINUTES,
+      lookbackMinutes: e.RECONCILIATION_LOOKBACK_MINUTES,
+      settleMinutes: e.RECONCILIATION_SETTLE_MINUTES,
+      sliceMinutes: e.RECONCILIATION_SLICE_MINUTES,
+      cancelOrphans: e.RECONCILIATION_CANCEL_ORPHANS === 'on',
     },
     worker: {
       maxConcurrentActivities: e.WORKER_MAX_CONCURRENT_ACTIVITIES,
@@ -196,6 +246,34 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     ...(e.WORKER_WORKFLOW_BUNDLE ? { workflowBundlePath: e.WORKER_WORKFLOW_BUNDLE } : {}),
     ...(encryption ? { encryption } : {}),
+  };
+}
+
+function callbacksOf(e: z.infer<typeof EnvSchema>): CallbacksConfig {
+  return {
+    host: e.CALLBACKS_HOST,
+    port: e.CALLBACKS_PORT,
+    ...(e.SUPPLIER_CALLBACK_SECRET ? { secret: e.SUPPLIER_CALLBACK_SECRET } : {}),
+  };
+}
+
+/**
+ * The callback receiver's configuration (`npm run callbacks`): the same schema as the worker's, without
+ * the supplier credential it does not use.
+ */
+export function loadCallbacksConfig(env: Record<string, string | undefined> = process.env): {
+  callbacks: CallbacksConfig;
+  profile: SupplierProfile;
+  temporal: AppConfig['temporal'];
+  encryption?: EncryptionCodecOptions;
+} {
+  // A placeholder credential: the receiver calls no supplier, and loadConfig insists on one.
+  const config = loadConfig({ SUPPLIER_TOKEN: 'unused-by-the-callback-receiver', ...env });
+  return {
+    callbacks: config.callbacks!,
+    profile: config.supplier.profile,
+    temporal: config.temporal,
+    ...(config.encryption ? { encryption: config.encryption } : {}),
   };
 }
 

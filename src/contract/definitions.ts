@@ -5,7 +5,14 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import type { BookingState, PriceApproval, SupplierOrderUpdate } from './schemas';
+import type {
+  BookingState,
+  CancelBookingAnswer,
+  CancelBookingRequest,
+  OrderState,
+  PriceApproval,
+  SupplierOrderUpdate,
+} from './schemas';
 
 /** Default task queue; deployments may set BOOKING_TASK_QUEUE. */
 export const DEFAULT_TASK_QUEUE = 'hotel-booking';
@@ -14,6 +21,21 @@ export const WORKFLOW_TYPE = 'bookingWorkflow';
 /** One workflow per booking reference: starting the same booking twice finds the same workflow. */
 export function bookingWorkflowId(customerReferenceNo: string): string {
   return `booking:${customerReferenceNo}`;
+}
+
+/**
+ * A confirmed booking's order, followed until check-in (cancellation, supplier callbacks): the booking
+ * workflow ends at Confirmed with its outcome and hands the order to this workflow, on the same task queue.
+ */
+export const ORDER_WORKFLOW_TYPE = 'orderWorkflow';
+export function orderWorkflowId(customerReferenceNo: string): string {
+  return `order:${customerReferenceNo}`;
+}
+
+/** The reconciliation sweep (a Temporal Schedule runs it; see src/temporal/reconciliation.ts). */
+export const SWEEP_WORKFLOW_TYPE = 'reconciliationSweepWorkflow';
+export function sweepScheduleId(bookingTaskQueue: string): string {
+  return `reconciliation:${bookingTaskQueue}`;
 }
 
 /**
@@ -45,6 +67,17 @@ export const BookingStages = [
   'recovering',
   'completed',
 ] as const;
+
+/** Where an order is (the order workflow's `BookingStage` while it runs, prefixed `order-`). */
+export const OrderStages = [
+  'confirmed',
+  'cancelling',
+  'cancelled',
+  'cancel-failed',
+  'cancel-unresolved',
+  'closed',
+] as const;
+export type OrderStage = (typeof OrderStages)[number];
 export type BookingStage = (typeof BookingStages)[number];
 
 // --- Messages ---------------------------------------------------------------------------------
@@ -54,6 +87,15 @@ export const approvePriceChangeUpdate = defineUpdate<{ accepted: boolean; stage:
   'approvePriceChange',
 );
 export const supplierOrderUpdateSignal = defineSignal<[SupplierOrderUpdate]>('supplierOrderUpdate');
+
+/** The order workflow's state (see OrderState). */
+export const orderStateQuery = defineQuery<OrderState>('orderState');
+/**
+ * On the order workflow: `confirm: false` answers the fee that applies now; `confirm: true` with that
+ * very fee (`acceptedFee`) sends Cancel and answers once the supplier took it. Refused (validator) when
+ * the order is not confirmed, already being cancelled, or the fee changed since the quote.
+ */
+export const cancelBookingUpdate = defineUpdate<CancelBookingAnswer, [CancelBookingRequest]>('cancelBooking');
 
 /**
  * The recovery policy's defaults (spec section 8's schedule), in this zod-free module so the workflow can

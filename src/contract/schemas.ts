@@ -8,7 +8,7 @@
  */
 import { z } from 'zod';
 import { Guest, Holder, Money } from '../values';
-import { BookingStages, RECOVERY_DEFAULTS } from './definitions';
+import { BookingStages, OrderStages, RECOVERY_DEFAULTS } from './definitions';
 import { describeIssues } from '../values/issues';
 
 // --- Input ------------------------------------------------------------------------------------
@@ -72,6 +72,12 @@ export const BookingRequest = z.object({
   priceChangePolicy: PriceChangePolicy.optional(),
   context: RequestContext.optional(),
   recovery: RecoveryPolicy.partial().optional(),
+  /**
+   * What to do when the booking was cancelled (workflow cancellation) after Book was sent and the order
+   * was then confirmed anyway: `report` it (`cancelRequested: true` in the outcome), or cancel the order at
+   * once, whatever the fee (`cancel`) or only while it is free (`cancel-if-free`). Default `report`.
+   */
+  onCancelAfterBook: z.enum(['report', 'cancel-if-free', 'cancel']).optional(),
 });
 export type BookingRequest = z.input<typeof BookingRequest>;
 export type ParsedBookingRequest = z.output<typeof BookingRequest>;
@@ -88,6 +94,13 @@ export function validateBookingRequest(input: unknown): RequestValidation {
 
 // --- State and outcome ------------------------------------------------------------------------
 
+/** One room's cancel policy, from the order's rooms: free until `refundableUntil`, then `fees` (spec CancelFee items). */
+export const RoomCancelPolicy = z.object({
+  refundableUntil: z.string().optional(),
+  fees: z.array(z.object({ until: z.string(), fee: Money })),
+});
+export type RoomCancelPolicy = z.infer<typeof RoomCancelPolicy>;
+
 /** What we keep of a supplier order: references, status and price. No personal data. */
 export const OrderSummary = z.object({
   customerReferenceNo: z.string(),
@@ -100,6 +113,8 @@ export const OrderSummary = z.object({
   checkIn: z.string().optional(),
   checkOut: z.string().optional(),
   price: Money.optional(),
+  /** Per room, what cancelling costs when (the order workflow quotes from it). */
+  cancelPolicy: z.array(RoomCancelPolicy).optional(),
 });
 export type OrderSummary = z.infer<typeof OrderSummary>;
 
@@ -196,3 +211,136 @@ export const SupplierOrderUpdate = z.object({
   status: z.number().int().optional(),
 });
 export type SupplierOrderUpdate = z.infer<typeof SupplierOrderUpdate>;
+
+// --- The order after confirmation (orderWorkflow) ---------------------------------------------
+
+/** The fee that applies now: null when the policy does not say (see src/workflows/cancel-fee.ts). */
+export const CancelFeeQuote = z.object({
+  fee: Money.nullable(),
+  basis: z.enum(['free', 'policy', 'unknown']),
+  /** When this fee stops applying (ISO). */
+  changesAt: z.string().optional(),
+});
+export type CancelFeeQuote = z.infer<typeof CancelFeeQuote>;
+
+export const CancelBookingRequest = z.object({
+  /** false: only quote the fee; true: cancel, accepting `acceptedFee`. */
+  confirm: z.boolean(),
+  /** The fee the caller accepts: must equal the fee that applies now (null: the fee is unknown). */
+  acceptedFee: Money.nullable().optional(),
+  reason: z.string().min(1).max(500).optional(),
+  requestedBy: z.string().min(1).optional(),
+});
+export type CancelBookingRequest = z.infer<typeof CancelBookingRequest>;
+
+/** The update's answer: a quote, or Cancel accepted by the supplier (its fate: the order workflow's result). */
+export const CancelBookingAnswer = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('quote'), quote: CancelFeeQuote }),
+  z.object({
+    kind: z.literal('cancel-requested'),
+    quote: CancelFeeQuote,
+    /** What the supplier says it charges, when its answer said (Cancel's `serviceFee`). */
+    serviceFee: Money.optional(),
+    /** The supplier's answer was not clear (timeout, 5xx): the order is followed all the same. */
+    ambiguous: z.boolean(),
+  }),
+  /** The supplier refused the Cancel (e.g. 400): the order stays confirmed. */
+  z.object({ kind: z.literal('cancel-refused'), quote: CancelFeeQuote, errorType: z.string(), reason: z.string() }),
+]);
+export type CancelBookingAnswer = z.infer<typeof CancelBookingAnswer>;
+
+/** A cancellation in progress or done. */
+export const CancellationRecord = z.object({
+  requestedAt: z.string(),
+  reason: z.string(),
+  requestedBy: z.string().optional(),
+  /** `caller`: the cancelBooking update; `auto`: onCancelAfterBook; `reconciliation`: an orphan, by the sweep. */
+  origin: z.enum(['caller', 'auto', 'reconciliation']),
+  quote: CancelFeeQuote,
+  serviceFee: Money.optional(),
+  cancelAttempts: z.array(
+    z.object({ at: z.string(), result: z.enum(['accepted', 'refused', 'ambiguous']), error: z.string().optional() }),
+  ),
+  polls: z.array(PollRecord),
+  nextPollAt: z.string().optional(),
+  deadlineAt: z.string().optional(),
+});
+export type CancellationRecord = z.infer<typeof CancellationRecord>;
+
+/** How the order's life ends: the order workflow's result. */
+export const OrderOutcome = z.discriminatedUnion('kind', [
+  /** Cancelled (status Cancelled), by us or by the supplier. */
+  z.object({ kind: z.literal('cancelled'), order: OrderSummary, cancellation: CancellationRecord.optional() }),
+  /** The supplier ended the cancellation in CancelFailed: the order stands; a person follows up. */
+  z.object({ kind: z.literal('cancel-failed'), order: OrderSummary, cancellation: CancellationRecord }),
+  /** No final status by the cancellation's deadline: a person follows up. */
+  z.object({ kind: z.literal('cancel-unresolved'), order: OrderSummary, cancellation: CancellationRecord }),
+  /** Check-in came: nothing left to cancel here. */
+  z.object({ kind: z.literal('closed'), order: OrderSummary }),
+  /** The supplier reports the order Failed after it was confirmed (seen on a verifying poll). */
+  z.object({ kind: z.literal('failed'), order: OrderSummary }),
+]);
+export type OrderOutcome = z.infer<typeof OrderOutcome>;
+
+export const OrderState = z.object({
+  stage: z.enum(OrderStages),
+  customerReferenceNo: z.string(),
+  order: OrderSummary,
+  /** When the order workflow closes if nothing happens (check-in). */
+  openUntil: z.string(),
+  /** The fee that applies now (workflow time of the query's last task). */
+  cancellation: CancellationRecord.optional(),
+  outcome: OrderOutcome.optional(),
+});
+export type OrderState = z.infer<typeof OrderState>;
+
+/** The order workflow's input: what the confirmed booking hands over. Internal resume state travels beside it. */
+export const OrderWorkflowInput = z.object({
+  customerReferenceNo: z.string(),
+  sessionId: z.string(),
+  order: OrderSummary,
+  context: RequestContext.optional(),
+  /** The booking's recovery policy (the cancellation follows the order on the same schedule); defaults when absent. */
+  recovery: RecoveryPolicy.partial().optional(),
+  /** Cancel at once (onCancelAfterBook, or an orphan the sweep cancels). */
+  autoCancel: z
+    .object({ reason: z.string(), onlyIfFree: z.boolean(), origin: z.enum(['auto', 'reconciliation']) })
+    .optional(),
+});
+export type OrderWorkflowInput = z.infer<typeof OrderWorkflowInput>;
+
+// --- Reconciliation sweep (reconciliationSweepWorkflow) -----------------------------------------
+
+export const SweepInput = z.object({
+  /** How far back to look at orders, by booking time. */
+  lookbackMinutes: z.number().int().positive(),
+  /** Orders younger than this are left to their bookings. */
+  settleMinutes: z.number().int().nonnegative(),
+  /** Booking time covered by one QueryOrders request. */
+  sliceMinutes: z.number().int().positive(),
+  /** Cancel orphans found Confirmed (through an order workflow each). */
+  cancelOrphans: z.boolean(),
+});
+export type SweepInput = z.infer<typeof SweepInput>;
+
+export const SweepFinding = z.object({
+  customerReferenceNo: z.string(),
+  platformReferenceNo: z.string().optional(),
+  supplierReferenceNo: z.string().optional(),
+  status: z.number().int(),
+  reason: z.string(),
+  /** For an orphan cancelled automatically: the order workflow that does it. */
+  cancelling: z.string().optional(),
+});
+export type SweepFinding = z.infer<typeof SweepFinding>;
+
+export const SweepResult = z.object({
+  window: z.object({ start: z.string(), end: z.string() }),
+  requests: z.number().int(),
+  ordersSeen: z.number().int(),
+  /** Orders whose decision fields could not be read (drift): counted, never judged. */
+  unreadable: z.number().int(),
+  orphans: z.array(SweepFinding),
+  mismatches: z.array(SweepFinding),
+});
+export type SweepResult = z.infer<typeof SweepResult>;

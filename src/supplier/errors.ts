@@ -22,7 +22,7 @@ export const SupplierErrorTypes = [
 ] as const;
 export type SupplierErrorType = (typeof SupplierErrorTypes)[number];
 
-export type SupplierOperation = 'ticket' | 'checkAvail' | 'book' | 'queryOrders';
+export type SupplierOperation = 'ticket' | 'checkAvail' | 'book' | 'queryOrders' | 'cancel';
 
 export interface SupplierErrorDetails {
   operation: SupplierOperation;

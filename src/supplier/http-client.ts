@@ -19,6 +19,8 @@ import { readAnswer, type AnswerShape } from './read';
 import {
   BookData,
   BookDecision,
+  CancelData,
+  CancelDecision,
   CheckAvailData,
   CheckAvailDecision,
   Envelope,
@@ -27,6 +29,7 @@ import {
   OrderDecision,
   QueryOrdersData,
   type BookRequest,
+  type CancelRequest,
   type CheckAvailRequest,
   type OrderListing,
   type QueryOrdersRequest,
@@ -38,6 +41,7 @@ const CHECK_AVAIL: AnswerShape<CheckAvailData> = { decision: CheckAvailDecision,
 const BOOK: AnswerShape<BookData> = { decision: BookDecision, full: BookData };
 const ORDER_LIST: AnswerShape<QueryOrdersData> = { decision: QueryOrdersData, full: QueryOrdersData };
 const ORDER: AnswerShape<HotelOrder> = { decision: OrderDecision, full: HotelOrder };
+const CANCEL: AnswerShape<CancelData> = { decision: CancelDecision, full: CancelData };
 
 export interface HttpSupplierClientOptions {
   baseUrl: string;
@@ -297,7 +301,13 @@ export function createHttpSupplierClient(options: HttpSupplierClientOptions): Su
       return readData('checkAvail', await call('checkAvail', req, context), CHECK_AVAIL);
     },
     async book(req: BookRequest, context: CallContext): Promise<HotelOrder> {
-      return readData('book', await call('book', req, context), BOOK).hotelOrder;
+      // The callback URL goes under the field name the supplier profile gives (not documented by the spec).
+      const { callbackUrl, ...rest } = req;
+      const body = callbackUrl ? { ...rest, [profile.callbacks.urlField]: callbackUrl } : rest;
+      return readData('book', await call('book', body, context), BOOK).hotelOrder;
+    },
+    async cancel(req: CancelRequest, context: CallContext): Promise<CancelData> {
+      return readData('cancel', await call('cancel', req, context), CANCEL);
     },
     async queryOrders(req: QueryOrdersRequest, context): Promise<OrderListing> {
       return readOrders(await call('queryOrders', req, context));

@@ -8,6 +8,8 @@
  */
 import type {
   BookRequest,
+  CancelData,
+  CancelRequest,
   CheckAvailData,
   CheckAvailRequest,
   HotelOrder,
@@ -40,6 +42,8 @@ export interface SupplierClient {
     request: QueryOrdersRequest,
     context: Omit<CallContext, 'sessionId' | 'currency' | 'test'> & { test?: string },
   ): Promise<OrderListing>;
+  /** Asks the supplier to cancel an order; the answer is not final, the order is then followed with QueryOrders. */
+  cancel(request: CancelRequest, context: CallContext): Promise<CancelData>;
   /** Releases pooled connections. */
   close(): Promise<void>;
 }

@@ -42,6 +42,10 @@ export function createRateLimitedSupplierClient(
       await admitted('queryOrders', context.signal);
       return inner.queryOrders(request, context);
     },
+    async cancel(request, context) {
+      await admitted('cancel', context.signal);
+      return inner.cancel(request, context);
+    },
     close: () => inner.close(),
   };
 }

@@ -17,12 +17,15 @@ export const SupplierProfile = z.object({
       checkAvail: z.string().default('/api/search/checkAvail'),
       book: z.string().default('/api/trade/book'),
       queryOrders: z.string().default('/api/trade/queryOrders'),
+      /** Cancel (supplier-facts; the interface spec lists the operation without its path). */
+      cancel: z.string().default('/api/trade/cancel'),
     })
     .default({
       ticket: '/api/auth/ticket',
       checkAvail: '/api/search/checkAvail',
       book: '/api/trade/book',
       queryOrders: '/api/trade/queryOrders',
+      cancel: '/api/trade/cancel',
     }),
   /** Envelope `code` values. Two business errors arrive with HTTP 200, so `code` is always read. */
   codes: z
@@ -105,6 +108,8 @@ export const SupplierProfile = z.object({
       checkAvail: z.number().positive().default(10),
       book: z.number().positive().default(10),
       queryOrders: z.number().positive().default(50),
+      /** Cancel has no documented limit of its own: unset, it counts against `overall` only. */
+      cancel: z.number().positive().optional(),
     })
     .default({ overall: 100, checkAvail: 10, book: 10, queryOrders: 50 }),
   /** Per-call client timeouts. Book is long: the supplier answers slowly while it books upstream. */
@@ -114,8 +119,23 @@ export const SupplierProfile = z.object({
       checkAvail: z.number().int().positive().default(15_000),
       book: z.number().int().positive().default(90_000),
       queryOrders: z.number().int().positive().default(15_000),
+      cancel: z.number().int().positive().default(15_000),
     })
-    .default({ ticket: 10_000, checkAvail: 15_000, book: 90_000, queryOrders: 15_000 }),
+    .default({ ticket: 10_000, checkAvail: 15_000, book: 90_000, queryOrders: 15_000, cancel: 15_000 }),
+  /**
+   * Order-status callbacks (supplier-facts: Book takes a callback URL, field name inferred; the payload and
+   * its signing are not documented). How the receiver (src/callbacks) verifies one: `hmac-sha256`, a hex
+   * HMAC of the raw body in `header` (optionally prefixed `sha256=`), or `shared-secret`, the secret itself
+   * in `header`. The secret is never here: it is SUPPLIER_CALLBACK_SECRET (src/config).
+   */
+  callbacks: z
+    .object({
+      /** The Book request field that carries the callback URL. */
+      urlField: z.string().min(1).default('callbackUrl'),
+      verification: z.enum(['hmac-sha256', 'shared-secret']).default('hmac-sha256'),
+      header: z.string().min(1).default('x-signature'),
+    })
+    .default({ urlField: 'callbackUrl', verification: 'hmac-sha256', header: 'x-signature' }),
 });
 export type SupplierProfile = z.infer<typeof SupplierProfile>;
 

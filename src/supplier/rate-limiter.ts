@@ -17,7 +17,7 @@ import type { SupplierProfile } from './profile';
 const EPSILON = 1e-9;
 
 /** The operations the supplier limits one by one; each request also counts against `overall`. */
-export type RateLimitedOperation = 'checkAvail' | 'book' | 'queryOrders';
+export type RateLimitedOperation = 'checkAvail' | 'book' | 'queryOrders' | 'cancel';
 
 /** Requests per second, per operation and overall (the profile's `rateLimits`). */
 export type RateLimits = SupplierProfile['rateLimits'];
@@ -100,6 +100,8 @@ export class SupplierRateLimiter {
       checkAvail: bucket(l.checkAvail),
       book: bucket(l.book),
       queryOrders: bucket(l.queryOrders),
+      // No documented limit of its own: then only `overall` limits it (a bucket at that rate never binds first).
+      cancel: bucket(l.cancel ?? l.overall),
     };
   }
 

@@ -205,6 +205,11 @@ export const BookRequest = z.object({
   ratePkgId: z.string().min(1),
   holder: Holder,
   guests: z.array(Guest).min(1),
+  /**
+   * Where the supplier sends order-status callbacks (supplier-facts: field name inferred). The client sends
+   * it under the profile's `callbacks.urlField`.
+   */
+  callbackUrl: z.url().optional(),
 });
 export type BookRequest = z.infer<typeof BookRequest>;
 
@@ -246,6 +251,21 @@ export interface OrderListing {
   orders: HotelOrder[];
   unreadable: UnreadableOrder[];
 }
+
+// --- Cancel (supplier-facts: asynchronous; the order's fate is then followed with QueryOrders) -------
+
+export const CancelRequest = z.object({
+  customerReferenceNo: z.string().min(1),
+  supplierReferenceNo: z.string().min(1),
+  reason: z.string().min(1).max(500),
+});
+export type CancelRequest = z.infer<typeof CancelRequest>;
+
+/** Cancel's decision: the status the supplier reports at once (usually not final yet). */
+export const CancelDecision = z.object({ status: z.number().int() });
+/** Cancel's answer: the service fee it charges, and the order status at the time of the answer. */
+export const CancelData = CancelDecision.extend({ serviceFee: Money.optional() });
+export type CancelData = z.infer<typeof CancelData>;
 
 // --- Ticket (authentication; path and fields from the supplier profile) -----------------------
 

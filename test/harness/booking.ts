@@ -51,6 +51,18 @@ export interface RigOptions {
   drift?: DriftReporter;
   /** The supplier profile of client and worker (default: testProfile). */
   profile?: SupplierProfile;
+  /** The sandbox's clock (default: real time); see alignedClock. */
+  sandboxNow?: () => number;
+}
+
+/**
+ * A clock that reads the time-skipping server's time when called, moving on in real time after that:
+ * orders' dates (check-in, cancel deadlines) then agree with workflow time, which earlier test files may
+ * have skipped days ahead.
+ */
+export async function alignedClock(env: TestWorkflowEnvironment): Promise<() => number> {
+  const offset = (await env.currentTimeMs()) - Date.now();
+  return () => Date.now() + offset;
 }
 
 export async function createBookingRig(
@@ -58,7 +70,7 @@ export async function createBookingRig(
   name: string,
   options: RigOptions = {},
 ): Promise<BookingRig> {
-  const sandbox = await startSandbox({ port: 0 });
+  const sandbox = await startSandbox({ port: 0, ...(options.sandboxNow ? { now: options.sandboxNow } : {}) });
   const profile = options.profile ?? testProfile;
   const tokens = ticketTokens({
     baseUrl: sandbox.url,

@@ -211,6 +211,7 @@ describe('waiting for a token (fake timers)', () => {
         { customerReferenceNo: req.customerReferenceNo, status: 1 }
       ),
       queryOrders: async () => ({ orders: [], unreadable: [] }),
+      cancel: async () => ({ status: 2 }),
       close: async () => undefined,
     };
     const client = createRateLimitedSupplierClient(inner, limiter);

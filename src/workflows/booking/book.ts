@@ -86,7 +86,8 @@ export function decideOnOrder(run: BookingRun, order: OrderView): BookingOutcome
   if (order.state === 'confirmed') {
     return { kind: 'confirmed', order: summaryOf(order), cancelRequested: state.cancelRequested };
   }
-  if (order.state === 'failed') {
+  // A booking reads every other ending as failed: Cancelled and CancelFailed before it was ever confirmed.
+  if (order.state === 'failed' || order.state === 'cancelled' || order.state === 'cancel-failed') {
     return {
       kind: 'failed',
       reason: order.statusRemark ?? `Order ended in status ${order.status}`,

@@ -8,6 +8,7 @@
  *  - recovery.ts       the durable QueryOrders schedule, Book sent again only where safe, the deadline
  *  - run.ts            the state the `bookingState` query answers, the search attribute, the UI details
  *  - messages.ts       the price approval update, supplier hints, a cancel request
+ *  - hand-off.ts       a confirmed booking hands its order to orderWorkflow (cancellation until check-in)
  *  - activities.ts, patches.ts   how the activities are called; the patch ids, with their dates
  * Until Book is sent, a cancel ends the booking as `cancelled`; from then on it is noted, not obeyed:
  * money may be at stake, so the order's fate is still found out and reported.
@@ -18,6 +19,7 @@ import type { BookingOutcome } from '../../contract';
 import { queryOrderActivity } from './activities';
 import { checkAvailabilityAndPrice } from './availability';
 import { decideAfterBook, sendBook } from './book';
+import { handOffOrder } from './hand-off';
 import { checkInput, type BookingWorkflowInput } from './input';
 import { listen } from './messages';
 import { recover } from './recovery';
@@ -45,14 +47,16 @@ export async function bookingWorkflow(input: BookingWorkflowInput): Promise<Book
   if (input.resume) {
     const resume = input.resume;
     setCurrentDetails(describe(run.state));
-    return finish(run, await CancellationScope.nonCancellable(() => recover(run, resume, input)));
+    const resolved = await CancellationScope.nonCancellable(() => recover(run, resume, input));
+    return finish(run, await handOffOrder(run, resolved));
   }
 
   const availability = await checkAvailabilityAndPrice(run);
   if (availability.kind === 'ended') return finish(run, availability.outcome);
   if (run.state.cancelRequested) return finish(run, { kind: 'cancelled' });
 
-  return finish(run, await CancellationScope.nonCancellable(() => bookAndResolve(run, input)));
+  const resolved = await CancellationScope.nonCancellable(() => bookAndResolve(run, input));
+  return finish(run, await handOffOrder(run, resolved));
 }
 
 /** Book, then, unless its answer decides, recovery from the moment it ended; the deadline runs from the first Book. */

@@ -9,4 +9,6 @@ export const PATCHES = {
   validateInLocalActivity: 'validate-request-in-local-activity',
   /** 2026-11-23: QueryOrders runs on the rate-limited companion queue (the fleet-wide cap). */
   queryOrdersOnRateLimitedQueue: 'query-orders-on-rate-limited-queue',
+  /** 2026-11-23: a confirmed booking starts its order workflow (cancellation, callbacks) before it ends. */
+  orderWorkflowAfterConfirm: 'order-workflow-after-confirm',
 } as const;

@@ -1,0 +1,39 @@
+/**
+ * Starting an order workflow (`order:<reference>`) from an activity rather than as a child workflow: it is
+ * a workflow of its own, tied to no parent, and a second start (a retried activity, the sweep and a booking
+ * both) attaches to the one already there. The client carries the worker's data converter, so the input
+ * is encrypted like every other payload.
+ */
+import { Context } from '@temporalio/activity';
+import type { Client } from '@temporalio/client';
+import { CustomerReferenceNoKey, orderWorkflowId, ORDER_WORKFLOW_TYPE, type OrderWorkflowInput } from '../contract';
+
+export interface OrderActivityDeps {
+  client: Pick<Client, 'workflow'>;
+}
+
+export function createOrderActivities({ client }: OrderActivityDeps) {
+  return {
+    /** Starts the order workflow on this worker's task queue, or finds it running; never a second one. */
+    async startOrderWorkflow(input: OrderWorkflowInput): Promise<{ workflowId: string }> {
+      const workflowId = orderWorkflowId(input.customerReferenceNo);
+      await client.workflow
+        .start(ORDER_WORKFLOW_TYPE, {
+          workflowId,
+          taskQueue: Context.current().info.taskQueue,
+          args: [input],
+          workflowIdConflictPolicy: 'USE_EXISTING',
+          // Once an order workflow ended (cancelled, closed at check-in) the reference's order is settled.
+          workflowIdReusePolicy: 'REJECT_DUPLICATE',
+          typedSearchAttributes: [{ key: CustomerReferenceNoKey, value: input.customerReferenceNo }],
+          staticSummary: `Order · ref ${input.customerReferenceNo}`,
+        })
+        .catch((err: unknown) => {
+          if ((err as Error)?.name !== 'WorkflowExecutionAlreadyStartedError') throw err;
+        });
+      return { workflowId };
+    },
+  };
+}
+
+export type OrderActivities = ReturnType<typeof createOrderActivities>;

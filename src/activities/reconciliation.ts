@@ -1,0 +1,97 @@
+/**
+ * The reconciliation sweep's activities: the supplier's orders of a booking-time window, and what Temporal
+ * knows of their references. Built by a factory like the booking activities; the Temporal services are the
+ * worker's own connection (describe by workflow id: strongly consistent, unlike a visibility query).
+ */
+import { temporal } from '@temporalio/proto';
+import { Context } from '@temporalio/activity';
+import { bookingWorkflowId, orderWorkflowId, BookingStageKey } from '../contract';
+import type { SupplierClient } from '../supplier/interface';
+import type { SupplierProfile } from '../supplier/profile';
+import type { TemporalServices } from '../temporal/setup';
+import type { BookingView, WorkflowView } from '../workflows/reconciliation/classify';
+import { toFailure, viewOf, type OrderView } from './booking';
+
+export interface ReconciliationDeps {
+  supplier: Pick<SupplierClient, 'queryOrders'>;
+  profile: SupplierProfile;
+  temporal: { services: Pick<TemporalServices, 'workflowService'>; namespace: string };
+}
+
+export interface ListOrdersInput {
+  start: string;
+  end: string;
+  traceId: string;
+}
+export interface ListOrdersResult {
+  orders: OrderView[];
+  unreadable: number;
+}
+
+const Status = temporal.api.enums.v1.WorkflowExecutionStatus;
+const GRPC_NOT_FOUND = 5;
+
+export function createReconciliationActivities({ supplier, profile, temporal: t }: ReconciliationDeps) {
+  async function view(workflowId: string): Promise<WorkflowView> {
+    try {
+      const { workflowExecutionInfo: info } = await t.services.workflowService.describeWorkflowExecution({
+        namespace: t.namespace,
+        execution: { workflowId },
+      });
+      const stage = stageOf(info?.searchAttributes?.indexedFields?.[BookingStageKey.name]?.data);
+      const status = info?.status;
+      return {
+        status:
+          status === Status.WORKFLOW_EXECUTION_STATUS_RUNNING
+            ? 'running'
+            : status === Status.WORKFLOW_EXECUTION_STATUS_COMPLETED ||
+                status === Status.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW
+              ? 'completed'
+              : 'closed',
+        ...(stage ? { stage } : {}),
+      };
+    } catch (err) {
+      if ((err as { code?: unknown })?.code === GRPC_NOT_FOUND) return { status: 'none' };
+      throw err;
+    }
+  }
+
+  return {
+    /** One page of the sweep: every order booked in [start, end], each read on its own. */
+    async listOrdersBooked({ start, end, traceId }: ListOrdersInput): Promise<ListOrdersResult> {
+      try {
+        const listing = await supplier.queryOrders(
+          { bookingTimeWindow: { start, end } },
+          { traceId, signal: Context.current().cancellationSignal },
+        );
+        return { orders: listing.orders.map((o) => viewOf(o, profile)), unreadable: listing.unreadable.length };
+      } catch (err) {
+        throw toFailure(err, ['SupplierBadRequest', 'SupplierForbidden']);
+      }
+    },
+
+    /** For each reference, its booking and order workflows as Temporal has them now. */
+    async lookUpBookings({ references }: { references: string[] }): Promise<Record<string, BookingView>> {
+      const out: Record<string, BookingView> = {};
+      for (const ref of references) {
+        out[ref] = { booking: await view(bookingWorkflowId(ref)), order: await view(orderWorkflowId(ref)) };
+        Context.current().heartbeat();
+      }
+      return out;
+    },
+  };
+}
+
+export type ReconciliationActivities = ReturnType<typeof createReconciliationActivities>;
+
+/** A Keyword search attribute's value: JSON text of a string (or a one-element list). */
+function stageOf(data: Uint8Array | null | undefined): string | undefined {
+  if (!data) return undefined;
+  try {
+    const value: unknown = JSON.parse(Buffer.from(data).toString('utf8'));
+    const s = Array.isArray(value) ? value[0] : value;
+    return typeof s === 'string' ? s : undefined;
+  } catch {
+    return undefined;
+  }
+}

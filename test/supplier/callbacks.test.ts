@@ -1,0 +1,193 @@
+/**
+ * Order-status callbacks end to end over real HTTP: the sandbox books with a callback URL, sends signed
+ * callbacks (retried, duplicated, reordered on request) to the receiver, which verifies them and passes
+ * each on once; unverified ones are refused with 401 and counted. The workflows are a recording fake here
+ * (test/workflow covers the signal's effect). Also Cancel through the supplier client.
+ */
+import { createHmac, randomUUID } from 'node:crypto';
+import {
+  startCallbackReceiver,
+  verifyCallback,
+  CALLBACK_PATH,
+  type CallbackReceiver,
+} from '../../src/callbacks/server';
+import { SupplierProfile } from '../../src/supplier/profile';
+import { bookRequest, fastProfile, Resources } from './helpers';
+
+const SECRET = 'callback-secret-for-tests-0123456789';
+const resources = new Resources();
+afterEach(() => resources.closeAll());
+
+interface Signalled {
+  customerReferenceNo: string;
+  status?: number;
+}
+
+async function receiver(
+  options: { profile?: SupplierProfile; owner?: 'booking' | 'order' | 'none'; fail?: () => boolean } = {},
+): Promise<{ receiver: CallbackReceiver; signalled: Signalled[] }> {
+  const signalled: Signalled[] = [];
+  const r = await startCallbackReceiver({
+    port: 0,
+    profile: options.profile ?? fastProfile,
+    secret: SECRET,
+    target: {
+      async signal(update) {
+        if (options.fail?.()) throw new Error('Temporal unavailable');
+        signalled.push(update);
+        return options.owner ?? 'booking';
+      },
+    },
+  });
+  resources.add(() => r.close());
+  return { receiver: r, signalled };
+}
+
+async function until<T>(check: () => T | undefined, ms = 10_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = check();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+const post = (url: string, body: string, headers: Record<string, string> = {}) =>
+  fetch(`${url}${CALLBACK_PATH}`, {
+    method: 'POST',
+    body,
+    headers: { 'content-type': 'application/json', ...headers },
+  });
+const sign = (body: string, secret = SECRET) => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+
+describe('the receiver', () => {
+  test('a signed callback is passed on once; a duplicate within the minute is not', async () => {
+    const { receiver: r, signalled } = await receiver();
+    const body = JSON.stringify({ customerReferenceNo: 'ref-1', status: 2, unknownField: { x: 1 } });
+    expect((await post(r.url, body, { 'x-signature': sign(body) })).status).toBe(200);
+    expect((await post(r.url, body, { 'x-signature': sign(body) })).status).toBe(200);
+    expect(signalled).toEqual([{ customerReferenceNo: 'ref-1', status: 2 }]);
+    expect(r.stats()).toMatchObject({ received: 2, duplicates: 1, signalled: { booking: 1 } });
+  });
+
+  test.each([
+    ['no signature', {}],
+    ['a wrong signature', { 'x-signature': 'sha256=00' }],
+    ['a signature made with another secret', { 'x-signature': 'SIGN_OTHER' }],
+  ])('a callback with %s is refused with 401, counted, and never passed on', async (_name, headers) => {
+    const { receiver: r, signalled } = await receiver();
+    const body = JSON.stringify({ customerReferenceNo: 'ref-2', status: 3 });
+    const h = Object.fromEntries(
+      Object.entries(headers).map(([k, v]) => [k, v === 'SIGN_OTHER' ? sign(body, 'another-secret-0123456789') : v]),
+    );
+    const res = await post(r.url, body, h);
+    expect(res.status).toBe(401);
+    const text = await res.text();
+    expect(text).not.toContain(SECRET);
+    expect(signalled).toEqual([]);
+    expect(r.stats().unverified).toBe(1);
+  });
+
+  test('a shared-secret profile compares the header with the secret; a body without a reference is 400', async () => {
+    const profile = SupplierProfile.parse({ callbacks: { verification: 'shared-secret', header: 'X-Callback-Token' } });
+    const { receiver: r, signalled } = await receiver({ profile });
+    const body = JSON.stringify({ data: { hotelOrder: { customerReferenceNo: 'ref-3', status: 2 } } });
+    expect((await post(r.url, body, { 'x-callback-token': SECRET })).status).toBe(200);
+    expect((await post(r.url, body, { 'x-callback-token': 'nope' })).status).toBe(401);
+    expect((await post(r.url, '{"orderId":1}', { 'x-callback-token': SECRET })).status).toBe(400);
+    expect(signalled).toEqual([{ customerReferenceNo: 'ref-3', status: 2 }]);
+  });
+
+  test('when Temporal cannot be reached the answer is 503 (the supplier sends it again), and the retry goes through', async () => {
+    let failures = 1;
+    const { receiver: r, signalled } = await receiver({ fail: () => failures-- > 0 });
+    const body = JSON.stringify({ customerReferenceNo: 'ref-4', status: 2 });
+    expect((await post(r.url, body, { 'x-signature': sign(body) })).status).toBe(503);
+    expect((await post(r.url, body, { 'x-signature': sign(body) })).status).toBe(200);
+    expect(signalled).toHaveLength(1);
+    expect(r.stats()).toMatchObject({ failed: 1, signalled: { booking: 1 } });
+  });
+
+  test('verifyCallback accepts the hex HMAC with or without its sha256= prefix', () => {
+    const raw = Buffer.from('{"customerReferenceNo":"r"}');
+    const hex = createHmac('sha256', SECRET).update(raw).digest('hex');
+    expect(verifyCallback('hmac-sha256', SECRET, raw, hex)).toBe(true);
+    expect(verifyCallback('hmac-sha256', SECRET, raw, `sha256=${hex.toUpperCase()}`)).toBe(true);
+    expect(verifyCallback('hmac-sha256', SECRET, raw, undefined)).toBe(false);
+  });
+});
+
+describe('the sandbox sends callbacks', () => {
+  async function bookWithCallbacks(test: string, fail?: () => boolean) {
+    const { receiver: r, signalled } = await receiver({ fail });
+    const sandbox = await resources.sandbox({ callbackSecret: SECRET });
+    const client = resources.client({
+      baseUrl: sandbox.url,
+      tokens: resources.tickets({ baseUrl: sandbox.url, profile: fastProfile }),
+    });
+    const ref = randomUUID();
+    const order = await client.book(
+      bookRequest({ customerReferenceNo: ref, callbackUrl: `${r.url}${CALLBACK_PATH}` }),
+      { sessionId: 's1', test },
+    );
+    return { r, signalled, sandbox, client, ref, order };
+  }
+
+  test('Book carries the callback URL; the settled status is called back, signed, and passed on', async () => {
+    const { signalled, ref, order } = await bookWithCallbacks('confirmAfterMs=100');
+    expect(order.status).toBe(1);
+    await until(() => (signalled.length > 0 ? true : undefined));
+    expect(signalled).toEqual([{ customerReferenceNo: ref, status: 2 }]);
+  });
+
+  test('duplicates are signalled once; a stale callback sent after the settled one is passed on (the workflow verifies)', async () => {
+    const dup = await bookWithCallbacks('confirmAfterMs=50&callbacks=duplicate');
+    await until(() => (dup.sandbox.callbacks().length >= 2 ? true : undefined));
+    expect(dup.signalled).toEqual([{ customerReferenceNo: dup.ref, status: 2 }]);
+    expect(dup.r.stats().duplicates).toBe(1);
+
+    const re = await bookWithCallbacks('confirmAfterMs=50&callbacks=reorder');
+    await until(() => (re.signalled.length >= 2 ? true : undefined));
+    expect(re.signalled.map((s) => s.status)).toEqual([2, 1]);
+  });
+
+  test('a receiver that fails is retried with backoff until it takes the callback', async () => {
+    let failures = 2;
+    const { signalled, sandbox } = await bookWithCallbacks('confirmAfterMs=50', () => failures-- > 0);
+    await until(() => (signalled.length > 0 ? true : undefined), 15_000);
+    expect(sandbox.callbacks().map((c) => c.httpStatus)).toEqual([503, 503, 200]);
+  });
+
+  test('a Cancel is called back when it settles; the client reads its service fee', async () => {
+    const { signalled, client, ref, order, sandbox } = await bookWithCallbacks('confirmAfterMs=50');
+    await until(() => (signalled.length > 0 ? true : undefined));
+    const answer = await client.cancel(
+      { customerReferenceNo: ref, supplierReferenceNo: order.supplierReferenceNo!, reason: 'test' },
+      { sessionId: 's1', test: 'cancelAfterMs=50' },
+    );
+    expect(answer).toEqual({ status: 2, serviceFee: { currency: 'USD', amount: 0 } });
+    await until(() => (signalled.length > 1 ? true : undefined));
+    expect(signalled[1]).toEqual({ customerReferenceNo: ref, status: 3 });
+    expect(sandbox.orders()[0]?.status).toBe(3);
+    // A second Cancel of the same order answers the same, without a second charge.
+    const again = await client.cancel(
+      { customerReferenceNo: ref, supplierReferenceNo: order.supplierReferenceNo!, reason: 'test' },
+      { sessionId: 's1' },
+    );
+    expect(again.serviceFee).toEqual({ currency: 'USD', amount: 0 });
+  });
+
+  test('Cancel of an unknown order, or with another supplier reference, is refused', async () => {
+    const { client, ref } = await bookWithCallbacks('confirmAfterMs=0');
+    await expect(
+      client.cancel(
+        { customerReferenceNo: randomUUID(), supplierReferenceNo: 'SRN1', reason: 'x' },
+        { sessionId: 's' },
+      ),
+    ).rejects.toMatchObject({ type: 'SupplierNotFound' });
+    await expect(
+      client.cancel({ customerReferenceNo: ref, supplierReferenceNo: 'SRN-other', reason: 'x' }, { sessionId: 's' }),
+    ).rejects.toMatchObject({ type: 'SupplierBadRequest' });
+  });
+});
