@@ -240,7 +240,7 @@ export async function createWorkerFromConfig(
       reconciliation: config.reconciliation,
       profile: config.supplier.profile,
     });
-    console.log(`Reconciliation sweep schedule "${scheduleId}" ${created ? 'created' : 'up to date'}`);
+    say(config, `Reconciliation sweep schedule "${scheduleId}" ${created ? 'created' : 'up to date'}`);
   }
   // The runtime's meter: the Prometheus endpoint when metrics are on, else a no-op.
   const meters = new BookingMeters(Runtime.instance().metricMeter);
