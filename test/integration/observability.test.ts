@@ -41,8 +41,8 @@ interface WorkerProcess {
   exited: Promise<number | null>;
 }
 
-/** `npm run worker`, as a process of its own; resolves once it says it polls. */
-async function startWorkerProcess(extra: Record<string, string>): Promise<WorkerProcess> {
+/** `npm run worker`, as a process of its own; resolves once it has printed `ready` (the last line of its start). */
+async function startWorkerProcess(extra: Record<string, string>, ready: string): Promise<WorkerProcess> {
   const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/worker.ts'], {
     cwd: ROOT,
     env: {
@@ -62,7 +62,7 @@ async function startWorkerProcess(extra: Record<string, string>): Promise<Worker
   await new Promise<void>((resolve, reject) => {
     child.stdout!.on('data', (chunk: Buffer) => {
       stdout += chunk.toString();
-      if (stdout.includes('Worker polling')) resolve();
+      if (stdout.includes(ready)) resolve();
     });
     void exited.then((code) => reject(new Error(`worker exited with ${code} before polling:\n${stdout}\n${stderr}`)));
   });
@@ -84,13 +84,16 @@ describe('metrics and JSON logs of a worker process', () => {
   beforeAll(async () => {
     const port = await freePort();
     metricsUrl = `http://127.0.0.1:${port}/metrics`;
-    worker = await startWorkerProcess({
-      BOOKING_TASK_QUEUE: taskQueue,
-      WORKER_METRICS_PORT: String(port),
-      WORKER_METRICS_HOST: '127.0.0.1',
-      LOG_FORMAT: 'json',
-      LOG_LEVEL: 'DEBUG',
-    });
+    worker = await startWorkerProcess(
+      {
+        BOOKING_TASK_QUEUE: taskQueue,
+        WORKER_METRICS_PORT: String(port),
+        WORKER_METRICS_HOST: '127.0.0.1',
+        LOG_FORMAT: 'json',
+        LOG_LEVEL: 'DEBUG',
+      },
+      `Metrics: ${metricsUrl}`,
+    );
   }, 60_000);
   afterAll(async () => {
     worker?.child.kill('SIGTERM');
@@ -119,14 +122,12 @@ describe('metrics and JSON logs of a worker process', () => {
     );
     expect(outcomes.map((o: BookingOutcome) => o.kind)).toEqual(['confirmed', 'confirmed', 'unavailable', 'confirmed']);
 
-    // Workflow-side metrics reach the meter once their workflow task completes: wait for the last of them.
+    // Workflow-side metrics reach the meter once their workflow task completes: wait for all four outcomes
+    // and the SDK's count of completed workflows.
     const { text, scrape: after } = await eventually(async () => {
       const s = await scrape(metricsUrl);
-      return sampleValue(s.scrape, 'booking_outcomes_total', { kind: 'confirmed' }) -
-        sampleValue(before, 'booking_outcomes_total', { kind: 'confirmed' }) >=
-        3
-        ? s
-        : undefined;
+      const moved = (name: string) => sampleValue(s.scrape, name) - sampleValue(before, name);
+      return moved('booking_outcomes_total') >= 4 && moved('temporal_workflow_completed_total') >= 4 ? s : undefined;
     });
     const delta = (name: string, labels: Record<string, string> = {}) =>
       sampleValue(after, name, labels) - sampleValue(before, name, labels);
@@ -165,9 +166,11 @@ describe('metrics and JSON logs of a worker process', () => {
   }, 60_000);
 
   test('LOG_FORMAT=json: every line is one JSON object; workflow and activity lines carry their ids and stage', () => {
+    // Complete lines only: the worker may be writing one as we read.
     const lines = worker
       .stdout()
       .split('\n')
+      .slice(0, -1)
       .filter((l) => l.trim() !== '');
     const records = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
     for (const r of records)
