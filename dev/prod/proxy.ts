@@ -33,6 +33,9 @@ export async function startFrontendProxy(options: {
       else client.destroy();
     });
     upstream.once('connect', () => {
+      // gRPC writes small frames and waits for answers: Nagle's algorithm would hold each back for an ACK.
+      client.setNoDelay(true);
+      upstream.setNoDelay(true);
       upstream.removeAllListeners('error');
       upstream.on('error', () => client.destroy());
       client.on('error', () => upstream.destroy());
