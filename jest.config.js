@@ -30,7 +30,9 @@ const workerLogs = {
 // Integration files about the booking on a server (not about the dev server itself or the tools around it),
 // re-run by the prod tier against the production topology.
 const ON_PROD_ENGINE = [
-  ...['client', 'worker', 'approval', 'fleet-cap', 'privacy'].map((name) => `<rootDir>/test/integration/${name}.test.ts`),
+  ...['client', 'worker', 'approval', 'fleet-cap', 'privacy'].map(
+    (name) => `<rootDir>/test/integration/${name}.test.ts`,
+  ),
   // The standalone Web UI server, as operators run it, finds a booking.
   '<rootDir>/test/e2e/web-ui.test.ts',
 ];
