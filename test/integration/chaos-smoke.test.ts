@@ -5,23 +5,20 @@
  * account for, nothing stuck or lost, no secret or personal data in raw histories or worker logs.
  * The full run is `npm run chaos` (1000 bookings, 10–20 minutes).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { JWT, scanHistory, scanLogLines } from '../../chaos/check';
 import { FAULT_CLASSES } from '../../chaos/mix';
-import { formatReport, type ChaosReport } from '../../chaos/report';
-import { CHAOS_RECOVERY, runChaos } from '../../chaos/run';
+import type { ChaosReport } from '../../chaos/report';
+import { CHAOS_RECOVERY } from '../../chaos/run';
+import { expectEveryInvariantHeld, runChaosSmoke } from '../harness/chaos-smoke';
 
 /** Setup ~10 s, starts 40 s, drain ≤ 170 s (a Book on a killed worker times out after the workflow's 2 min). */
 const SMOKE_TIMEOUT_MS = 6 * 60_000;
 
 let report: ChaosReport;
-/** Holds the report, and on a violation the histories involved; removed when all is well. */
-const resultsDir = mkdtempSync(path.join(os.tmpdir(), 'chaos-smoke-'));
+let cleanUp = () => {};
 
 beforeAll(async () => {
-  report = await runChaos({
+  ({ report, cleanUp } = await runChaosSmoke({
     n: 100,
     seed: 20_261_122,
     minutes: 40 / 60,
@@ -31,16 +28,10 @@ beforeAll(async () => {
     serverRestart: 'SIGKILL',
     recovery: { ...CHAOS_RECOVERY, deadlineSeconds: 60 },
     drainLimitSeconds: 170,
-    // The integration tier's global setup has built the bundle already.
-    ...(process.env.TEST_WORKFLOW_BUNDLE ? { bundlePath: process.env.TEST_WORKFLOW_BUNDLE } : {}),
-    resultsDir,
-  });
-  if (!report.ok) process.stderr.write(`${formatReport(report)}\nreport and histories: ${resultsDir}\n`);
+  }));
 }, SMOKE_TIMEOUT_MS);
 
-afterAll(() => {
-  if (report?.ok) rmSync(resultsDir, { recursive: true, force: true });
-});
+afterAll(() => cleanUp());
 
 test('the scans find what they look for (so zero hits means something)', () => {
   const needles = { secrets: ['sandbox-secret'], personal: ['Bakorimu', 'bakorimu.lavetosi.7@example.org'] };
@@ -56,16 +47,7 @@ test('the scans find what they look for (so zero hits means something)', () => {
 });
 
 test('every booking was started and every invariant held', () => {
-  expect(report.bookings.started).toBe(100);
-  expect(report.supplier.duplicates).toEqual([]);
-  expect(report.supplier.strayOrders).toEqual([]);
-  expect(report.supplier.bookSendsOverLimit).toEqual([]);
-  expect(report.orphans).toEqual([]);
-  expect(report.stuck).toEqual([]);
-  expect(report.lost).toEqual([]);
-  expect(report.workflowFailures).toEqual([]);
-  expect(report.secrets.hits).toEqual([]);
-  expect(report.violations).toEqual([]);
+  expectEveryInvariantHeld(report, 100);
 });
 
 test('the scan read something: every history, and worker log lines', () => {

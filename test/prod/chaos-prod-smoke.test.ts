@@ -5,20 +5,18 @@
  * as on the dev server: one order per reference, nothing orphaned, stuck or lost, no secret in history.
  * The full run is `npm run chaos -- --prod`.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { formatReport, type ChaosReport } from '../../chaos/report';
-import { CHAOS_RECOVERY, runChaos } from '../../chaos/run';
+import type { ChaosReport } from '../../chaos/report';
+import { CHAOS_RECOVERY } from '../../chaos/run';
+import { expectEveryInvariantHeld, runChaosSmoke } from '../harness/chaos-smoke';
 
 /** Setup ~20 s, starts 60 s, drain ≤ 170 s. */
 const SMOKE_TIMEOUT_MS = 7 * 60_000;
 
 let report: ChaosReport;
-const resultsDir = mkdtempSync(path.join(os.tmpdir(), 'chaos-prod-smoke-'));
+let cleanUp = () => {};
 
 beforeAll(async () => {
-  report = await runChaos({
+  ({ report, cleanUp } = await runChaosSmoke({
     engine: 'prod',
     n: 100,
     seed: 20_261_123,
@@ -29,15 +27,10 @@ beforeAll(async () => {
     nodeDownSeconds: 5,
     recovery: { ...CHAOS_RECOVERY, deadlineSeconds: 60 },
     drainLimitSeconds: 170,
-    ...(process.env.TEST_WORKFLOW_BUNDLE ? { bundlePath: process.env.TEST_WORKFLOW_BUNDLE } : {}),
-    resultsDir,
-  });
-  if (!report.ok) process.stderr.write(`${formatReport(report)}\nreport and histories: ${resultsDir}\n`);
+  }));
 }, SMOKE_TIMEOUT_MS);
 
-afterAll(() => {
-  if (report?.ok) rmSync(resultsDir, { recursive: true, force: true });
-});
+afterAll(() => cleanUp());
 
 test('the faults happened: both nodes SIGKILLed and back, PostgreSQL restarted, workers killed', () => {
   expect(report.engine).toBe('prod');
@@ -47,15 +40,5 @@ test('the faults happened: both nodes SIGKILLed and back, PostgreSQL restarted, 
 });
 
 test('every booking was started and every invariant held', () => {
-  expect(report.bookings.started).toBe(100);
-  expect(report.supplier.duplicates).toEqual([]);
-  expect(report.supplier.strayOrders).toEqual([]);
-  expect(report.supplier.bookSendsOverLimit).toEqual([]);
-  expect(report.orphans).toEqual([]);
-  expect(report.stuck).toEqual([]);
-  expect(report.lost).toEqual([]);
-  expect(report.workflowFailures).toEqual([]);
-  expect(report.secrets.hits).toEqual([]);
-  expect(report.violations).toEqual([]);
-  expect(report.secrets.historiesScanned).toBeGreaterThanOrEqual(100);
+  expectEveryInvariantHeld(report, 100);
 });

@@ -12,9 +12,11 @@ interface Service {
   command?: string | string[];
   entrypoint?: string | string[];
   environment?: Record<string, string | number | boolean | null> | string[];
+  networks?: Record<string, { aliases?: string[] } | null> | string[];
 }
 
-const compose = parse(readFileSync(path.join(__dirname, '../../docker-compose.yml'), 'utf8')) as {
+// merge: the Temporal nodes share their settings through a YAML anchor (<<: *temporal-node).
+const compose = parse(readFileSync(path.join(__dirname, '../../docker-compose.yml'), 'utf8'), { merge: true }) as {
   services: Record<string, Service>;
 };
 const services = compose.services;
@@ -66,10 +68,14 @@ test('the worker and the codec server must be given the same encryption keys, an
   expect(envOf(services['temporal-ui']!).TEMPORAL_CODEC_ENDPOINT).toBe(`http://localhost:${port}`);
 });
 
-test("the worker's TEMPORAL_ADDRESS is the temporal service on 7233", () => {
+test("the worker's TEMPORAL_ADDRESS names every Temporal node, on 7233", () => {
   const [host, port] = workerEnv.TEMPORAL_ADDRESS!.split(':');
-  expect(Object.keys(services)).toContain(host);
-  expect(host).toBe('temporal');
+  const nodes = Object.values(services).filter((s) => s.image?.startsWith('temporalio/server:'));
+  expect(nodes.length).toBeGreaterThan(1);
+  for (const node of nodes) {
+    const aliases = Array.isArray(node.networks) ? [] : (node.networks?.default?.aliases ?? []);
+    expect(aliases).toContain(host);
+  }
   expect(port).toBe('7233');
 });
 
