@@ -37,6 +37,7 @@ import {
   type BenchOutput,
 } from './report';
 import { stopAllStacks } from './stack';
+import { TEMPORAL_VERSIONS } from '../dev/temporal/binaries';
 import { throughput, ThroughputOptions } from './throughput';
 
 const BENCHMARKS = {
@@ -96,7 +97,10 @@ export async function runBenchmark(
       `* options: ${JSON.stringify(parsed)}`,
       `* ${setup.cores} cores (${setup.cpuModel}), load ${setup.loadAverageAtStart.join('/')} at start, ` +
         `${result.loadAverageAtEnd.join('/')} at end; Node ${setup.node}; ` +
-        `@temporalio/worker ${setup.temporalSdk['@temporalio/worker']}; ${setup.temporalCli}`,
+        `@temporalio/worker ${setup.temporalSdk['@temporalio/worker']}; ` +
+        ((parsed as { engine?: string }).engine === 'prod'
+          ? `engine prod: temporal-server ${TEMPORAL_VERSIONS.server}, 2 nodes, PostgreSQL ${TEMPORAL_VERSIONS.postgres}`
+          : `engine dev: ${setup.temporalCli}`),
       `* ${result.durationSeconds} s; written to ${file}`,
     ].join('\n'),
   );
