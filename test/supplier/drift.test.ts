@@ -182,7 +182,8 @@ function at(root: unknown, path: Path): unknown {
 function decisionOf(outcome: unknown): unknown {
   const o = outcome as { kind: string; order?: Record<string, unknown>; price?: unknown; status?: number };
   if (!o.order) return o;
-  const { statusRemark: _r, hotelId: _h, checkIn: _i, checkOut: _o, ...decision } = o.order;
+  // Informational, read tolerantly: the cancel policy too (drift in it changes a fee quote, never the booking's outcome).
+  const { statusRemark: _r, hotelId: _h, checkIn: _i, checkOut: _o, cancelPolicy: _c, ...decision } = o.order;
   return { ...o, order: decision };
 }
 
