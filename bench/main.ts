@@ -187,6 +187,8 @@ if (require.main === module) {
     () => process.exit(0),
     (err: unknown) => {
       console.error(err instanceof Error ? (err.stack ?? err.message) : err);
+      // The SDK's errors carry the server's answer as their cause (e.g. a gRPC status).
+      if (err instanceof Error && err.cause) console.error('caused by:', err.cause);
       void stopAllStacks().finally(() => process.exit(1));
     },
   );
