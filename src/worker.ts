@@ -203,6 +203,39 @@ export function say(config: AppConfig, line: string): void {
 /** Schema drift goes to the worker's log as a WARN, beside the SDK's own lines. */
 export const runtimeDriftLog: DriftLog = (message, meta) => Runtime.instance().logger.warn(message, meta);
 
+/**
+ * Creates or updates the reconciliation sweep's Schedule without holding up polling: the sweep is a safety net,
+ * bookings are not. A failure (a server node down at this moment, say) is logged as a WARN and retried with
+ * backoff until it succeeds or the worker stops. Returns what stops the retries.
+ */
+function keepReconciliationSchedule(config: AppConfig, options: { client: Client; taskQueue: string }): () => void {
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  const attempt = async (nextDelayMs: number): Promise<void> => {
+    try {
+      const { scheduleId, created } = await ensureReconciliationSchedule(options.client, {
+        taskQueue: options.taskQueue,
+        reconciliation: config.reconciliation!,
+        profile: config.supplier.profile,
+      });
+      if (!stopped) say(config, `Reconciliation sweep schedule "${scheduleId}" ${created ? 'created' : 'up to date'}`);
+    } catch (err) {
+      if (stopped) return;
+      Runtime.instance().logger.warn(
+        `Reconciliation sweep schedule not set up yet (${err instanceof Error ? err.message : String(err)}); ` +
+          `retrying in ${Math.round(nextDelayMs / 1000)} s`,
+      );
+      timer = setTimeout(() => void attempt(Math.min(nextDelayMs * 2, 300_000)), nextDelayMs);
+      timer.unref();
+    }
+  };
+  void attempt(5_000);
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+  };
+}
+
 /** A booking worker built from the configuration, and what closes the supplier stack it uses. */
 export interface ConfiguredWorker {
   worker: BookingWorker;
@@ -229,19 +262,16 @@ export async function createWorkerFromConfig(
     if (mismatch) throw new Error(mismatch);
   }
   await reportReadiness(connection, config);
-  if (config.reconciliation?.schedule) {
-    const client = new Client({
-      connection,
-      namespace: config.temporal.namespace,
-      dataConverter: dataConverterFor(config.encryption),
-    });
-    const { scheduleId, created } = await ensureReconciliationSchedule(client, {
-      taskQueue: overrides.taskQueue ?? config.taskQueue,
-      reconciliation: config.reconciliation,
-      profile: config.supplier.profile,
-    });
-    say(config, `Reconciliation sweep schedule "${scheduleId}" ${created ? 'created' : 'up to date'}`);
-  }
+  const stopSchedule = config.reconciliation?.schedule
+    ? keepReconciliationSchedule(config, {
+        client: new Client({
+          connection,
+          namespace: config.temporal.namespace,
+          dataConverter: dataConverterFor(config.encryption),
+        }),
+        taskQueue: overrides.taskQueue ?? config.taskQueue,
+      })
+    : () => {};
   // The runtime's meter: the Prometheus endpoint when metrics are on, else a no-op.
   const meters = new BookingMeters(Runtime.instance().metricMeter);
   meters.initialize({
@@ -271,8 +301,15 @@ export async function createWorkerFromConfig(
       },
       ...overrides,
     });
-    return { worker, closeSupplier: close };
+    return {
+      worker,
+      closeSupplier: async () => {
+        stopSchedule();
+        await close();
+      },
+    };
   } catch (err) {
+    stopSchedule();
     await close();
     throw err;
   }
