@@ -94,6 +94,9 @@ type Request struct {
 	PriceChangePolicy   *PriceChangePolicy `json:"priceChangePolicy,omitempty"`
 	Context             *Context           `json:"context,omitempty"`
 	Recovery            *RecoveryPolicy    `json:"recovery,omitempty"`
+	// OnCancelAfterBook: when the booking is confirmed after its caller cancelled it, "report" it (default),
+	// "cancel" it, or "cancel-if-free".
+	OnCancelAfterBook string `json:"onCancelAfterBook,omitempty"`
 }
 
 // The kinds of Outcome: every way a booking ends, returned as a value (never a workflow failure).
@@ -122,6 +125,20 @@ type Order struct {
 	CheckIn             string `json:"checkIn,omitempty"`
 	CheckOut            string `json:"checkOut,omitempty"`
 	Price               *Money `json:"price,omitempty"`
+	// CancelPolicy is each room's cancel policy: free before RefundableUntil, then the Fees in order.
+	CancelPolicy []RoomCancelPolicy `json:"cancelPolicy,omitempty"`
+}
+
+// RoomCancelPolicy is one room's cancel policy.
+type RoomCancelPolicy struct {
+	RefundableUntil string      `json:"refundableUntil,omitempty"`
+	Fees            []CancelFee `json:"fees"`
+}
+
+// CancelFee is the fee that applies until Until (ISO time).
+type CancelFee struct {
+	Until string `json:"until"`
+	Fee   Money  `json:"fee"`
 }
 
 // BookAttempt is one Book call of the booking.

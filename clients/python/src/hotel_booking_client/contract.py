@@ -93,6 +93,23 @@ class BookingRequest(TypedDict):
     priceChangePolicy: NotRequired[PriceChangePolicy]
     context: NotRequired[BookingContext]
     recovery: NotRequired[RecoveryPolicy]
+    # When the booking is confirmed after its caller cancelled it: report it (default), cancel it, or cancel it
+    # only while that is free.
+    onCancelAfterBook: NotRequired[Literal["report", "cancel-if-free", "cancel"]]
+
+
+class CancelFee(TypedDict):
+    """The fee that applies from now until `until` (ISO time)."""
+
+    until: str
+    fee: Money
+
+
+class RoomCancelPolicy(TypedDict):
+    """One room's cancel policy: free before `refundableUntil`, then the `fees` in order."""
+
+    refundableUntil: NotRequired[str]
+    fees: List[CancelFee]
 
 
 class Order(TypedDict):
@@ -108,6 +125,7 @@ class Order(TypedDict):
     checkIn: NotRequired[str]
     checkOut: NotRequired[str]
     price: NotRequired[Money]
+    cancelPolicy: NotRequired[List[RoomCancelPolicy]]
 
 
 class ConfirmedOutcome(TypedDict):
