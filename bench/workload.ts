@@ -3,7 +3,13 @@
  * payload is the one the tests use), read bookings back from visibility, and terminate what is left.
  */
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { BookingStageKey, bookingWorkflowId, type BookingRequest } from '../src/contract';
+import {
+  BookingStageKey,
+  bookingWorkflowId,
+  ORDER_WORKFLOW_TYPE,
+  SWEEP_WORKFLOW_TYPE,
+  type BookingRequest,
+} from '../src/contract';
 import { bookingRequest } from '../test/harness/booking';
 import { forEachConcurrently, nowMs, waitFor } from './measure';
 
@@ -23,7 +29,12 @@ export function scaledRecovery(timeScale: number): RecoveryOverride {
   };
 }
 
-export const byTaskQueue = (taskQueue: string) => `TaskQueue = '${taskQueue}'`;
+/**
+ * The bookings on a task queue (booking or floor workflows): not the order workflows a confirmed booking hands
+ * its order to, which stay open until check-in, nor the reconciliation sweep.
+ */
+export const byTaskQueue = (taskQueue: string) =>
+  `TaskQueue = '${taskQueue}' AND WorkflowType != '${ORDER_WORKFLOW_TYPE}' AND WorkflowType != '${SWEEP_WORKFLOW_TYPE}'`;
 export const runningOn = (taskQueue: string) => `${byTaskQueue(taskQueue)} AND ExecutionStatus = 'Running'`;
 
 export async function countWorkflows(client: Client, query: string): Promise<number> {
