@@ -18,6 +18,8 @@
  *                            third of the starts, PostgreSQL restarted at half, the other node at two thirds;
  *                            the report is chaos/results/chaos-prod-<seed>.json
  *   --node-down <s>          prod: seconds a killed node stays down (default 10)
+ *   --orphans <k>            bookings terminated on purpose once Book made their order, for the reconciliation
+ *                            sweep at the end to find (default: 1 % of --n, at least 1; 0 for none)
  */
 import { parseArgs } from 'node:util';
 import { formatReport } from './report';
@@ -28,6 +30,12 @@ function positive(name: string, text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
   const n = Number(text);
   if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name}: expected a positive number, got "${text}"`);
+  return n;
+}
+
+function nonNegativeInt(name: string, text: string): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`--${name}: expected a whole number ≥ 0, got "${text}"`);
   return n;
 }
 
@@ -46,6 +54,7 @@ function options(argv: string[]): Partial<ChaosOptions> {
       keep: { type: 'boolean' },
       prod: { type: 'boolean' },
       'node-down': { type: 'string' },
+      orphans: { type: 'string' },
     },
   });
   const restart = values['server-restart'];
@@ -66,6 +75,7 @@ function options(argv: string[]): Partial<ChaosOptions> {
     ...(values.keep ? { keepTempDir: true } : {}),
     ...(values.prod ? { engine: 'prod' as const } : {}),
     ...(values['node-down'] !== undefined ? { nodeDownSeconds: positive('node-down', values['node-down'])! } : {}),
+    ...(values.orphans !== undefined ? { orphans: nonNegativeInt('orphans', values.orphans) } : {}),
   };
   return out;
 }

@@ -92,6 +92,8 @@ export interface PlannedBooking {
   expected: BookingOutcomeKind;
   /** Values that must never appear in clear in history or logs. */
   personal: string[];
+  /** The run terminates this booking's workflow once Book has made its order (markOrphanTargets). */
+  orphanTarget?: boolean;
 }
 
 export interface MixOptions {
@@ -252,4 +254,25 @@ function uuidFrom(rng: Rng): string {
   bytes[8] = (bytes[8]! & 0x3f) | 0x80;
   const hex = bytes.map((b) => b.toString(16).padStart(2, '0')).join('');
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/**
+ * Picks `count` bookings to be made orphans: their workflow is terminated once their Book has made an order,
+ * before the order is confirmed. Chosen among the bookings that settle late (pendingThenConfirmed), those
+ * without a Book fault first; their order then stays Confirming for 30 s after Book made it, long enough to
+ * terminate the workflow while it still polls, through a worker kill or a server restart. A separate stream
+ * of the seed: the rest of the plan is the same with or without orphans.
+ */
+export function markOrphanTargets(plan: PlannedBooking[], count: number, seed: number): PlannedBooking[] {
+  const rng = substream(seed, 'orphans');
+  const bookFaults = new Set<FaultClass>(BOOK_CLASSES);
+  const late = rng.shuffle(plan.filter((b) => b.classes.includes('pendingThenConfirmed')));
+  const clean = (b: PlannedBooking) => !b.classes.some((c) => bookFaults.has(c));
+  const eligible = [...late.filter(clean), ...late.filter((b) => !clean(b))];
+  const chosen = new Set(eligible.slice(0, Math.max(0, count)).map((b) => b.index));
+  return plan.map((b) => {
+    if (!chosen.has(b.index)) return b;
+    const test = (b.request.context?.test ?? '').replace(/confirmAfterMs=\d+/, 'confirmAfterMs=30000');
+    return { ...b, orphanTarget: true, request: { ...b.request, context: { ...b.request.context, test } } };
+  });
 }

@@ -12,6 +12,36 @@ export interface BookingProblem {
   detail: string;
 }
 
+/** The reconciliation sweep at the end of a run, against the orphans the run made on purpose. */
+export interface ReconciliationReport {
+  /** Bookings picked to be made orphans (`--orphans`). */
+  orphansAsked: number;
+  /** Bookings terminated on purpose once Book had made their order: not the run's failures, the sweep's quarry. */
+  orphansMade: Array<{ customerReferenceNo: string; atSeconds: number }>;
+  /** Picked, but not made an orphan (the order settled or the workflow closed first): the sweep must skip them. */
+  orphansNotMade: Array<{ customerReferenceNo: string; why: string }>;
+  /** What the sweep workflow returned (null when it did not finish: see sweepError). */
+  sweep: {
+    workflowId: string;
+    window: { start: string; end: string };
+    requests: number;
+    ordersSeen: number;
+    unreadable: number;
+    orphans: Array<{ customerReferenceNo: string; status: number; reason: string }>;
+    mismatches: Array<{ customerReferenceNo: string; status: number; reason: string }>;
+  } | null;
+  sweepError?: string;
+  /** Orders the sandbox holds after the sweep. */
+  supplierOrders: number;
+  /** References whose order status the bookings' outcomes do not account for (the run's own oracle). */
+  expectedMismatches: string[];
+  /** Each must be empty: orphans made but not reported, reported but not made; mismatches likewise. */
+  orphansMissed: string[];
+  orphansExtra: string[];
+  mismatchesMissed: string[];
+  mismatchesExtra: string[];
+}
+
 export interface ChaosReport {
   seed: number;
   /** `dev`: the CLI dev server on SQLite; `prod`: PostgreSQL and two server nodes (dev/prod). */
@@ -31,7 +61,7 @@ export interface ChaosReport {
   elapsedSeconds: number;
   phasesSeconds: { setup: number; starting: number; draining: number; collecting: number };
   bookings: { planned: number; started: number; startFailures: number; startRetries: number };
-  /** Outcome kinds, plus `open`, `workflow-failed`, `lost`, `not-started` for bookings without one. */
+  /** Outcome kinds, plus `open`, `workflow-failed`, `orphaned`, `lost`, `not-started` for bookings without one. */
   outcomes: Record<string, number>;
   /** expected kind → actual kind → bookings (informational: chaos may turn a confirmation into `unresolved`). */
   expectedVsActual: Record<string, Record<string, number>>;
@@ -62,6 +92,7 @@ export interface ChaosReport {
   stuck: BookingProblem[];
   lost: BookingProblem[];
   workflowFailures: BookingProblem[];
+  reconciliation: ReconciliationReport;
   chaos: {
     workerKills: number;
     workerRestarts: number;
@@ -104,6 +135,20 @@ export function formatReport(r: ChaosReport): string {
     ['stuck (must be 0)', String(r.stuck.length)],
     ['lost (must be 0)', String(r.lost.length)],
     ['workflow failures (must be 0)', String(r.workflowFailures.length)],
+    [
+      'orphans made on purpose',
+      `${r.reconciliation.orphansMade.length} / ${r.reconciliation.orphansAsked} asked (not made: ${r.reconciliation.orphansNotMade.length})`,
+    ],
+    [
+      'reconciliation sweep',
+      r.reconciliation.sweep
+        ? `${r.reconciliation.sweep.ordersSeen} orders in ${r.reconciliation.sweep.requests} requests; orphans ${r.reconciliation.sweep.orphans.length}, mismatches ${r.reconciliation.sweep.mismatches.length} (expected ${r.reconciliation.expectedMismatches.length})`
+        : `did not finish: ${r.reconciliation.sweepError ?? '?'}`,
+    ],
+    [
+      'sweep missed / extra (must be 0)',
+      `orphans ${r.reconciliation.orphansMissed.length} / ${r.reconciliation.orphansExtra.length}, mismatches ${r.reconciliation.mismatchesMissed.length} / ${r.reconciliation.mismatchesExtra.length}`,
+    ],
     [
       'secret hits (must be 0)',
       `${r.secrets.hits.length} (${r.secrets.historiesScanned} histories, ${r.secrets.logLinesScanned} worker log lines)`,

@@ -9,8 +9,11 @@
  *     header and the recovery schedule scaled down through `request.recovery`.
  *  3. Meanwhile: SIGKILL a worker every few seconds (alternating, restarted at once), burst 429s and 500s
  *     on QueryOrders, and once kill the dev server and start it again on the same database and ports.
+ *     A few bookings (`orphans`) are terminated on purpose once their Book has made the order: orphans.
  *  4. Wait until every workflow has closed (bounded), then collect each ending, the supplier's orders
  *     and calls, every raw history and every worker log line, and check the invariants (chaos/check.ts).
+ *  5. Run the reconciliation sweep over the run's booking window: it must report exactly the orphans made
+ *     in step 3, and as mismatches exactly the orders whose status the bookings' outcomes do not account for.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -22,16 +25,23 @@ import {
   bookingStateQuery,
   bookingWorkflowId,
   connectClient,
+  DEFAULT_TASK_QUEUE,
+  orderWorkflowId,
+  SWEEP_WORKFLOW_TYPE,
+  type SweepResult,
   InvalidBookingRequestError,
   startBooking,
   type RecoveryPolicy,
 } from '../src/client';
 import { createEncryptionCodec, newEncryptionKey } from '../src/codec/encryption';
 import type { Sandbox } from '../dev/sandbox/server';
+import { defaultSupplierProfile } from '../src/supplier/profile';
+import type { SweepWorkflowInput } from '../src/workflows/reconciliation';
 import {
   bookSendsOverLimit,
   coverage,
   endingKind,
+  expectedSweepFindings,
   findOrphans,
   orderCounts,
   outcomeMatrix,
@@ -40,9 +50,10 @@ import {
   type Ending,
   type Observation,
   type SecretHit,
+  setDifference,
 } from './check';
-import { planBookings, substream, type PlannedBooking } from './mix';
-import type { BookingProblem, ChaosReport } from './report';
+import { markOrphanTargets, planBookings, substream, type PlannedBooking } from './mix';
+import type { BookingProblem, ChaosReport, ReconciliationReport } from './report';
 import {
   buildBundle,
   compileWorker,
@@ -109,6 +120,11 @@ export interface ChaosOptions {
   bundlePath?: string;
   /** Start requests in flight at once. */
   startConcurrency: number;
+  /**
+   * Bookings whose workflow the run terminates once their Book has made the order (orphans made on purpose,
+   * reported apart from the run's own failures); the reconciliation sweep at the end must find exactly them.
+   */
+  orphans: number;
   /** Keep the temp dir (database, worker logs, build) even when every invariant held. */
   keepTempDir: boolean;
   log: Log;
@@ -130,6 +146,7 @@ export function chaosDefaults(overrides: Partial<ChaosOptions> = {}): ChaosOptio
     supplierTimeoutsMs: CHAOS_SUPPLIER_TIMEOUTS_MS,
     resultsDir: path.join(REPO, 'chaos', 'results'),
     startConcurrency: 16,
+    orphans: Math.ceil((overrides.n ?? 1000) / 100),
     keepTempDir: false,
     log: (line) => process.stderr.write(`[chaos] ${line}\n`),
     ...overrides,
@@ -150,7 +167,7 @@ export async function runChaos(overrides: Partial<ChaosOptions> = {}): Promise<C
 
   try {
     log(`seed ${o.seed}: ${o.n} bookings over ${o.minutes} min; temp dir ${dir}`);
-    const plan = planBookings({ n: o.n, seed: o.seed, recovery: o.recovery });
+    const plan = markOrphanTargets(planBookings({ n: o.n, seed: o.seed, recovery: o.recovery }), o.orphans, o.seed);
 
     // --- 1. The stack ------------------------------------------------------------------------------
     const sandboxP = startChaosSandbox();
@@ -220,6 +237,7 @@ export async function runChaos(overrides: Partial<ChaosOptions> = {}): Promise<C
     const injected: Record<string, number> = {};
 
     const starts: StartResult[] = new Array(plan.length);
+    const orphanage: Orphanage = { made: [], notMade: [] };
     const startAll = startBookings(plan, starts, {
       client,
       concurrency: o.startConcurrency,
@@ -238,6 +256,13 @@ export async function runChaos(overrides: Partial<ChaosOptions> = {}): Promise<C
         mark,
       }),
       queryOrdersFaults(sandbox, { seed: o.seed, endsAt: chaosEndsAt, injected, signal: chaosSignal, log }),
+      makeOrphans(raw, sandbox, {
+        targets: plan.filter((b) => b.orphanTarget).map((b) => b.request.customerReferenceNo),
+        into: orphanage,
+        since: () => seconds(Date.now() - phaseStart),
+        signal: chaosSignal,
+        mark,
+      }),
       'killNode' in server
         ? prodFaults(server, {
             phaseStart,
@@ -337,9 +362,22 @@ export async function runChaos(overrides: Partial<ChaosOptions> = {}): Promise<C
       }
     });
     observations.sort((a, b) => a.booking.index - b.booking.index);
+    // The orphans made on purpose ended terminated: their own state, not a workflow failure.
+    const madeRefs = new Set(orphanage.made.map((m) => m.customerReferenceNo));
+    for (const x of observations) {
+      if (madeRefs.has(x.booking.request.customerReferenceNo) && x.ending.state === 'workflow-failed') {
+        x.ending = { state: 'orphaned', detail: x.ending.detail };
+      }
+    }
     const logLines = fleet.lines.map((l) => ({ where: `worker ${l.worker} ${l.stream}`, line: l.line }));
     secretHits.push(...scanLogLines(logLines, { secrets, personal: plan.flatMap((b) => b.personal) }));
 
+    const reconciliation = await sweepAndCompare(client, sandbox, observations, orphanage, {
+      orphansAsked: plan.filter((b) => b.orphanTarget).length,
+      windowStartMs: phaseStart - 60_000,
+      seed: o.seed,
+      log,
+    });
     const orders = sandbox.orders();
     const calls = sandbox.calls();
     const counts = orderCounts(orders, plan);
@@ -377,6 +415,7 @@ export async function runChaos(overrides: Partial<ChaosOptions> = {}): Promise<C
       ...notStarted.map((x) => `not started: ${x.customerReferenceNo}: ${x.detail}`),
       ...secretHits.map((h) => `secret: ${h.what} in ${h.where}`),
       ...(fleet.stats.unexpectedExits > 0 ? [`${fleet.stats.unexpectedExits} worker exits nobody caused`] : []),
+      ...reconciliationViolations(reconciliation),
     ];
 
     const implicated = [
@@ -385,6 +424,10 @@ export async function runChaos(overrides: Partial<ChaosOptions> = {}): Promise<C
       ...orphans.map((x) => x.customerReferenceNo),
       ...stuck.map((x) => x.customerReferenceNo),
       ...workflowFailures.map((x) => x.customerReferenceNo),
+      ...reconciliation.orphansMissed,
+      ...reconciliation.orphansExtra,
+      ...reconciliation.mismatchesMissed,
+      ...reconciliation.mismatchesExtra,
     ];
     const histories: string[] = [];
     if (violations.length > 0) {
@@ -464,6 +507,7 @@ export async function runChaos(overrides: Partial<ChaosOptions> = {}): Promise<C
       stuck,
       lost,
       workflowFailures,
+      reconciliation,
       chaos: {
         workerKills: fleet.stats.kills,
         workerRestarts: fleet.stats.restarts,
@@ -641,6 +685,177 @@ async function killLoop(
     await fleet.kill(slot);
     turn++;
   }
+}
+
+/** The orphans the run made on purpose, and the targets it could not make one of (with why). */
+interface Orphanage {
+  made: Array<{ customerReferenceNo: string; atSeconds: number }>;
+  notMade: Array<{ customerReferenceNo: string; why: string }>;
+}
+
+const TERMINATE_REASON = 'chaos run: an orphan made on purpose (terminated after Book made the order)';
+
+/**
+ * Terminates each target's booking workflow as soon as the supplier holds its order, while the order is still
+ * Confirming: the workflow cannot have seen it confirmed, so it has not handed it to an order workflow, and
+ * nothing Temporal knows stands for the order any more. A terminate refused while the server is down is
+ * tried again on the next tick; a target whose order settled first, or whose workflow closed first, is
+ * reported as not made (the sweep must then find nothing for it).
+ */
+async function makeOrphans(
+  raw: Client,
+  sandbox: Sandbox,
+  opts: {
+    targets: string[];
+    into: Orphanage;
+    since: () => number;
+    signal: AbortSignal;
+    mark: (event: string) => void;
+  },
+): Promise<void> {
+  const pending = new Set(opts.targets);
+  const notMade = (ref: string, why: string) => {
+    pending.delete(ref);
+    opts.into.notMade.push({ customerReferenceNo: ref, why });
+  };
+  while (pending.size > 0 && !opts.signal.aborted) {
+    await sleep(250, opts.signal);
+    const orders = new Map(sandbox.orders().map((x) => [x.customerReferenceNo, x]));
+    for (const ref of [...pending]) {
+      const order = orders.get(ref);
+      if (!order || opts.signal.aborted) continue;
+      if (order.status !== defaultSupplierProfile.orderStatus.confirming) {
+        notMade(ref, `its order settled (status ${order.status}) before the workflow could be terminated`);
+        continue;
+      }
+      try {
+        await raw.workflow.getHandle(bookingWorkflowId(ref)).terminate(TERMINATE_REASON);
+      } catch (err) {
+        if (err instanceof WorkflowNotFoundError) notMade(ref, 'its booking workflow closed before the terminate');
+        // Otherwise the server is likely restarting: the next tick tries again.
+        continue;
+      }
+      const handedOff = await raw.workflow
+        .getHandle(orderWorkflowId(ref))
+        .describe()
+        .then(
+          () => true,
+          (err: unknown) => (err instanceof WorkflowNotFoundError ? false : undefined),
+        );
+      if (handedOff === true) {
+        notMade(ref, 'terminated, but it had handed its order to an order workflow already');
+        continue;
+      }
+      pending.delete(ref);
+      opts.into.made.push({ customerReferenceNo: ref, atSeconds: opts.since() });
+      opts.mark(`terminated booking ${ref} after its Book (orphan made)`);
+    }
+  }
+  for (const ref of pending) notMade(ref, 'its order never appeared while the run went on');
+}
+
+/** Sweeps are over in seconds; this bounds a sweep that cannot run (a worker missing, say). */
+const SWEEP_LIMIT_MS = 5 * 60_000;
+
+/**
+ * Runs the reconciliation sweep workflow on the run's workers over its whole booking window (the Schedule's
+ * sweep with no settle time: every booking has closed) and compares what it reports with the orphans made
+ * and with the mismatches the run's own outcomes and the supplier's orders predict.
+ */
+async function sweepAndCompare(
+  client: Client,
+  sandbox: Sandbox,
+  observations: Observation[],
+  orphanage: Orphanage,
+  opts: { orphansAsked: number; windowStartMs: number; seed: number; log: Log },
+): Promise<ReconciliationReport> {
+  const workflowId = `chaos-sweep-${opts.seed}-${Date.now()}`;
+  const input: SweepWorkflowInput = {
+    lookbackMinutes: Math.ceil((Date.now() - opts.windowStartMs) / 60_000) + 1,
+    settleMinutes: 0,
+    sliceMinutes: 5,
+    cancelOrphans: false,
+    statuses: defaultSupplierProfile.orderStatus,
+  };
+  opts.log(`reconciliation sweep ${workflowId} over the last ${input.lookbackMinutes} min`);
+  let result: SweepResult | undefined;
+  let sweepError: string | undefined;
+  try {
+    const handle = await client.workflow.start(SWEEP_WORKFLOW_TYPE, {
+      taskQueue: DEFAULT_TASK_QUEUE,
+      workflowId,
+      args: [input],
+      workflowExecutionTimeout: SWEEP_LIMIT_MS,
+    });
+    result = (await handle.result()) as SweepResult;
+  } catch (err) {
+    sweepError =
+      err instanceof Error
+        ? `${err.message}${err.cause instanceof Error ? `: ${err.cause.message}` : ''}`
+        : String(err);
+  }
+  const counts = new Map<string, ReturnType<Sandbox['orders']>>();
+  for (const order of sandbox.orders()) {
+    counts.set(order.customerReferenceNo, [...(counts.get(order.customerReferenceNo) ?? []), order]);
+  }
+  const expected = expectedSweepFindings(observations, counts);
+  const made = orphanage.made.map((m) => m.customerReferenceNo);
+  const sweptOrphans = (result?.orphans ?? []).map((f) => f.customerReferenceNo);
+  const sweptMismatches = (result?.mismatches ?? []).map((f) => f.customerReferenceNo);
+  const orphanDiff = setDifference(made, sweptOrphans);
+  const mismatchDiff = setDifference(expected.mismatches, sweptMismatches);
+  opts.log(
+    result
+      ? `sweep: ${result.ordersSeen} orders; orphans ${sweptOrphans.length} (made ${made.length}), mismatches ${sweptMismatches.length} (expected ${expected.mismatches.length})`
+      : `sweep did not finish: ${sweepError}`,
+  );
+  return {
+    orphansAsked: opts.orphansAsked,
+    orphansMade: orphanage.made,
+    orphansNotMade: orphanage.notMade,
+    sweep: result
+      ? {
+          workflowId,
+          window: result.window,
+          requests: result.requests,
+          ordersSeen: result.ordersSeen,
+          unreadable: result.unreadable,
+          orphans: result.orphans.map((f) => ({
+            customerReferenceNo: f.customerReferenceNo,
+            status: f.status,
+            reason: f.reason,
+          })),
+          mismatches: result.mismatches.map((f) => ({
+            customerReferenceNo: f.customerReferenceNo,
+            status: f.status,
+            reason: f.reason,
+          })),
+        }
+      : null,
+    ...(sweepError ? { sweepError } : {}),
+    supplierOrders: counts.size,
+    expectedMismatches: expected.mismatches,
+    orphansMissed: result ? orphanDiff.missed : [],
+    orphansExtra: orphanDiff.extra,
+    mismatchesMissed: result ? mismatchDiff.missed : [],
+    mismatchesExtra: mismatchDiff.extra,
+  };
+}
+
+/** The sweep's part of the invariants: it ran, found every orphan made and nothing else, and every mismatch. */
+function reconciliationViolations(r: ReconciliationReport): string[] {
+  return [
+    ...(r.sweepError !== undefined ? [`reconciliation sweep did not finish: ${r.sweepError}`] : []),
+    ...(r.sweep && r.sweep.unreadable > 0 ? [`reconciliation sweep: ${r.sweep.unreadable} orders unreadable`] : []),
+    ...r.orphansMissed.map((ref) => `reconciliation: the sweep missed the orphan ${ref}`),
+    ...r.orphansExtra.map(
+      (ref) => `reconciliation: the sweep reported ${ref} as an orphan, but the run made no orphan of it`,
+    ),
+    ...r.mismatchesMissed.map((ref) => `reconciliation: the sweep missed the mismatch of ${ref}`),
+    ...r.mismatchesExtra.map(
+      (ref) => `reconciliation: the sweep reported a mismatch for ${ref} that the outcomes do not show`,
+    ),
+  ];
 }
 
 /** Every few seconds, the next k QueryOrders requests fail with 429 or 500 (whoever sends them). */

@@ -23,7 +23,10 @@ export async function runChaosSmoke(
   return { report, cleanUp: () => report.ok && rmSync(resultsDir, { recursive: true, force: true }) };
 }
 
-/** Every booking started; one order per reference; nothing orphaned, stuck, lost or failed; no secret found. */
+/**
+ * Every booking started; one order per reference; nothing orphaned, stuck, lost or failed but the orphans the
+ * run made on purpose, and the reconciliation sweep found exactly those and every mismatch; no secret found.
+ */
 export function expectEveryInvariantHeld(report: ChaosReport, bookings: number): void {
   expect(report.bookings.started).toBe(bookings);
   expect(report.supplier.duplicates).toEqual([]);
@@ -34,6 +37,11 @@ export function expectEveryInvariantHeld(report: ChaosReport, bookings: number):
   expect(report.lost).toEqual([]);
   expect(report.workflowFailures).toEqual([]);
   expect(report.secrets.hits).toEqual([]);
+  expect(report.reconciliation.sweepError).toBeUndefined();
+  expect(report.reconciliation.orphansMissed).toEqual([]);
+  expect(report.reconciliation.orphansExtra).toEqual([]);
+  expect(report.reconciliation.mismatchesMissed).toEqual([]);
+  expect(report.reconciliation.mismatchesExtra).toEqual([]);
   expect(report.violations).toEqual([]);
   expect(report.secrets.historiesScanned).toBeGreaterThanOrEqual(bookings);
 }

@@ -2,7 +2,8 @@
  * A small chaos run (chaos/run.ts) on its own dev server, sandbox and two worker processes: about 100
  * bookings carrying every fault class, three worker SIGKILLs and one dev-server SIGKILL and restart.
  * Proves the product's promises under fire: one order per reference, no order the outcome does not
- * account for, nothing stuck or lost, no secret or personal data in raw histories or worker logs.
+ * account for, nothing stuck or lost, no secret or personal data in raw histories or worker logs; and
+ * that the reconciliation sweep finds exactly the orphans the run makes (workflows terminated after Book).
  * The full run is `npm run chaos` (1000 bookings, 10–20 minutes).
  */
 import { JWT, scanHistory, scanLogLines } from '../../chaos/check';
@@ -13,6 +14,8 @@ import { expectEveryInvariantHeld, runChaosSmoke } from '../harness/chaos-smoke'
 
 /** Setup ~10 s, starts 40 s, drain ≤ 170 s (a Book on a killed worker times out after the workflow's 2 min). */
 const SMOKE_TIMEOUT_MS = 6 * 60_000;
+/** Bookings terminated on purpose once Book has made their order: the reconciliation sweep must find them. */
+const ORPHANS = 3;
 
 let report: ChaosReport;
 let cleanUp = () => {};
@@ -28,6 +31,7 @@ beforeAll(async () => {
     serverRestart: 'SIGKILL',
     recovery: { ...CHAOS_RECOVERY, deadlineSeconds: 60 },
     drainLimitSeconds: 170,
+    orphans: ORPHANS,
   }));
 }, SMOKE_TIMEOUT_MS);
 
@@ -67,4 +71,20 @@ test('each fault class struck at least one booking, QueryOrders faults included'
   for (const cls of FAULT_CLASSES) expect(report.faultClasses[cls].assignedPercent).toBeGreaterThanOrEqual(10);
   expect(report.queryOrdersFaults.faultedCalls['429']).toBeGreaterThan(0);
   expect(report.queryOrdersFaults.faultedCalls['500']).toBeGreaterThan(0);
+});
+
+test('orphans made on purpose: counted apart from failures, and the sweep reports exactly them', () => {
+  const r = report.reconciliation;
+  const made = r.orphansMade.map((m) => m.customerReferenceNo).sort();
+  expect(r.orphansAsked).toBe(ORPHANS);
+  // The targets' orders stay Confirming for 30 s, so each is terminated in time even across a server restart.
+  expect(r.orphansNotMade).toEqual([]);
+  expect(made).toHaveLength(ORPHANS);
+  expect(report.outcomes.orphaned).toBe(ORPHANS);
+  expect(report.workflowFailures).toEqual([]);
+  expect(r.sweep).not.toBeNull();
+  expect(r.sweep!.ordersSeen).toBe(r.supplierOrders);
+  expect(r.sweep!.orphans.map((o) => o.customerReferenceNo).sort()).toEqual(made);
+  for (const o of r.sweep!.orphans) expect(o.reason).toMatch(/ended without an outcome/);
+  expect(r.sweep!.mismatches.map((m) => m.customerReferenceNo).sort()).toEqual(r.expectedMismatches);
 });

@@ -2,7 +2,8 @@
  * A small chaos run on the production engine (chaos/run.ts with engine `prod`): PostgreSQL and two
  * Temporal nodes of its own, about 100 bookings with every fault class, worker SIGKILLs, one node SIGKILLed
  * and brought back, PostgreSQL restarted under load, then the other node SIGKILLed. The same invariants
- * as on the dev server: one order per reference, nothing orphaned, stuck or lost, no secret in history.
+ * as on the dev server: one order per reference, nothing orphaned, stuck or lost, no secret in history, and
+ * the reconciliation sweep finds exactly the orphans the run made.
  * The full run is `npm run chaos -- --prod`.
  */
 import type { ChaosReport } from '../../chaos/report';
@@ -27,6 +28,8 @@ beforeAll(async () => {
     nodeDownSeconds: 5,
     recovery: { ...CHAOS_RECOVERY, deadlineSeconds: 60 },
     drainLimitSeconds: 170,
+    // Terminated after Book: the reconciliation sweep must report exactly these (expectEveryInvariantHeld).
+    orphans: 2,
   }));
 }, SMOKE_TIMEOUT_MS);
 
