@@ -22,7 +22,8 @@ async function main(): Promise<void> {
   });
   console.log(
     `Callback receiver on ${receiver.url}${CALLBACK_PATH} (${config.profile.callbacks.verification} in ` +
-      `${config.profile.callbacks.header}; ${config.callbacks.secret ? 'secret set' : 'NO SECRET: every callback is refused'})`,
+      `${config.profile.callbacks.header}; ${config.callbacks.secret ? 'secret set' : 'NO SECRET: every callback is refused'}); ` +
+      `metrics on ${receiver.url}/metrics`,
   );
   const stop = () => {
     void receiver

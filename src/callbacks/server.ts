@@ -9,11 +9,16 @@
  * (`order:<ref>`). The workflow never takes the status from it: it polls QueryOrders to verify, so a
  * callback arriving twice or out of order costs at most an early poll. Identical callbacks within a minute
  * are signalled once. Nothing here logs or answers with the secret or the signature.
+ *
+ * `GET /metrics` serves what became of each callback as `booking_callbacks_total{result}` in the Prometheus
+ * text format (src/observability/definitions.ts); `GET /callbacks/stats` the same counts as JSON.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
+import { CALLBACK_METRICS, type CallbackResult } from '../observability/definitions';
+import { counterText, PROMETHEUS_CONTENT_TYPE, seriesKey } from '../observability/exposition';
 import type { SupplierProfile } from '../supplier/profile';
 
 /** Where a verified callback goes; `none` when neither the booking nor its order workflow is open. */
@@ -40,6 +45,8 @@ export interface CallbackStats {
   unverified: number;
   /** Refused with 400: verified, but no reference could be read. */
   invalid: number;
+  /** Refused with 413: a body over 64 KiB. */
+  tooLarge: number;
   duplicates: number;
   signalled: { booking: number; order: number };
   /** Verified, but no open workflow has the reference (the reconciliation sweep reports such orders). */
@@ -96,23 +103,40 @@ export async function startCallbackReceiver(options: CallbackReceiverOptions): P
     received: 0,
     unverified: 0,
     invalid: 0,
+    tooLarge: 0,
     duplicates: 0,
     signalled: { booking: 0, order: 0 },
     unknownReference: 0,
     failed: 0,
   };
 
+  const results = new Map<string, number>();
+  const count = (result: CallbackResult) => {
+    const key = seriesKey(CALLBACK_METRICS.callbacks, { result });
+    results.set(key, (results.get(key) ?? 0) + 1);
+  };
+
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://callbacks');
     if (req.method === 'GET' && url.pathname === '/callbacks/stats') return send(res, 200, stats);
+    if (req.method === 'GET' && url.pathname === '/metrics') {
+      res.writeHead(200, { 'content-type': PROMETHEUS_CONTENT_TYPE });
+      res.end(counterText(CALLBACK_METRICS.callbacks, results));
+      return;
+    }
     if (req.method !== 'POST' || url.pathname !== CALLBACK_PATH) return send(res, 404, { error: 'not found' });
     stats.received++;
     const body = await readBody(req);
-    if (!body) return send(res, 413, { error: 'body too large' });
+    if (!body) {
+      stats.tooLarge++;
+      count('too-large');
+      return send(res, 413, { error: 'body too large' });
+    }
     const header = req.headers[profile.callbacks.header.toLowerCase()];
     const signature = Array.isArray(header) ? header[0] : header;
     if (!secret || !verifyCallback(profile.callbacks.verification, secret, body, signature)) {
       stats.unverified++;
+      count('unverified');
       return send(res, 401, { error: 'unverified callback' });
     }
     let json: unknown;
@@ -124,6 +148,7 @@ export async function startCallbackReceiver(options: CallbackReceiverOptions): P
     const parsed = CallbackPayload.safeParse(json);
     if (!parsed.success) {
       stats.invalid++;
+      count('invalid');
       return send(res, 400, { error: 'no customerReferenceNo in the callback' });
     }
     const update = parsed.data;
@@ -132,6 +157,7 @@ export async function startCallbackReceiver(options: CallbackReceiverOptions): P
     const last = seen.get(key);
     if (last !== undefined && t - last < dedupeMs) {
       stats.duplicates++;
+      count('duplicate');
       return send(res, 200, { accepted: true, duplicate: true });
     }
     let delivered: Awaited<ReturnType<CallbackTarget['signal']>>;
@@ -142,14 +168,17 @@ export async function startCallbackReceiver(options: CallbackReceiverOptions): P
       });
     } catch {
       stats.failed++;
+      count('failed');
       return send(res, 503, { error: 'could not pass the callback on; send it again' });
     }
     remember(key, t);
     if (delivered === 'none') {
       stats.unknownReference++;
+      count('unknown-reference');
       return send(res, 200, { accepted: true, matched: false });
     }
     stats.signalled[delivered]++;
+    count(delivered === 'booking' ? 'signalled-booking' : 'signalled-order');
     return send(res, 200, { accepted: true, matched: delivered });
   }
 

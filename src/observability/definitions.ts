@@ -130,6 +130,36 @@ export const BOOKING_METRICS = define({
 
 export type BookingMetricKey = keyof typeof BOOKING_METRICS;
 
+/**
+ * The callback receiver's metrics (src/callbacks): its own process, served on its own `/metrics`
+ * (./exposition.ts), not through a worker's runtime, so they are listed apart from the worker's.
+ */
+export const CALLBACK_METRICS = define({
+  callbacks: {
+    name: 'booking_callbacks',
+    kind: 'counter',
+    labels: ['result'],
+    values: {
+      result: [
+        'signalled-booking',
+        'signalled-order',
+        'unknown-reference',
+        'duplicate',
+        'unverified',
+        'invalid',
+        'too-large',
+        'failed',
+      ],
+    },
+    help:
+      'Order-status callbacks received, by what became of them: signalled to the booking or its order workflow, ' +
+      'no open workflow for the reference, a duplicate, refused 401 (unverified), 400 (invalid), 413 (too large), ' +
+      'or 503 (Temporal unreachable: the supplier sends it again).',
+  },
+});
+
+export type CallbackResult = (typeof CALLBACK_METRICS.callbacks.values.result)[number];
+
 /** The name Prometheus shows for a definition (series of a histogram add _bucket, _sum, _count). */
 export function exportedName(def: MetricDefinition): string {
   if (def.kind === 'counter') return `${def.name}_total`;

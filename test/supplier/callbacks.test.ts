@@ -11,7 +11,9 @@ import {
   CALLBACK_PATH,
   type CallbackReceiver,
 } from '../../src/callbacks/server';
+import { CALLBACK_METRICS } from '../../src/observability/definitions';
 import { SupplierProfile } from '../../src/supplier/profile';
+import { parseScrape, sampleValue } from '../fixtures/prometheus';
 import { bookRequest, fastProfile, Resources } from './helpers';
 
 const SECRET = 'callback-secret-for-tests-0123456789';
@@ -107,6 +109,71 @@ describe('the receiver', () => {
     expect((await post(r.url, body, { 'x-signature': sign(body) })).status).toBe(200);
     expect(signalled).toHaveLength(1);
     expect(r.stats()).toMatchObject({ failed: 1, signalled: { booking: 1 } });
+  });
+
+  test('GET /metrics counts every callback by what became of it, in the Prometheus text format', async () => {
+    let temporalDown = true;
+    const r = await startCallbackReceiver({
+      port: 0,
+      profile: fastProfile,
+      secret: SECRET,
+      target: {
+        async signal({ customerReferenceNo }) {
+          if (customerReferenceNo === 'ref-down' && temporalDown) {
+            temporalDown = false;
+            throw new Error('Temporal unavailable');
+          }
+          return customerReferenceNo === 'ref-order'
+            ? 'order'
+            : customerReferenceNo === 'ref-gone'
+              ? 'none'
+              : 'booking';
+        },
+      },
+    });
+    resources.add(() => r.close());
+    const signed = async (payload: object) => {
+      const body = JSON.stringify(payload);
+      return (await post(r.url, body, { 'x-signature': sign(body) })).status;
+    };
+    const before = parseScrape(await (await fetch(`${r.url}/metrics`)).text());
+    // Every known series is there from the start, at 0 (so rate() and increase() see the first step).
+    expect(before.types.get('booking_callbacks_total')).toBe('counter');
+    for (const result of CALLBACK_METRICS.callbacks.values.result) {
+      expect(before.samples).toContainEqual({ name: 'booking_callbacks_total', labels: { result }, value: 0 });
+    }
+
+    expect(await signed({ customerReferenceNo: 'ref-booking', status: 2 })).toBe(200);
+    expect(await signed({ customerReferenceNo: 'ref-booking', status: 2 })).toBe(200);
+    expect(await signed({ customerReferenceNo: 'ref-order', status: 3 })).toBe(200);
+    expect(await signed({ customerReferenceNo: 'ref-gone', status: 2 })).toBe(200);
+    expect(await signed({ customerReferenceNo: 'ref-down', status: 2 })).toBe(503);
+    expect(await signed({ orderId: 7 })).toBe(400);
+    expect((await post(r.url, '{"customerReferenceNo":"ref-forged","status":2}')).status).toBe(401);
+    expect((await post(r.url, '{"customerReferenceNo":"ref-forged"}', { 'x-signature': 'sha256=00' })).status).toBe(
+      401,
+    );
+    expect((await post(r.url, 'x'.repeat(70 * 1024), { 'x-signature': 'sha256=00' })).status).toBe(413);
+
+    const res = await fetch(`${r.url}/metrics`);
+    expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+    const scrape = parseScrape(await res.text());
+    const count = (result: string) => sampleValue(scrape, 'booking_callbacks_total', { result });
+    expect(
+      Object.fromEntries(CALLBACK_METRICS.callbacks.values.result.map((result) => [result, count(result)])),
+    ).toEqual({
+      'signalled-booking': 1,
+      'signalled-order': 1,
+      'unknown-reference': 1,
+      duplicate: 1,
+      unverified: 2,
+      invalid: 1,
+      'too-large': 1,
+      failed: 1,
+    });
+    // The same counts as the JSON stats, and nothing on the endpoint names a reference.
+    expect(r.stats()).toMatchObject({ received: 9, unverified: 2, invalid: 1, tooLarge: 1, failed: 1, duplicates: 1 });
+    expect(scrape.samples.every((s) => !JSON.stringify(s).includes('ref-'))).toBe(true);
   });
 
   test('verifyCallback accepts the hex HMAC with or without its sha256= prefix', () => {

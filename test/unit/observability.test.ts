@@ -3,7 +3,13 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { loadConfig, ConfigError } from '../../src/config';
-import { BOOKING_METRICS, exportedName, type MetricDefinition } from '../../src/observability/definitions';
+import {
+  BOOKING_METRICS,
+  CALLBACK_METRICS,
+  exportedName,
+  type MetricDefinition,
+} from '../../src/observability/definitions';
+import { counterText } from '../../src/observability/exposition';
 import { jsonLine, stageOfActivity } from '../../src/observability/logging';
 import { runtimeOptions } from '../../src/observability/runtime';
 import { bundleTracingMismatch } from '../../src/observability/tracing';
@@ -126,7 +132,7 @@ describe('dashboards and alert rules name only metrics the worker exports', () =
   const ROOT = path.resolve(__dirname, '../..');
   /** Metric family → its definition (undefined: the SDK's, whose labels are not checked). */
   const exported = new Map<string, MetricDefinition | undefined>();
-  for (const def of Object.values(BOOKING_METRICS) as MetricDefinition[]) {
+  for (const def of [...Object.values(BOOKING_METRICS), ...Object.values(CALLBACK_METRICS)] as MetricDefinition[]) {
     const name = exportedName(def);
     if (def.kind === 'histogram') {
       for (const s of ['_bucket', '_sum', '_count'])
@@ -246,5 +252,18 @@ describe('BookingMeters.initialize', () => {
       tags: { operation: 'book', status_class: '5xx' },
     });
     expect(added.filter((a) => a.name === 'booking_supplier_drift')).toEqual([]);
+  });
+});
+
+describe('counters served without an SDK runtime (the callback receiver)', () => {
+  test('HELP, TYPE and every known series at 0, then the counted values', () => {
+    const def = CALLBACK_METRICS.callbacks;
+    const text = counterText(def, new Map([['result=unverified', 3]]));
+    const lines = text.trimEnd().split('\n');
+    expect(lines[0]).toBe(`# HELP booking_callbacks_total ${def.help}`);
+    expect(lines[1]).toBe('# TYPE booking_callbacks_total counter');
+    expect(lines.slice(2)).toEqual(
+      def.values.result.map((r) => `booking_callbacks_total{result="${r}"} ${r === 'unverified' ? 3 : 0}`),
+    );
   });
 });

@@ -1,0 +1,40 @@
+/**
+ * Counters in the Prometheus text format, for a process that has no SDK runtime of its own to export them
+ * (the callback receiver): the names, help texts and label values of ./definitions.ts, the same conventions
+ * as the worker's endpoint (counters end in `_total`), every known series present from the start at 0.
+ */
+import { exportedName, labelCombinations, type MetricDefinition } from './definitions';
+
+/** A counter's values by label set: the key is `labelCombinations`' record, serialized by `seriesKey`. */
+export type CounterValues = ReadonlyMap<string, number>;
+
+/** The key of one series: its labels in the definition's order. */
+export function seriesKey(def: MetricDefinition, labels: Record<string, string>): string {
+  return def.labels.map((l) => `${l}=${labels[l] ?? ''}`).join(',');
+}
+
+/** The text of one counter family: HELP, TYPE, then each series, the known ones first (at 0 when unseen). */
+export function counterText(def: MetricDefinition, values: CounterValues): string {
+  if (def.kind !== 'counter') throw new Error(`${def.name} is not a counter`);
+  const name = exportedName(def);
+  const lines = [`# HELP ${name} ${def.help.replace(/\\/g, '\\\\').replace(/\n/g, '\\n')}`, `# TYPE ${name} counter`];
+  const known = labelCombinations(def).map((labels) => seriesKey(def, labels));
+  const keys = [...known, ...[...values.keys()].filter((k) => !known.includes(k))];
+  for (const key of keys) {
+    const labels = key
+      .split(',')
+      .filter(Boolean)
+      .map((kv) => {
+        const i = kv.indexOf('=');
+        return `${kv.slice(0, i)}="${kv
+          .slice(i + 1)
+          .replace(/\\/g, '\\\\')
+          .replace(/"/g, '\\"')}"`;
+      });
+    lines.push(`${name}${labels.length ? `{${labels.join(',')}}` : ''} ${values.get(key) ?? 0}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** The content type of the text format. */
+export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
