@@ -59,6 +59,8 @@ export interface RigOptions {
   profile?: SupplierProfile;
   /** The sandbox's clock (default: real time); see alignedClock. */
   sandboxNow?: () => number;
+  /** Order-status callbacks: the URL the worker sends with Book, and the secret the sandbox signs them with. */
+  callbacks?: { url: string; secret: string };
 }
 
 /**
@@ -76,7 +78,11 @@ export async function createBookingRig(
   name: string,
   options: RigOptions = {},
 ): Promise<BookingRig> {
-  const sandbox = await startSandbox({ port: 0, ...(options.sandboxNow ? { now: options.sandboxNow } : {}) });
+  const sandbox = await startSandbox({
+    port: 0,
+    ...(options.sandboxNow ? { now: options.sandboxNow } : {}),
+    ...(options.callbacks ? { callbackSecret: options.callbacks.secret } : {}),
+  });
   const profile = options.profile ?? testProfile;
   const tokens = ticketTokens({
     baseUrl: sandbox.url,
@@ -107,6 +113,7 @@ export async function createBookingRig(
         ? { tuning: { maxCachedWorkflows: options.maxCachedWorkflows } }
         : {}),
       ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
+      ...(options.callbacks ? { callbackUrl: options.callbacks.url } : {}),
     });
   let running: Promise<void> | undefined;
   const rig: BookingRig = {

@@ -1,0 +1,167 @@
+/**
+ * Supplier callbacks end to end on the dev server: the sandbox books with the worker's callback URL and sends
+ * signed order-status callbacks to the real receiver (src/callbacks), which signals the running booking.
+ * A callback speeds recovery up (a poll at once instead of at the next scheduled time) but never decides it:
+ * the booking's outcome always comes from a QueryOrders poll, so a callback that lies is only an early poll,
+ * and one that is not signed never reaches the workflow.
+ *
+ * Bookings here answer Book 504 (made, outcome unknown), so they recover on the production schedule: a poll
+ * at once, then one 30 s after Book. Assertions are on poll triggers and counts, never on wall time.
+ */
+import { createHmac, randomUUID } from 'node:crypto';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { CALLBACK_PATH, startCallbackReceiver, type CallbackReceiver } from '../../src/callbacks/server';
+import { temporalCallbackTarget } from '../../src/callbacks/temporal-target';
+import { bookingStateQuery, type BookingState } from '../../src/contract';
+import { defaultSupplierProfile } from '../../src/supplier/profile';
+import {
+  bookingRequest,
+  createBookingRig,
+  eventually,
+  expectAtMostOneOrderPerReference,
+  startBooking,
+  type BookingRig,
+} from '../harness/booking';
+import { connectDevServer } from '../harness/temporal';
+import { parseScrape, sampleValue } from '../fixtures/prometheus';
+
+const SECRET = `callbacks-e2e-${randomUUID()}`;
+const { confirming, confirmed, failed } = defaultSupplierProfile.orderStatus;
+
+let env: TestWorkflowEnvironment;
+let receiver: CallbackReceiver;
+/** Its worker sends the receiver's URL with Book; its sandbox signs callbacks with SECRET. */
+let rig: BookingRig;
+/** The same without callbacks: how a booking recovers on polling alone. */
+let plain: BookingRig;
+
+beforeAll(async () => {
+  env = await connectDevServer();
+  receiver = await startCallbackReceiver({
+    port: 0,
+    profile: defaultSupplierProfile,
+    secret: SECRET,
+    target: temporalCallbackTarget(env.client),
+  });
+  rig = await createBookingRig(env, 'callbacks-e2e', {
+    callbacks: { url: `${receiver.url}${CALLBACK_PATH}`, secret: SECRET },
+  });
+  plain = await createBookingRig(env, 'callbacks-e2e-plain');
+});
+
+afterAll(async () => {
+  await rig?.close();
+  await plain?.close();
+  await receiver?.close();
+  await env?.teardown();
+});
+
+const statesOf = (r: BookingRig, ref: string) =>
+  r.sandbox.calls('queryOrders').filter((c) => c.customerReferenceNos?.includes(ref) && c.httpStatus === 200);
+
+async function pollsAtLeast(handle: { query: (q: typeof bookingStateQuery) => Promise<BookingState> }, n: number) {
+  return eventually(async () => {
+    const state = await handle.query(bookingStateQuery);
+    return state.polls.length >= n ? state : undefined;
+  }, 30_000);
+}
+
+function postCallback(body: object, signature?: string): Promise<Response> {
+  return fetch(`${receiver.url}${CALLBACK_PATH}`, {
+    method: 'POST',
+    body: JSON.stringify(body),
+    headers: { 'content-type': 'application/json', ...(signature ? { 'x-signature': signature } : {}) },
+  });
+}
+const sign = (body: object, secret = SECRET) =>
+  `sha256=${createHmac('sha256', secret).update(JSON.stringify(body)).digest('hex')}`;
+
+test('a callback brings the deciding poll forward: confirmed by a QueryOrders poll the hint triggered', async () => {
+  const request = bookingRequest({ test: 'book=504AfterCreate&outcome=pending' });
+  const ref = request.customerReferenceNo;
+  const handle = await startBooking(env, rig, request);
+  const first = await pollsAtLeast(handle, 1);
+  expect(first.polls[0]).toMatchObject({ trigger: 'schedule', result: 'found', status: confirming });
+  // The next scheduled poll is 30 s after Book; the hotel confirms now, and the sandbox calls back.
+  expect(Date.parse(first.nextPollAt!) - Date.parse(first.polls[0]!.at)).toBeGreaterThanOrEqual(29_000);
+  expect(rig.sandbox.setOrderStatus(ref, confirmed)).toBe(true);
+
+  const outcome = await handle.result();
+  expect(outcome).toMatchObject({ kind: 'confirmed', order: { customerReferenceNo: ref, status: confirmed } });
+  const state = await handle.query(bookingStateQuery);
+  expect(state.polls.map((p) => [p.trigger, p.result, p.status])).toEqual([
+    ['schedule', 'found', confirming],
+    ['supplier-hint', 'found', confirmed],
+  ]);
+  // Decided by QueryOrders: one request per poll, the second after the callback was delivered.
+  expect(statesOf(rig, ref)).toHaveLength(2);
+  // The receiver signals before it answers, so the sandbox may record the 200 after the booking has ended.
+  const delivered = await eventually(async () => {
+    const attempts = rig.sandbox.callbacks().filter((c) => c.customerReferenceNo === ref);
+    return attempts.length > 0 ? attempts : undefined;
+  });
+  expect(delivered).toEqual([expect.objectContaining({ status: confirmed, httpStatus: 200, attempt: 1 })]);
+  expect(receiver.stats().signalled.booking).toBeGreaterThanOrEqual(1);
+  expectAtMostOneOrderPerReference(rig.sandbox);
+});
+
+test('without callbacks the same booking waits for its scheduled poll', async () => {
+  const request = bookingRequest({ test: 'book=504AfterCreate&outcome=pending' });
+  const ref = request.customerReferenceNo;
+  const handle = await startBooking(env, plain, request);
+  await pollsAtLeast(handle, 1);
+  expect(plain.sandbox.setOrderStatus(ref, confirmed)).toBe(true);
+
+  const outcome = await handle.result();
+  expect(outcome.kind).toBe('confirmed');
+  const state = await handle.query(bookingStateQuery);
+  expect(state.polls.map((p) => [p.trigger, p.status])).toEqual([
+    ['schedule', confirming],
+    ['schedule', confirmed],
+  ]);
+  expect(state.polls[1]!.sinceBookSeconds).toBeGreaterThanOrEqual(30);
+  expect(plain.sandbox.callbacks()).toEqual([]);
+});
+
+test('a lying callback is only an early poll, and an unsigned or wrongly signed one never reaches the booking', async () => {
+  const request = bookingRequest({ test: 'book=504AfterCreate&outcome=pending' });
+  const ref = request.customerReferenceNo;
+  const handle = await startBooking(env, rig, request);
+  await pollsAtLeast(handle, 1);
+  const before = receiver.stats();
+
+  // Forged: no signature, or signed with another secret. Refused before Temporal is asked.
+  const lie = { customerReferenceNo: ref, status: confirmed };
+  expect((await postCallback(lie)).status).toBe(401);
+  expect((await postCallback(lie, sign(lie, 'not-the-shared-secret-at-all'))).status).toBe(401);
+  // Signed, but false: the supplier still has the order Confirming.
+  const answer = await postCallback(lie, sign(lie));
+  expect(answer.status).toBe(200);
+  expect(await answer.json()).toEqual({ accepted: true, matched: 'booking' });
+
+  const afterLie = await pollsAtLeast(handle, 2);
+  expect(afterLie.stage).toBe('recovering');
+  expect(afterLie.polls.map((p) => [p.trigger, p.result, p.status])).toEqual([
+    ['schedule', 'found', confirming],
+    ['supplier-hint', 'found', confirming],
+  ]);
+  const stats = receiver.stats();
+  expect(stats.unverified - before.unverified).toBe(2);
+  expect(stats.signalled.booking - before.signalled.booking).toBe(1);
+  // The same counts on the receiver's Prometheus endpoint.
+  const scrape = parseScrape(await (await fetch(`${receiver.url}/metrics`)).text());
+  expect(sampleValue(scrape, 'booking_callbacks_total', { result: 'unverified' })).toBe(stats.unverified);
+  expect(sampleValue(scrape, 'booking_callbacks_total', { result: 'signalled-booking' })).toBe(stats.signalled.booking);
+
+  // The hotel turns it down: the sandbox's own callback triggers the poll that decides.
+  expect(rig.sandbox.setOrderStatus(ref, failed)).toBe(true);
+  const outcome = await handle.result();
+  expect(outcome).toMatchObject({ kind: 'failed', order: { status: failed } });
+  const state = await handle.query(bookingStateQuery);
+  expect(state.polls.map((p) => [p.trigger, p.status])).toEqual([
+    ['schedule', confirming],
+    ['supplier-hint', confirming],
+    ['supplier-hint', failed],
+  ]);
+  expect(statesOf(rig, ref)).toHaveLength(3);
+});
