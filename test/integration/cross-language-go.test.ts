@@ -310,6 +310,33 @@ describe('a Go program books by name on the dev server, with the encrypting work
     await expect(env.client.workflow.getHandle(bookingWorkflowId(ref)).describe()).rejects.toThrow(/not found/i);
   });
 
+  test('cmd/book -cancel: a Go program cancels the confirmed booking at the quoted fee; the order ends Cancelled', async () => {
+    const ref = randomUUID();
+    // Past free cancellation (freeCancel=0): the policy's fee applies; the Cancel settles at once.
+    const run = await runProgram(
+      book,
+      ['-ref', ref, '-scenario', 'confirmAfterMs=0&freeCancel=0', '-cancel', 'guest changed plans'],
+      callerEnv(),
+    );
+    expect(run).toMatchObject({ code: 0 });
+    const lines = run.stdout.trim().split('\n');
+    const confirmed = JSON.parse(lines[lines.length - 2]!);
+    expect(confirmed).toMatchObject({ kind: 'confirmed', order: { customerReferenceNo: ref, status: 2 } });
+    const { quote, answer, outcome } = lastJson(run);
+    expect(quote).toMatchObject({ kind: 'quote', quote: { basis: 'policy', fee: { currency: 'USD' } } });
+    const fee = quote.quote.fee as { currency: string; amount: number };
+    // The sandbox's policy past free cancellation: half the price.
+    expect(fee.amount).toBeCloseTo(confirmed.order.price.amount / 2, 1);
+    expect(answer).toEqual({ kind: 'cancel-requested', quote: quote.quote, serviceFee: fee });
+    expect(outcome).toMatchObject({
+      kind: 'cancelled',
+      order: { customerReferenceNo: ref, status: 3 },
+      cancellation: { origin: 'caller', reason: 'guest changed plans', serviceFee: fee },
+    });
+    expect(ordersFor(ref)).toEqual([expect.objectContaining({ status: 3 })]);
+    expectNoKeyMaterial(run);
+  });
+
   test('the example in clients/go/README.md works as written', async () => {
     // A module of its own, as a service's would be, using clients/go through a replace directive.
     const readme = readFileSync(path.join(MODULE, 'README.md'), 'utf8');

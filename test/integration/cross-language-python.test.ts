@@ -296,3 +296,46 @@ describe('a Python program books by name on the dev server, with the encrypting 
     expect(metadataText(raw.result, 'encoding')).toBe(ENCRYPTED_ENCODING);
   });
 });
+
+/** Quotes, cancels at the quoted fee and waits for the order's end, with the package's helpers; prints all three. */
+const PYTHON_CANCEL = `
+import json, sys
+from hotel_booking_client import await_order_outcome, cancel_booking, connect, quote_cancellation, run_and_exit
+
+async def main():
+    client = await connect()
+    ref = sys.argv[1]
+    quote = await quote_cancellation(client, ref)
+    answer = await cancel_booking(client, ref, {"confirm": True, "acceptedFee": quote["quote"]["fee"], "reason": "guest changed plans"})
+    outcome = await await_order_outcome(client, ref)
+    print(json.dumps({"quote": quote, "answer": answer, "outcome": outcome}))
+
+run_and_exit(main())
+`;
+
+test('a Python program cancels a confirmed booking: the fee quoted, accepted, charged, and the order Cancelled', async () => {
+  const ref = randomUUID();
+  // Past free cancellation (freeCancel=0): the policy's fee applies; the Cancel settles at once.
+  const booked = await runPython(
+    ['-m', 'hotel_booking_client.book', '--ref', ref, '--scenario', 'confirmAfterMs=0&freeCancel=0'],
+    callerEnv(),
+  );
+  expectExit(booked, 0);
+  const confirmed = lastJson(booked);
+  expect(confirmed).toMatchObject({ kind: 'confirmed', order: { customerReferenceNo: ref, status: 2 } });
+
+  const run = await runPython(['-', ref], callerEnv(), PYTHON_CANCEL);
+  expectExit(run, 0);
+  const { quote, answer, outcome } = lastJson(run);
+  expect(quote).toMatchObject({ kind: 'quote', quote: { basis: 'policy', fee: { currency: 'USD' } } });
+  const fee = quote.quote.fee as { currency: string; amount: number };
+  // The sandbox's policy past free cancellation: half the price.
+  expect(fee.amount).toBeCloseTo(confirmed.order.price.amount / 2, 1);
+  expect(answer).toEqual({ kind: 'cancel-requested', quote: quote.quote, serviceFee: fee, ambiguous: false });
+  expect(outcome).toMatchObject({
+    kind: 'cancelled',
+    order: { customerReferenceNo: ref, status: 3 },
+    cancellation: { origin: 'caller', reason: 'guest changed plans', serviceFee: fee },
+  });
+  expect(ordersFor(ref)).toEqual([expect.objectContaining({ status: 3 })]);
+});

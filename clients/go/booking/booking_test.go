@@ -213,3 +213,22 @@ func TestStartAfterTheBookingEndedAnswersWithItsWorkflow(t *testing.T) {
 	}
 	c.AssertExpectations(t)
 }
+
+func TestCancelUpdateMatchesTheSchema(t *testing.T) {
+	// Not checkRequired: a nullable Money is a union whose merged schema lists no required keys.
+	compare(t, "CancelRequest", reflect.TypeFor[CancelRequest](), loadSchema(t, "cancel-booking-request.schema.json"), false)
+	s := loadSchema(t, "cancel-booking-answer.schema.json")
+	// CancelAnswer flattens the union, like Outcome.
+	compare(t, "CancelAnswer", reflect.TypeFor[CancelAnswer](), s, false)
+	var kinds []string
+	for _, variant := range s.AnyOf {
+		kinds = append(kinds, variant.Properties["kind"].Const)
+		compare(t, "CancelFeeQuote", reflect.TypeFor[CancelFeeQuote](), variant.Properties["quote"], false)
+	}
+	if want := []string{CancelKindQuote, CancelKindRequested, CancelKindRefused}; !reflect.DeepEqual(kinds, want) {
+		t.Errorf("cancel answer kinds %v, this package knows %v", kinds, want)
+	}
+	if OrderWorkflowID("r-1") != "order:r-1" {
+		t.Errorf("order workflow id %q", OrderWorkflowID("r-1"))
+	}
+}

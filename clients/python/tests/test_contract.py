@@ -63,6 +63,19 @@ class TestTypesMatchTheSchema(unittest.TestCase):
         self.assertMatches(contract.BookAttempt, kinds["unresolved"]["properties"]["bookAttempts"]["items"])
         self.assertMatches(contract.Poll, kinds["unresolved"]["properties"]["polls"]["items"])
 
+    def test_the_cancel_update(self):
+        self.assertMatches(contract.CancelBookingRequest, schema("cancel-booking-request.schema.json"))
+        kinds = {
+            branch["properties"]["kind"]["const"]: branch
+            for branch in schema("cancel-booking-answer.schema.json")["anyOf"]
+        }
+        self.assertEqual(set(kinds), set(contract.CANCEL_ANSWER_TYPES))
+        self.assertEqual(set(get_args(contract.CancelBookingAnswer)), set(contract.CANCEL_ANSWER_TYPES.values()))
+        for kind, branch in kinds.items():
+            self.assertMatches(contract.CANCEL_ANSWER_TYPES[kind], branch)
+        self.assertMatches(contract.CancelFeeQuote, kinds["quote"]["properties"]["quote"])
+        self.assertEqual(contract.order_workflow_id("r-1"), "order:r-1")
+
     def test_the_names(self):
         description = schema("booking-request.schema.json")["description"]
         self.assertIn(f"workflow type {contract.WORKFLOW_TYPE}", description)

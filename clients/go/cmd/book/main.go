@@ -28,8 +28,9 @@ func main() {
 	ratePkg := flag.String("rate-pkg", "pkg-demo-deluxe", "rate package id")
 	scenario := flag.String("scenario", "", "the sandbox supplier's Test header, e.g. confirmAfterMs=0")
 	taskQueue := flag.String("task-queue", "", "default: BOOKING_TASK_QUEUE, else hotel-booking")
+	cancel := flag.String("cancel", "", "once confirmed, cancel at the quoted fee with this reason; prints the quote, the answer and the order's end")
 	flag.Parse()
-	code, err := run(*ref, *ratePkg, *scenario, *taskQueue)
+	code, err := run(*ref, *ratePkg, *scenario, *taskQueue, *cancel)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 	}
@@ -55,7 +56,7 @@ func demoRequest(ref, ratePkg, scenario string) booking.Request {
 	return request
 }
 
-func run(ref, ratePkg, scenario, taskQueue string) (int, error) {
+func run(ref, ratePkg, scenario, taskQueue, cancelReason string) (int, error) {
 	if os.Getenv(codec.KeysVariable) == "" {
 		// The worker reads plain input too, so the booking would work, with the guest's data in clear in history.
 		fmt.Fprintln(os.Stderr, codec.KeysVariable+" is not set: the booking's input is stored unencrypted")
@@ -87,7 +88,36 @@ func run(ref, ratePkg, scenario, taskQueue string) (int, error) {
 		return 1, err
 	}
 	fmt.Println(string(raw))
-	if outcome.Kind == booking.KindConfirmed {
+	if outcome.Kind != booking.KindConfirmed {
+		return 2, nil
+	}
+	if cancelReason == "" {
+		return 0, nil
+	}
+	return cancelConfirmed(ctx, c, ref, cancelReason)
+}
+
+// cancelConfirmed quotes, cancels at the quoted fee and follows the order to its end, printing one JSON line
+// {"quote", "answer", "outcome"}. Exit 0 when the order ended cancelled, 2 otherwise.
+func cancelConfirmed(ctx context.Context, c client.Client, ref, reason string) (int, error) {
+	quote, err := booking.QuoteCancellation(ctx, c, ref)
+	if err != nil {
+		return 1, err
+	}
+	answer, err := booking.CancelBooking(ctx, c, ref, booking.CancelRequest{Confirm: true, AcceptedFee: quote.Quote.Fee, Reason: reason})
+	if err != nil {
+		return 1, err
+	}
+	ended, err := booking.AwaitOrderOutcome(ctx, c, ref)
+	if err != nil {
+		return 1, err
+	}
+	line, err := json.Marshal(map[string]interface{}{"quote": quote, "answer": answer, "outcome": ended.Raw})
+	if err != nil {
+		return 1, err
+	}
+	fmt.Println(string(line))
+	if ended.Kind == "cancelled" {
 		return 0, nil
 	}
 	return 2, nil

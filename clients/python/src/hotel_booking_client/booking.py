@@ -24,11 +24,17 @@ from temporalio.exceptions import WorkflowAlreadyStartedError
 
 from .codec import data_converter_from_env
 from .contract import (
+    CANCEL_BOOKING_UPDATE,
     CUSTOMER_REFERENCE_NO_ATTRIBUTE,
     DEFAULT_TASK_QUEUE,
     WORKFLOW_TYPE,
     BookingOutcome,
     BookingRequest,
+    CancelBookingAnswer,
+    CancelBookingRequest,
+    Money,
+    OrderOutcome,
+    order_workflow_id,
     workflow_id,
 )
 
@@ -97,6 +103,54 @@ async def await_outcome(client: Client, customer_reference_no: str) -> BookingOu
     """Waits for the booking's outcome (following continue-as-new runs) and returns it, decrypted."""
     handle = client.get_workflow_handle(workflow_id(customer_reference_no))
     return cast(BookingOutcome, await handle.result())
+
+
+async def cancel_booking(
+    client: Client, customer_reference_no: str, request: CancelBookingRequest
+) -> CancelBookingAnswer:
+    """Sends the `cancelBooking` update to the confirmed booking's order workflow (`order:<reference>`).
+
+    In two steps, like the TypeScript client's cancelBooking: `{"confirm": False}` answers the fee that applies
+    now (`{"kind": "quote", "quote": {"fee", "basis", "changesAt"}}`); `{"confirm": True, "acceptedFee": <that
+    fee>}` sends Cancel and answers once the supplier took it (`cancel-requested`, with its `serviceFee`) or
+    refused it (`cancel-refused`). Refused with temporalio's WorkflowUpdateFailedError when the order is not
+    confirmed, is being cancelled already, or the fee changed since the quote. Its end: await_order_outcome.
+    """
+    if not isinstance(request.get("confirm"), bool):
+        raise InvalidBookingRequestError("confirm: must be true or false")
+    handle = client.get_workflow_handle(order_workflow_id(customer_reference_no))
+    return cast(CancelBookingAnswer, await handle.execute_update(CANCEL_BOOKING_UPDATE, request))
+
+
+async def quote_cancellation(client: Client, customer_reference_no: str) -> CancelBookingAnswer:
+    """The fee a cancellation costs now: `cancel_booking` with `confirm: False` (nothing is cancelled)."""
+    return await cancel_booking(client, customer_reference_no, {"confirm": False})
+
+
+async def cancel_at_quoted_fee(
+    client: Client, customer_reference_no: str, reason: Optional[str] = None, max_fee: Optional[Money] = None
+) -> CancelBookingAnswer:
+    """Quotes, then cancels accepting exactly the quoted fee; with `max_fee`, only when the fee is at most that.
+
+    Returns the quote unchanged (kind `quote`) when it is over `max_fee`, or unknown while a limit is set.
+    """
+    answer = await quote_cancellation(client, customer_reference_no)
+    quote = answer["quote"]
+    fee = quote["fee"]
+    if max_fee is not None and (
+        fee is None or fee["currency"] != max_fee["currency"] or fee["amount"] > max_fee["amount"]
+    ):
+        return answer
+    request: CancelBookingRequest = {"confirm": True, "acceptedFee": fee}
+    if reason:
+        request["reason"] = reason
+    return await cancel_booking(client, customer_reference_no, request)
+
+
+async def await_order_outcome(client: Client, customer_reference_no: str) -> OrderOutcome:
+    """Waits for the order's end (cancelled, cancel-failed, cancel-unresolved, failed, or closed at check-in)."""
+    handle = client.get_workflow_handle(order_workflow_id(customer_reference_no))
+    return cast(OrderOutcome, await handle.result())
 
 
 def run_and_exit(main: Coroutine[Any, Any, Optional[int]]) -> NoReturn:

@@ -203,3 +203,62 @@ OUTCOME_TYPES: Dict[str, Any] = {
     "cancelled": CancelledOutcome,
     "unresolved": UnresolvedOutcome,
 }
+
+
+# --- A confirmed booking's order: cancellation (the order workflow) --------------------------------------------
+
+ORDER_WORKFLOW_TYPE = "orderWorkflow"
+CANCEL_BOOKING_UPDATE = "cancelBooking"
+"""The order workflow's update: `confirm: False` quotes the fee that applies now; `confirm: True` with that fee cancels."""
+ORDER_STATE_QUERY = "orderState"
+
+
+def order_workflow_id(customer_reference_no: str) -> str:
+    """A confirmed booking's order workflow, open for cancellation until check-in."""
+    return f"order:{customer_reference_no}"
+
+
+class CancelBookingRequest(TypedDict):
+    confirm: bool
+    acceptedFee: NotRequired[Union[Money, None]]
+    reason: NotRequired[str]
+    requestedBy: NotRequired[str]
+
+
+class CancelFeeQuote(TypedDict):
+    fee: Union[Money, None]
+    basis: Literal["free", "policy", "unknown"]
+    changesAt: NotRequired[str]
+
+
+class QuoteAnswer(TypedDict):
+    kind: Literal["quote"]
+    quote: CancelFeeQuote
+
+
+class CancelRequestedAnswer(TypedDict):
+    kind: Literal["cancel-requested"]
+    quote: CancelFeeQuote
+    serviceFee: NotRequired[Money]
+    ambiguous: bool
+
+
+class CancelRefusedAnswer(TypedDict):
+    kind: Literal["cancel-refused"]
+    quote: CancelFeeQuote
+    errorType: str
+    reason: str
+
+
+CancelBookingAnswer = Union[QuoteAnswer, CancelRequestedAnswer, CancelRefusedAnswer]
+"""The cancelBooking update's answer, a union on `kind`."""
+
+CANCEL_ANSWER_TYPES: Dict[str, Any] = {
+    "quote": QuoteAnswer,
+    "cancel-requested": CancelRequestedAnswer,
+    "cancel-refused": CancelRefusedAnswer,
+}
+
+OrderOutcome = Dict[str, Any]
+"""The order workflow's result (schema/order-outcome.schema.json): `kind` is cancelled, cancel-failed,
+cancel-unresolved, closed or failed; `order` the order; `cancellation` the cancellation's record."""
