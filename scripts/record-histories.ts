@@ -36,10 +36,10 @@ import { bookingRequest, testProfile } from '../test/harness/booking';
 import { replayScenarios, type ReplayScenario } from '../test/replay/scenarios';
 
 /**
- * The newest shape: a confirmed booking starts its order workflow (patched), beside Book's refusals as values,
- * the local-activity input check and QueryOrders on its rate-limited queue.
+ * The newest shape: CheckAvail and the order hand-off as local activities, one patch marker for the
+ * three older patches, search attributes upserted only where they change (PATCHES.fewerTasks).
  */
-const CURRENT_VERSION = 'v4-order-hand-off';
+const CURRENT_VERSION = 'v5-fewer-tasks';
 const OUT = path.resolve(__dirname, '../test/replay/histories', process.argv[2] ?? CURRENT_VERSION);
 
 async function waitFor<T>(check: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {

@@ -27,6 +27,9 @@ export function createOrderActivities({ client }: OrderActivityDeps) {
           workflowIdReusePolicy: 'REJECT_DUPLICATE',
           typedSearchAttributes: [{ key: CustomerReferenceNoKey, value: input.customerReferenceNo }],
           staticSummary: `Order · ref ${input.customerReferenceNo}`,
+          // The worker's own connection: the server may hand the first workflow task straight back to this
+          // worker in the start's answer, sparing a trip through the task queue (ignored where it cannot).
+          requestEagerStart: true,
         })
         .catch((err: unknown) => {
           if ((err as Error)?.name !== 'WorkflowExecutionAlreadyStartedError') throw err;

@@ -23,6 +23,8 @@ import {
   orderWorkflowId,
   bookingStateQuery,
   bookingWorkflowId,
+  BookingStageKey,
+  BookingStages,
   CustomerReferenceNoKey,
   DEFAULT_TASK_QUEUE,
   WORKFLOW_TYPE,
@@ -103,6 +105,13 @@ export async function connectClient(
 
 export interface StartBookingOptions {
   taskQueue?: string;
+  /**
+   * Asks the server to hand the booking's first workflow task back in the start's answer (eager start).
+   * Takes effect only when this client's connection is the NativeConnection of a worker polling the
+   * booking's task queue in the same process (a front end embedded in a worker); elsewhere the server
+   * starts the booking as usual. Saves one trip through the task queue (README, Performance).
+   */
+  eager?: boolean;
 }
 
 /**
@@ -126,9 +135,14 @@ export async function startBooking(
       // A retried start while the booking runs attaches to it; after it ended, the id is never reused.
       workflowIdConflictPolicy: 'USE_EXISTING',
       workflowIdReusePolicy: 'REJECT_DUPLICATE',
-      typedSearchAttributes: [{ key: CustomerReferenceNoKey, value: parsed.data.customerReferenceNo }],
+      // Both from the start, so the workflow does not upsert them again (one event and visibility write each).
+      typedSearchAttributes: [
+        { key: CustomerReferenceNoKey, value: parsed.data.customerReferenceNo },
+        { key: BookingStageKey, value: BookingStages[0] },
+      ],
       // Shown in the Web UI's list and header; references only, never personal data.
       staticSummary: `Booking ${parsed.data.ratePkgId} · ref ${parsed.data.customerReferenceNo}`,
+      ...(options.eager ? { requestEagerStart: true } : {}),
     });
     return handle;
   } catch (err) {

@@ -17,9 +17,13 @@ import {
   testProfile,
   type BookingRig,
 } from '../harness/booking';
+import { temporal } from '@temporalio/proto';
+import { startBooking as startBookingWithHelper } from '../../src/client';
 import {
   approvePriceChangeUpdate,
+  BookingStageKey,
   bookingStateQuery,
+  CustomerReferenceNoKey,
   supplierOrderUpdateSignal,
   type BookingOutcome,
   type BookingRequest,
@@ -29,6 +33,8 @@ import { Worker } from '@temporalio/worker';
 import { TimeoutFailure, TimeoutType } from '@temporalio/common';
 import { createActivities } from '../../src/activities/booking';
 import { expectWorkerWarnings } from '../harness/quiet-worker-logs';
+
+const EventType = temporal.api.enums.v1.EventType;
 
 let env: TestWorkflowEnvironment;
 let rig: BookingRig;
@@ -383,6 +389,52 @@ describe('recovery after an ambiguous Book', () => {
     expect(state.bookAttempts).toHaveLength(1);
     const description = await env.client.workflow.getHandle(handle.workflowId).describe();
     expect(description.runId).not.toBe(handle.firstExecutionRunId);
+  });
+});
+
+describe('what a booking writes (PATCHES.fewerTasks)', () => {
+  const counts = async (workflowId: string) => {
+    const { events = [] } = await env.client.workflow.getHandle(workflowId).fetchHistory();
+    const count = (type: number) => events.filter((e) => e.eventType === type).length;
+    const upserts = events
+      .filter((e) => e.eventType === EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES)
+      .map((e) => Object.keys(e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields ?? {}));
+    return {
+      workflowTasks: count(EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED),
+      activities: count(EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED),
+      markers: count(EventType.EVENT_TYPE_MARKER_RECORDED),
+      upserts,
+    };
+  };
+
+  test('started by the client helper: two workflow tasks, Book the one activity, two upserts', async () => {
+    const request = bookingRequest({ test: 'confirmAfterMs=0' });
+    const handle = await startBookingWithHelper(env.client, request, { taskQueue: rig.taskQueue });
+    expect((await handle.result()).kind).toBe('confirmed');
+    // One patch marker (standing for the three older ones) and the local activities' markers: the input
+    // check, CheckAvail, the order hand-off. The SDK upserts TemporalChangeVersion with the patch marker;
+    // the stage is upserted on Book and at the outcome only.
+    expect(await counts(handle.workflowId)).toEqual({
+      workflowTasks: 2,
+      activities: 1,
+      markers: 4,
+      upserts: [['TemporalChangeVersion'], ['BookingStage'], ['BookingStage']],
+    });
+    const attributes = (await handle.describe()).typedSearchAttributes;
+    expect(attributes.get(BookingStageKey)).toBe('confirmed');
+    expect(attributes.get(CustomerReferenceNoKey)).toBe(request.customerReferenceNo);
+  });
+
+  test('started without search attributes (another language, the CLI): the workflow sets both', async () => {
+    const request = bookingRequest({ test: 'confirmAfterMs=0' });
+    const handle = await startBooking(env, rig, request);
+    expect((await handle.result()).kind).toBe('confirmed');
+    const { upserts } = await counts(handle.workflowId);
+    expect(upserts[1]?.sort()).toEqual(['BookingStage', 'CustomerReferenceNo']);
+    expect(upserts).toHaveLength(4);
+    const attributes = (await handle.describe()).typedSearchAttributes;
+    expect(attributes.get(BookingStageKey)).toBe('confirmed');
+    expect(attributes.get(CustomerReferenceNoKey)).toBe(request.customerReferenceNo);
   });
 });
 

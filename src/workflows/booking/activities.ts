@@ -5,16 +5,36 @@ import { ACTIVITY_TIMEOUT_SECONDS, queryOrdersTaskQueue } from '../../contract/d
 import { PATCHES } from './patches';
 
 /** CheckAvail reads only: retried by Temporal with backoff; used-up retries become a `failed` outcome. */
-export const { checkAvail } = proxyActivities<BookingActivities>({
+const checkAvailOptions = {
   startToCloseTimeout: `${ACTIVITY_TIMEOUT_SECONDS.checkAvail} seconds`,
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 8 },
-});
+} as const;
+
+/**
+ * CheckAvail as the run calls it. A local activity since PATCHES.fewerTasks: it only reads, so running it
+ * again after a lost worker costs one request and no risk, and it saves a workflow task and a trip through
+ * the server's queues per booking. Runs from before the patch keep the activity.
+ */
+export function checkAvailActivity(fewerTasks: boolean): BookingActivities['checkAvail'] {
+  // A retry waits in the worker only for the first, short backoff; longer ones are durable timers, so a
+  // worker is not held in one workflow task for minutes and the wait survives the worker.
+  return fewerTasks
+    ? proxyLocalActivities<BookingActivities>({ ...checkAvailOptions, localRetryThreshold: '1 second' }).checkAvail
+    : proxyActivities<BookingActivities>(checkAvailOptions).checkAvail;
+}
 
 /**
  * Book is never retried by Temporal: an activity that timed out may have reached the supplier, so the
  * workflow decides (the Book rule's value), and sends Book again itself only where no order can exist.
  * The timeout is above the client's Book timeout (the config checks it), so the client classifies first;
  * the activity heartbeats every 2 s, so a worker lost mid-Book is noticed after 15 s and recovery starts then.
+ *
+ * Book stays an activity, not a local one, although that costs the happy path its second workflow task:
+ * a local activity lost with its worker is run again by the next worker as soon as the workflow task
+ * times out, so a second Book would go out while the first may still be in flight at the supplier, with
+ * only the supplier's idempotency by reference between the two; and its start is nowhere in the history
+ * until it ends. As an activity, a lost Book is an `ambiguous` ending and the order is looked up with
+ * QueryOrders before anything is sent again. What that costs is measured in the README (Performance).
  */
 export const { book } = proxyActivities<BookingActivities>({
   startToCloseTimeout: `${ACTIVITY_TIMEOUT_SECONDS.book} seconds`,
@@ -43,9 +63,9 @@ const queryOrderOptions = {
  * fleet-wide cap, see src/worker.ts), or, for runs started before that patch, on the booking queue.
  * Call once, at the start of a run, so a run never switches queues half-way through recovery.
  */
-export function queryOrderActivity(): BookingActivities['queryOrder'] {
+export function queryOrderActivity(fewerTasks: boolean): BookingActivities['queryOrder'] {
   return proxyActivities<BookingActivities>(
-    patched(PATCHES.queryOrdersOnRateLimitedQueue)
+    fewerTasks || patched(PATCHES.queryOrdersOnRateLimitedQueue)
       ? { ...queryOrderOptions, taskQueue: queryOrdersTaskQueue(workflowInfo().taskQueue) }
       : queryOrderOptions,
   ).queryOrder;

@@ -2,12 +2,11 @@
  * Step 1, cancellable (nothing is booked yet): CheckAvail, and the price judged against what the user saw
  * and the price-change policy, asking a person through the `approvePriceChange` update when it says so.
  */
-import { ActivityFailure, ApplicationFailure, condition, isCancellation } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, condition, isCancellation, TemporalFailure } from '@temporalio/workflow';
 import type { CheckAvailOutcome } from '../../activities/booking';
 import type { BookingOutcome } from '../../contract';
 import type { Money } from '../../values';
 import { judgePrice } from '../price';
-import { checkAvail } from './activities';
 import { fmt, setStage, type BookingRun } from './run';
 
 /** How often an ARI-changed answer without a package leads to another CheckAvail. */
@@ -33,13 +32,15 @@ export async function checkAvailabilityAndPrice(run: BookingRun): Promise<Availa
   } catch (err) {
     if (isCancellation(err)) return ended({ kind: 'cancelled' });
     // Retries used up, whatever the last failure was (a supplier error, or the activity's own timeout):
-    // nothing was booked, and the caller gets an outcome rather than a failed workflow.
-    if (err instanceof ActivityFailure) {
-      const cause = err.cause;
+    // nothing was booked, and the caller gets an outcome rather than a failed workflow. An activity's
+    // failure comes wrapped in an ActivityFailure; a local activity's (since PATCHES.fewerTasks) comes as is.
+    const failure = err instanceof ActivityFailure ? err.cause : err instanceof TemporalFailure ? err : undefined;
+    if (failure !== undefined || err instanceof ActivityFailure) {
       return ended({
         kind: 'failed',
-        reason: `CheckAvail failed: ${cause?.message ?? err.message}`,
-        errorType: cause instanceof ApplicationFailure ? (cause.type ?? undefined) : (cause?.name ?? 'ActivityFailure'),
+        reason: `CheckAvail failed: ${failure?.message ?? (err as Error).message}`,
+        errorType:
+          failure instanceof ApplicationFailure ? (failure.type ?? undefined) : (failure?.name ?? 'ActivityFailure'),
         cancelRequested: run.state.cancelRequested,
       });
     }
@@ -50,9 +51,9 @@ export async function checkAvailabilityAndPrice(run: BookingRun): Promise<Availa
 /** CheckAvail, asked again (a few times) while it says the price changed without giving the new one. */
 async function currentAvailability(run: BookingRun): Promise<CheckAvailOutcome> {
   const input = { ratePkgId: run.request.ratePkgId, context: run.context };
-  let outcome = await checkAvail(input);
+  let outcome = await run.checkAvail(input);
   for (let i = 0; outcome.kind === 'ari-changed' && !outcome.price && i < MAX_ARI_RECHECKS; i++) {
-    outcome = await checkAvail(input);
+    outcome = await run.checkAvail(input);
   }
   return outcome;
 }

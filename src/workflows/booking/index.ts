@@ -13,15 +13,22 @@
  * Until Book is sent, a cancel ends the booking as `cancelled`; from then on it is noted, not obeyed:
  * money may be at stake, so the order's fate is still found out and reported.
  */
-import { CancellationScope, setCurrentDetails, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import {
+  CancellationScope,
+  patched,
+  setCurrentDetails,
+  setHandler,
+  upsertSearchAttributes,
+} from '@temporalio/workflow';
 import { bookingStateQuery, CustomerReferenceNoKey } from '../../contract/definitions';
 import type { BookingOutcome } from '../../contract';
-import { queryOrderActivity } from './activities';
+import { checkAvailActivity, queryOrderActivity } from './activities';
 import { checkAvailabilityAndPrice } from './availability';
 import { decideAfterBook, sendBook } from './book';
 import { handOffOrder } from './hand-off';
 import { checkInput, type BookingWorkflowInput } from './input';
 import { listen } from './messages';
+import { PATCHES } from './patches';
 import { recover } from './recovery';
 import { describe, finish, newRun, startingState, type BookingRun } from './run';
 
@@ -32,17 +39,21 @@ export async function bookingWorkflow(input: BookingWorkflowInput): Promise<Book
   // clients such as `npm run book` ask for progress right after the start.
   const live = { state: input?.resume?.state ?? startingState(input ?? {}) };
   setHandler(bookingStateQuery, () => live.state);
-  const queryOrder = queryOrderActivity();
+  // First, before any other patch is asked: a run with this marker skips the older ones (see patches.ts).
+  const fewerTasks = patched(PATCHES.fewerTasks);
+  const queryOrder = queryOrderActivity(fewerTasks);
 
   // A resumed run is past Book: a cancel arriving while its input is re-checked must not end it.
   const { request, recovery } = await (input?.resume
-    ? CancellationScope.nonCancellable(() => checkInput(input))
-    : checkInput(input));
+    ? CancellationScope.nonCancellable(() => checkInput(input, fewerTasks))
+    : checkInput(input, fewerTasks));
   if (!input.resume) live.state = startingState(request);
-  const run = newRun(live.state, request, recovery, queryOrder, Boolean(input.resume));
+  const checkAvail = checkAvailActivity(fewerTasks);
+  const run = newRun(live.state, request, recovery, { queryOrder, checkAvail, fewerTasks, resumed: !!input.resume });
   listen(run);
-  // Also set here, not only by the client helper, for bookings started from other languages or the CLI.
-  upsertSearchAttributes([{ key: CustomerReferenceNoKey, value: request.customerReferenceNo }]);
+  // Also set here, not only by the client helper, for bookings started from other languages or the CLI;
+  // since PATCHES.fewerTasks, by the first stage's upsert, and only when the start did not carry it.
+  if (!fewerTasks) upsertSearchAttributes([{ key: CustomerReferenceNoKey, value: request.customerReferenceNo }]);
 
   if (input.resume) {
     const resume = input.resume;

@@ -23,6 +23,7 @@ export type BookingWorkflowInput = BookingRequest & { resume?: ResumeState };
 /** The checked request and its recovery policy; an invalid request fails the workflow, naming each field. */
 export async function checkInput(
   input: BookingWorkflowInput,
+  fewerTasks: boolean,
 ): Promise<{ request: ParsedBookingRequest; recovery: RecoveryPolicy }> {
   if (input?.resume && !workflowInfo().continuedFromExecutionRunId) {
     // `resume` skips CheckAvail and the price check: only this workflow's own continue-as-new may set it.
@@ -31,9 +32,10 @@ export async function checkInput(
     ]);
   }
   const raw = withoutResume(input ?? ({} as BookingWorkflowInput));
-  const checked: RequestValidation = patched(PATCHES.validateInLocalActivity)
-    ? await validateBookingRequest(raw)
-    : checkedBeforePatch(raw);
+  const checked: RequestValidation =
+    fewerTasks || patched(PATCHES.validateInLocalActivity)
+      ? await validateBookingRequest(raw)
+      : checkedBeforePatch(raw);
   if (!checked.valid) throw invalid(`Invalid booking request: ${checked.issues.join('; ')}`, checked.issues);
   const expectedId = bookingWorkflowId(checked.request.customerReferenceNo);
   if (workflowInfo().workflowId !== expectedId) {

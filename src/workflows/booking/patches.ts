@@ -11,4 +11,10 @@ export const PATCHES = {
   queryOrdersOnRateLimitedQueue: 'query-orders-on-rate-limited-queue',
   /** 2026-11-23: a confirmed booking starts its order workflow (cancellation, callbacks) before it ends. */
   orderWorkflowAfterConfirm: 'order-workflow-after-confirm',
+  /**
+   * 2026-11-23: the happy path in two workflow tasks instead of four: CheckAvail and the order hand-off as
+   * local activities (Book stays an activity: see ./activities.ts), search attributes upserted only where
+   * they change. A run with this marker takes the three paths above without their markers: one marker, not three.
+   */
+  fewerTasks: 'fewer-workflow-tasks',
 } as const;

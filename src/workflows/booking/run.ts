@@ -2,9 +2,10 @@
  * One run of bookingWorkflow: the booking's state (what the `bookingState` query answers), what the steps
  * share, and how the run reports itself: the `BookingStage` search attribute and the Web UI's details.
  */
+import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import { log, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { BookingActivities } from '../../activities/booking';
-import { BookingStageKey } from '../../contract/definitions';
+import { BookingStageKey, CustomerReferenceNoKey } from '../../contract/definitions';
 import type {
   BookingOutcome,
   BookingRequest,
@@ -26,6 +27,9 @@ export interface BookingRun {
   context: ParsedBookingRequest['context'] & { sessionId: string; traceId: string };
   traceId: string;
   queryOrder: BookingActivities['queryOrder'];
+  checkAvail: BookingActivities['checkAvail'];
+  /** PATCHES.fewerTasks: local activities where safe, search attributes upserted only where they change. */
+  fewerTasks: boolean;
   /** Supplier hints received (the `supplierOrderUpdate` signal); each one triggers a verifying poll. */
   hints: number;
   /** The price a person is asked to approve, while one is. */
@@ -36,19 +40,36 @@ export interface BookingRun {
   enteredStages: Set<BookingStage>;
 }
 
+export interface RunSetup {
+  queryOrder: BookingActivities['queryOrder'];
+  checkAvail: BookingActivities['checkAvail'];
+  fewerTasks: boolean;
+  resumed: boolean;
+}
+
 export function newRun(
   state: BookingState,
   request: ParsedBookingRequest,
   recovery: RecoveryPolicy,
-  queryOrder: BookingActivities['queryOrder'],
-  resumed = false,
+  { queryOrder, checkAvail, fewerTasks, resumed }: RunSetup,
 ): BookingRun {
   const traceId = workflowInfo().workflowId;
   // One derivation of the session id (startingState), carried over continue-as-new in the state.
   const context = { ...request.context, sessionId: state.sessionId, traceId };
   // A resumed run (continue-as-new) is in recovery, its earlier stages counted by the run before it.
   const enteredStages = new Set<BookingStage>(resumed ? STAGES_BEFORE_RESUME : []);
-  return { state, request, recovery, context, traceId, queryOrder, hints: 0, enteredStages };
+  return {
+    state,
+    request,
+    recovery,
+    context,
+    traceId,
+    queryOrder,
+    checkAvail,
+    fewerTasks,
+    hints: 0,
+    enteredStages,
+  };
 }
 
 const STAGES_BEFORE_RESUME: BookingStage[] = [
@@ -80,8 +101,28 @@ export function setStage(run: BookingRun, stage: BookingStage, details?: string)
     countStageEntered(stage);
   }
   run.state.stage = stage;
-  upsertSearchAttributes([{ key: BookingStageKey, value: stage }]);
+  setSearchAttributes(run, stage);
   setCurrentDetails(details ?? describe(run.state));
+}
+
+/**
+ * The stage (and, for bookings started without it, the reference) as search attributes. Before
+ * PATCHES.fewerTasks every stage was upserted and the reference once more at the start; since, only a
+ * value the workflow does not already carry (the client helper sets both at the start), so a booking
+ * started by it costs two upserts (booking, outcome), each an event and a visibility write, not four.
+ */
+function setSearchAttributes(run: BookingRun, stage: string): void {
+  if (!run.fewerTasks) {
+    upsertSearchAttributes([{ key: BookingStageKey, value: stage }]);
+    return;
+  }
+  const carried = workflowInfo().typedSearchAttributes;
+  const wanted: SearchAttributeUpdatePair[] = [
+    { key: BookingStageKey, value: stage },
+    { key: CustomerReferenceNoKey, value: run.state.customerReferenceNo },
+  ];
+  const changed = wanted.filter((pair) => carried.get(pair.key) !== pair.value);
+  if (changed.length > 0) upsertSearchAttributes(changed);
 }
 
 /** Records the outcome; an `unresolved` one is also an ERROR line, so a person is told. */
@@ -92,7 +133,7 @@ export function finish(run: BookingRun, outcome: BookingOutcome): BookingOutcome
   state.nextPollAt = undefined;
   state.stage = 'completed';
   // The outcome kind, not just "completed", so operators can filter for `unresolved` bookings.
-  upsertSearchAttributes([{ key: BookingStageKey, value: outcome.kind }]);
+  setSearchAttributes(run, outcome.kind);
   setCurrentDetails(`Outcome: ${outcome.kind}. ${describe(state)}`);
   if (outcome.kind === 'unresolved') {
     log.error('Booking unresolved at the recovery deadline: needs manual follow-up', {
