@@ -6,14 +6,27 @@
  * workflow tasks and activities as a booking that confirms at once; `floorParked` sleeps on a timer
  * like a parked booking, after one activity. Workflow code: imports only the workflow SDK and types.
  */
-import { proxyActivities, sleep } from '@temporalio/workflow';
+import { proxyActivities, proxyLocalActivities, sleep } from '@temporalio/workflow';
 import type { FloorActivities, FloorInput } from './floor';
 
 const { floorCheckAvail, floorBook } = proxyActivities<FloorActivities>({ startToCloseTimeout: '30 seconds' });
+const local = proxyLocalActivities<FloorActivities>({ startToCloseTimeout: '30 seconds' });
 
 export async function floorBooking(input: FloorInput): Promise<number> {
   await floorCheckAvail(input);
   return floorBook(input);
+}
+
+/** The booking's shape since its fewer-tasks patch: CheckAvail local, Book an activity (two workflow tasks). */
+export async function floorBookingLocalCheck(input: FloorInput): Promise<number> {
+  await local.floorCheckAvail(input);
+  return floorBook(input);
+}
+
+/** Both calls as local activities: one workflow task, the shape the booking would have with Book local too. */
+export async function floorBookingAllLocal(input: FloorInput): Promise<number> {
+  await local.floorCheckAvail(input);
+  return local.floorBook(input);
 }
 
 /** One CheckAvail (so the benchmark can tell it ran), then a one-hour timer. */

@@ -33,12 +33,22 @@ export type FloorActivities = ReturnType<typeof createFloorActivities>;
 
 export const floorWorkflowId = (customerReferenceNo: string) => `floor:${customerReferenceNo}`;
 
-/** Starts the reference booking (bench/floor-workflow.ts) for a new reference. */
-export async function startFloorBooking(client: Client, taskQueue: string, input: FloorInput) {
-  return client.workflow.start('floorBooking', {
+/** The reference workflows of a booking's shape (bench/floor-workflow.ts). */
+export type FloorShape = 'floorBooking' | 'floorBookingLocalCheck' | 'floorBookingAllLocal';
+
+/** Starts a reference booking (bench/floor-workflow.ts; two activities unless `shape` says) for a new reference. */
+export async function startFloorBooking(
+  client: Client,
+  taskQueue: string,
+  input: FloorInput,
+  shape: FloorShape = 'floorBooking',
+  eager = false,
+) {
+  return client.workflow.start(shape, {
     taskQueue,
     workflowId: floorWorkflowId(input.customerReferenceNo),
     args: [input],
+    ...(eager ? { requestEagerStart: true } : {}),
   });
 }
 

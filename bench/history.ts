@@ -93,3 +93,36 @@ export async function phaseBreakdown(client: Client, runs: TimedRun[]): Promise<
     };
   });
 }
+
+/** What one booking writes to its history, averaged over runs: the events, and the kinds that cost the most. */
+export interface HistoryCounts {
+  events: number;
+  workflowTasks: number;
+  activities: number;
+  /** Markers: local activities' results and patch markers. */
+  markers: number;
+  /** Search-attribute upserts: each is also a visibility write. */
+  upserts: number;
+}
+
+export async function historyCounts(client: Client, runs: TimedRun[]): Promise<HistoryCounts> {
+  const totals: HistoryCounts = { events: 0, workflowTasks: 0, activities: 0, markers: 0, upserts: 0 };
+  await forEachConcurrently(runs.length, 8, async (i) => {
+    const history = await client.workflow.getHandle(runs[i]!.workflowId).fetchHistory();
+    for (const e of history.events ?? []) {
+      totals.events++;
+      if (e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED) totals.workflowTasks++;
+      if (e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) totals.activities++;
+      if (e.eventType === EventType.EVENT_TYPE_MARKER_RECORDED) totals.markers++;
+      if (e.eventType === EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES) totals.upserts++;
+    }
+  });
+  const n = Math.max(1, runs.length);
+  return {
+    events: round(totals.events / n, 1),
+    workflowTasks: round(totals.workflowTasks / n, 1),
+    activities: round(totals.activities / n, 1),
+    markers: round(totals.markers / n, 1),
+    upserts: round(totals.upserts / n, 1),
+  };
+}

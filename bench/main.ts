@@ -3,7 +3,7 @@
  * worker) on free ports, torn down at the end:
  *
  *   npm run bench -- overhead        [--n 300] [--warmup 20]
- *   npm run bench -- throughput      [--n 2000] [--concurrency 50] [--warmup 100] [--tuning] [--eager] [--floor]
+ *   npm run bench -- throughput      [--n 2000] [--concurrency 50] [--warmup 100] [--tuning] [--eager] [--no-floor]
  *                                    [--worker inline|child]
  *   npm run bench -- recovery-storm  [--n 1000] [--time-scale 1] [--qps 50] [--concurrency 50] [--barrier on|off]
  *   npm run bench -- parked          [--steps 1000,5000,10000 | --n N] [--worker child|inline] [--max-cached N]
@@ -124,6 +124,7 @@ export function optionsFromArgs(args: string[]): {
       tuning: { type: 'boolean' },
       eager: { type: 'boolean' },
       floor: { type: 'boolean' },
+      'no-floor': { type: 'boolean' },
       barrier: { type: 'string' },
       workflow: { type: 'string' },
       worker: { type: 'string' },
@@ -153,6 +154,10 @@ export function optionsFromArgs(args: string[]): {
   };
   for (const [flag, value] of Object.entries(values)) {
     if (value === undefined || flag === 'results-dir') continue;
+    if (flag === 'no-floor') {
+      options.floor = !value;
+      continue;
+    }
     const key = flag === 'bundle' ? 'bundlePath' : flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
     if (typeof value === 'boolean') options[key] = value;
     else if (Array.isArray(value)) options[key] = Object.fromEntries(value.map((kv) => keyValue(kv, flag)));

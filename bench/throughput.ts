@@ -9,8 +9,8 @@
  * runs here, plus the starting client) or the worker child (/proc).
  *
  * `--tuning` sweeps a few worker settings and reports the best; `--eager` adds a run with eager
- * workflow start on the best setting; `--floor` adds a run of the reference workflow
- * (bench/floor-workflow.ts: the same two supplier calls, nothing else) on the best setting, which is
+ * workflow start on the best setting; a run of the reference workflow (bench/floor-workflow.ts: the same
+ * two supplier calls in the booking's shape, nothing else; `--no-floor` skips it) on the best setting, which is
  * what Temporal itself manages on this machine. Eager start needs the worker and the client on one
  * NativeConnection in one process, so that variant always runs the worker in process.
  */
@@ -44,7 +44,8 @@ export const ThroughputOptions = z.object({
   warmup: z.number().int().nonnegative().default(100),
   tuning: z.boolean().default(false),
   eager: z.boolean().default(false),
-  floor: z.boolean().default(false),
+  /** On by default: every run prints the booking's ratio to the floor workflow measured beside it. */
+  floor: z.boolean().default(true),
   worker: z.enum(['inline', 'child']).default('inline'),
   ...stackFlags('memory'),
 });
@@ -238,9 +239,11 @@ export async function throughput(raw: ThroughputOptions, ctx: BenchContext): Pro
           ? '; the worker child is read from /proc.'
           : ' and runs the worker (JS thread and the SDK core threads).'),
       'Variants run one after another, each on a fresh stack (dev server, sandbox, worker); the load average before and after each is in the JSON, since other work on the machine skews a variant.',
-      ...(options.floor
+      ...(floorComparison
         ? [
-            "The floor variant runs bench/floor-workflow.ts (the same two supplier calls as activities, none of the booking workflow's own code) with the best tuning: Temporal's own ceiling on this stack.",
+            "The floor variant runs bench/floor-workflow.ts's floorBookingLocalCheck (the booking's shape: CheckAvail a local activity, Book an activity; none of the booking workflow's own code) with the best tuning: Temporal's own ceiling on this stack.",
+            `Ratio to the floor: throughput ${round(floorComparison.bookingBookingsPerSecond / floorComparison.floorBookingsPerSecond, 2)}×, ` +
+              `CPU per booking ${round(floorComparison.bookingCpuMsPerBooking / floorComparison.floorCpuMsPerBooking, 2)}×.`,
           ]
         : []),
       ...(options.eager
@@ -280,7 +283,8 @@ async function runVariant(
       let outcome: string;
       if (kind === 'floor') {
         const input = { customerReferenceNo: randomUUID(), ratePkgId: 'pkg-standard-double', test: 'confirmAfterMs=0' };
-        const status = await (await startFloorBooking(client, taskQueue, input)).result();
+        // The floor of the booking's shape: CheckAvail local, Book an activity.
+        const status = await (await startFloorBooking(client, taskQueue, input, 'floorBookingLocalCheck')).result();
         outcome = status === 2 ? 'confirmed' : `status ${status}`;
       } else {
         const request = benchRequest('confirmAfterMs=0');

@@ -62,18 +62,25 @@ test('overhead: direct, floor and workflow bookings are all measured', async () 
   const f = await run<OverheadFigures>('overhead', { n: 5, warmup: 1 });
   expect(f.directMs.count).toBe(5);
   expect(f.floorMs.count).toBe(5);
+  expect(f.floorLocalCheckMs.count).toBe(5);
+  expect(f.floorAllLocalMs.count).toBe(5);
   expect(f.workflowMs.count).toBe(5);
-  expect(f.outcomes).toEqual({ confirmed: 5 });
+  expect(f.workflowEagerMs.count).toBe(5);
+  expect(f.outcomes).toEqual({ confirmed: 10 });
   expect(f.workflowMs.p50).toBeGreaterThan(0);
+  expect(f.ratioToFloor.p50).toBeGreaterThan(0);
   expect(f.phases.workflow).toHaveLength(7);
-  // Direct and workflow bookings, warm-up included; floor bookings make orders too.
-  expect(f.sandboxOrders).toBe(3 * (5 + 1));
+  // The happy path's shape (PATCHES.fewerTasks): two workflow tasks, Book the one activity.
+  expect(f.history.workflow).toMatchObject({ workflowTasks: 2, activities: 1 });
+  expect(f.history.floor).toMatchObject({ workflowTasks: 2, activities: 1 });
+  // Direct, three floors and two workflow paths, warm-up included, each makes one order.
+  expect(f.sandboxOrders).toBe(6 * (5 + 1));
   expect(f.duplicateOrders).toBe(0);
 });
 
-test('throughput: a plain and an eager variant complete every booking', async () => {
+test('throughput: a plain, an eager and a floor variant complete every booking', async () => {
   const f = await run<ThroughputFigures>('throughput', { n: 20, warmup: 2, concurrency: 5, eager: true });
-  expect(f.variants).toHaveLength(2);
+  expect(f.variants).toHaveLength(3);
   for (const v of f.variants) {
     expect(v.outcomes).toEqual({ confirmed: 20 });
     expect(v.latencyMs.count).toBe(20);
@@ -81,11 +88,13 @@ test('throughput: a plain and an eager variant complete every booking', async ()
     expect(v.cpu.devServerSeconds).toBeGreaterThanOrEqual(0);
     expect(v.cpu.benchProcessSeconds).toBeGreaterThan(0);
   }
-  const [plain, eager] = f.variants;
+  const [plain, eager, floor] = f.variants;
   expect(plain!.eagerlyStarted).toBe(0);
   expect(eager!.eagerRequested).toBe(true);
   expect(eager!.eagerlyStarted).toBeGreaterThan(0);
-  expect(f.sandboxOrders).toBe(2 * (20 + 2));
+  expect(floor!.workflow).toBe('floor');
+  expect(f.floorComparison?.floorBookingsPerSecond).toBeGreaterThan(0);
+  expect(f.sandboxOrders).toBe(3 * (20 + 2));
   expect(f.duplicateOrders).toBe(0);
 });
 

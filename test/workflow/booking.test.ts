@@ -394,7 +394,7 @@ describe('recovery after an ambiguous Book', () => {
 
 describe('what a booking writes (PATCHES.fewerTasks)', () => {
   const counts = async (workflowId: string) => {
-    const { events = [] } = await env.client.workflow.getHandle(workflowId).fetchHistory();
+    const events = (await env.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
     const count = (type: number) => events.filter((e) => e.eventType === type).length;
     const upserts = events
       .filter((e) => e.eventType === EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES)
