@@ -34,3 +34,16 @@ export async function floorParked(input: FloorInput): Promise<void> {
   await floorCheckAvail(input);
   await sleep('1 hour');
 }
+
+/** The booking's whole shape: as floorBookingLocalCheck, then a local activity that starts a waiting workflow. */
+export async function floorBookingHandOff(input: FloorInput): Promise<number> {
+  await local.floorCheckAvail(input);
+  const status = await floorBook(input);
+  await local.floorStartOrder(input);
+  return status;
+}
+
+/** The order workflow's floor: one timer, as an order waits for check-in. */
+export async function floorOrder(): Promise<void> {
+  await sleep('1 hour');
+}

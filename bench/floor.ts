@@ -2,6 +2,7 @@
  * The activities of the reference workflows (bench/floor-workflow.ts): the same supplier calls as a
  * booking, through the same client, returning only the status; and how the benchmarks start them.
  */
+import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type { SupplierClient } from '../src/supplier/interface';
 import { guests, holder } from '../test/harness/booking';
@@ -12,7 +13,7 @@ export interface FloorInput {
   test: string;
 }
 
-export function createFloorActivities(supplier: SupplierClient) {
+export function createFloorActivities(supplier: SupplierClient, client?: Pick<Client, 'workflow'>) {
   const context = (input: FloorInput) => ({
     sessionId: `sess-${input.customerReferenceNo}`,
     traceId: `floor-${input.customerReferenceNo}`,
@@ -26,6 +27,16 @@ export function createFloorActivities(supplier: SupplierClient) {
       const { customerReferenceNo, ratePkgId } = input;
       return (await supplier.book({ customerReferenceNo, ratePkgId, holder, guests }, context(input))).status;
     },
+    /** What the booking's order hand-off does, and nothing else: start a workflow that waits (floorOrder). */
+    async floorStartOrder(input: FloorInput): Promise<void> {
+      if (!client) throw new Error('floorStartOrder needs a client');
+      await client.workflow.start('floorOrder', {
+        taskQueue: Context.current().info.taskQueue,
+        workflowId: `floor-order:${input.customerReferenceNo}`,
+        args: [],
+        requestEagerStart: true,
+      });
+    },
   };
 }
 
@@ -34,7 +45,7 @@ export type FloorActivities = ReturnType<typeof createFloorActivities>;
 export const floorWorkflowId = (customerReferenceNo: string) => `floor:${customerReferenceNo}`;
 
 /** The reference workflows of a booking's shape (bench/floor-workflow.ts). */
-export type FloorShape = 'floorBooking' | 'floorBookingLocalCheck' | 'floorBookingAllLocal';
+export type FloorShape = 'floorBooking' | 'floorBookingLocalCheck' | 'floorBookingAllLocal' | 'floorBookingHandOff';
 
 /** Starts a reference booking (bench/floor-workflow.ts; two activities unless `shape` says) for a new reference. */
 export async function startFloorBooking(

@@ -42,6 +42,8 @@ export interface OverheadFigures {
   floorMs: Percentiles;
   floorLocalCheckMs: Percentiles;
   floorAllLocalMs: Percentiles;
+  /** floorBookingLocalCheck and then the order hand-off's floor (a local activity starting a waiting workflow). */
+  floorHandOffMs: Percentiles;
   workflowMs: Percentiles;
   /** bookingWorkflow started with `eager: true` on the worker's connection. */
   workflowEagerMs: Percentiles;
@@ -120,6 +122,7 @@ export async function overhead(raw: OverheadOptions, ctx: BenchContext): Promise
       floor: floor('floorBooking'),
       floorLocalCheck: floor('floorBookingLocalCheck'),
       floorAllLocal: floor('floorBookingAllLocal'),
+      floorHandOff: floor('floorBookingHandOff'),
       workflow: viaWorkflow(false),
       workflowEager: viaWorkflow(true),
     };
@@ -133,7 +136,7 @@ export async function overhead(raw: OverheadOptions, ctx: BenchContext): Promise
       for (const k of Object.keys(outcomes)) delete outcomes[k];
       eagerClient.counts.eagerlyStarted = 0;
 
-      ctx.progress(`overhead: ${options.n} bookings each way (direct, 3 floors, workflow, eager), interleaved`);
+      ctx.progress(`overhead: ${options.n} bookings each way (direct, 4 floors, workflow, eager), interleaved`);
       const directMs: number[] = [];
       const ms = Object.fromEntries(Object.keys(paths).map((k) => [k, [] as number[]])) as Record<
         keyof typeof paths,
@@ -181,6 +184,7 @@ export async function overhead(raw: OverheadOptions, ctx: BenchContext): Promise
         floorMs: roundPercentiles(percentiles(ms.floor)),
         floorLocalCheckMs: roundPercentiles(f),
         floorAllLocalMs: roundPercentiles(percentiles(ms.floorAllLocal)),
+        floorHandOffMs: roundPercentiles(percentiles(ms.floorHandOff)),
         workflowMs: roundPercentiles(w),
         workflowEagerMs: roundPercentiles(we),
         differenceMs,
@@ -219,6 +223,7 @@ export async function overhead(raw: OverheadOptions, ctx: BenchContext): Promise
             row('floor workflow (2 activities)', figures.floorMs, figures.floorMs),
             row('floor workflow (CheckAvail local, Book activity)', f, f),
             row('floor workflow (both local: one task)', figures.floorAllLocalMs, figures.floorAllLocalMs),
+            row('floor workflow (CheckAvail local, Book, hand-off)', figures.floorHandOffMs, figures.floorHandOffMs),
             row('booking workflow (start → outcome)', w, w),
             row('booking workflow, eager start', we, we),
             row('overhead (workflow − direct)', differenceMs),

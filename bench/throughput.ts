@@ -32,7 +32,7 @@ import {
 } from './measure';
 import { table, type BenchContext, type BenchOutput } from './report';
 import type { WorkerKind } from './workers';
-import { startFloorBooking } from './floor';
+import { startFloorBooking, type FloorShape } from './floor';
 import { buildBundle, startStack, type Placement, type Stack } from './stack';
 import { projectTuning, stackFlags, stackOptions, type WorkerTuning } from './config';
 import { benchRequest, duplicateOrders } from './workload';
@@ -104,6 +104,9 @@ export interface ThroughputFigures {
     bookingBookingsPerSecond: number;
     floorCpuMsPerBooking: number;
     bookingCpuMsPerBooking: number;
+    /** The floor with the order hand-off's floor added (floorBookingHandOff). */
+    floorHandOffBookingsPerSecond: number;
+    floorHandOffCpuMsPerBooking: number;
   };
   sandboxOrders: number;
   duplicateOrders: number;
@@ -161,11 +164,22 @@ export async function throughput(raw: ThroughputOptions, ctx: BenchContext): Pro
         label: `${bestPlain.label} floor`,
       });
       variants.push(floor);
+      // The same, plus the order hand-off's floor: what the second workflow per confirmed booking costs.
+      const withHandOff = await runOnFreshStack({
+        tuning: bestPlain.tuning,
+        placement: options.worker,
+        kind: 'floor',
+        floorShape: 'floorBookingHandOff',
+        label: `${bestPlain.label} floor+hand-off`,
+      });
+      variants.push(withHandOff);
       floorComparison = {
         floorBookingsPerSecond: floor.steadyBookingsPerSecond,
         bookingBookingsPerSecond: bestPlain.steadyBookingsPerSecond,
         floorCpuMsPerBooking: floor.cpu.totalMsPerBooking,
         bookingCpuMsPerBooking: bestPlain.cpu.totalMsPerBooking,
+        floorHandOffBookingsPerSecond: withHandOff.steadyBookingsPerSecond,
+        floorHandOffCpuMsPerBooking: withHandOff.cpu.totalMsPerBooking,
       };
     }
     const bookingVariants = variants.filter((v) => v.workflow === 'booking');
@@ -243,7 +257,10 @@ export async function throughput(raw: ThroughputOptions, ctx: BenchContext): Pro
         ? [
             "The floor variant runs bench/floor-workflow.ts's floorBookingLocalCheck (the booking's shape: CheckAvail a local activity, Book an activity; none of the booking workflow's own code) with the best tuning: Temporal's own ceiling on this stack.",
             `Ratio to the floor: throughput ${round(floorComparison.bookingBookingsPerSecond / floorComparison.floorBookingsPerSecond, 2)}×, ` +
-              `CPU per booking ${round(floorComparison.bookingCpuMsPerBooking / floorComparison.floorCpuMsPerBooking, 2)}×.`,
+              `CPU per booking ${round(floorComparison.bookingCpuMsPerBooking / floorComparison.floorCpuMsPerBooking, 2)}×; ` +
+              `to the floor with the order hand-off (floorBookingHandOff: a local activity starting a workflow that waits, as a confirmed booking's order workflow does): ` +
+              `throughput ${round(floorComparison.bookingBookingsPerSecond / floorComparison.floorHandOffBookingsPerSecond, 2)}×, ` +
+              `CPU ${round(floorComparison.bookingCpuMsPerBooking / floorComparison.floorHandOffCpuMsPerBooking, 2)}×.`,
           ]
         : []),
       ...(options.eager
@@ -265,6 +282,7 @@ interface Variant {
   placement: Placement;
   eager?: boolean;
   kind?: WorkerKind;
+  floorShape?: FloorShape;
 }
 
 async function runVariant(
@@ -273,7 +291,7 @@ async function runVariant(
   variant: Variant,
   ctx: BenchContext,
 ): Promise<VariantFigures> {
-  const { label, tuning, placement, eager = false, kind = 'booking' } = variant;
+  const { label, tuning, placement, eager = false, kind = 'booking', floorShape = 'floorBookingLocalCheck' } = variant;
   const taskQueue = `bench-throughput-${randomUUID().slice(0, 8)}`;
   const worker = await stack.startWorker({ taskQueue, tuning, placement, kind });
   const { client, counts } = stack.createClient(eager);
@@ -284,7 +302,7 @@ async function runVariant(
       if (kind === 'floor') {
         const input = { customerReferenceNo: randomUUID(), ratePkgId: 'pkg-standard-double', test: 'confirmAfterMs=0' };
         // The floor of the booking's shape: CheckAvail local, Book an activity.
-        const status = await (await startFloorBooking(client, taskQueue, input, 'floorBookingLocalCheck')).result();
+        const status = await (await startFloorBooking(client, taskQueue, input, floorShape)).result();
         outcome = status === 2 ? 'confirmed' : `status ${status}`;
       } else {
         const request = benchRequest('confirmAfterMs=0');

@@ -5,6 +5,7 @@
  * supplier stack and tuning. Used in process and by bench/worker-process.ts, so both placements run
  * the same thing.
  */
+import { Client } from '@temporalio/client';
 import { Worker, type NativeConnection } from '@temporalio/worker';
 import { dataConverterFor } from '../src/codec/config';
 import type { RateLimits } from '../dev/sandbox/rate-limit';
@@ -61,7 +62,7 @@ export async function buildBookingWorker(
       namespace: spec.namespace,
       taskQueue: spec.taskQueue,
       workflowBundle: { codePath: spec.bundlePath },
-      activities: createFloorActivities(supplier),
+      activities: createFloorActivities(supplier, new Client({ connection, namespace: spec.namespace })),
       ...spec.tuning,
       ...(dataConverter ? { dataConverter } : {}),
     });

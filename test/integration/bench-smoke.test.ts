@@ -73,14 +73,15 @@ test('overhead: direct, floor and workflow bookings are all measured', async () 
   // The happy path's shape (PATCHES.fewerTasks): two workflow tasks, Book the one activity.
   expect(f.history.workflow).toMatchObject({ workflowTasks: 2, activities: 1 });
   expect(f.history.floor).toMatchObject({ workflowTasks: 2, activities: 1 });
-  // Direct, three floors and two workflow paths, warm-up included, each makes one order.
-  expect(f.sandboxOrders).toBe(6 * (5 + 1));
+  // Direct, four floors and two workflow paths, warm-up included, each makes one order.
+  expect(f.sandboxOrders).toBe(7 * (5 + 1));
+  expect(f.floorHandOffMs.count).toBe(5);
   expect(f.duplicateOrders).toBe(0);
 });
 
 test('throughput: a plain, an eager and a floor variant complete every booking', async () => {
   const f = await run<ThroughputFigures>('throughput', { n: 20, warmup: 2, concurrency: 5, eager: true });
-  expect(f.variants).toHaveLength(3);
+  expect(f.variants).toHaveLength(4);
   for (const v of f.variants) {
     expect(v.outcomes).toEqual({ confirmed: 20 });
     expect(v.latencyMs.count).toBe(20);
@@ -88,13 +89,14 @@ test('throughput: a plain, an eager and a floor variant complete every booking',
     expect(v.cpu.devServerSeconds).toBeGreaterThanOrEqual(0);
     expect(v.cpu.benchProcessSeconds).toBeGreaterThan(0);
   }
-  const [plain, eager, floor] = f.variants;
+  const [plain, eager, floor, floorHandOff] = f.variants;
   expect(plain!.eagerlyStarted).toBe(0);
   expect(eager!.eagerRequested).toBe(true);
   expect(eager!.eagerlyStarted).toBeGreaterThan(0);
   expect(floor!.workflow).toBe('floor');
+  expect(floorHandOff!.workflow).toBe('floor');
   expect(f.floorComparison?.floorBookingsPerSecond).toBeGreaterThan(0);
-  expect(f.sandboxOrders).toBe(3 * (20 + 2));
+  expect(f.sandboxOrders).toBe(4 * (20 + 2));
   expect(f.duplicateOrders).toBe(0);
 });
 
