@@ -34,6 +34,7 @@ import { startChild, type ChildHandle } from './ipc';
 import { freePort, procCpuSeconds, procRssMb, withChildren } from './measure';
 import { startProdCluster } from '../dev/prod/cluster';
 import type { SandboxProcessInput, SandboxProcessReady } from './sandbox-process';
+import { WORKER_NODE_FLAGS } from '../src/config/node-flags';
 import type { WorkerProcessInput } from './worker-process';
 
 export type { WorkerTuning } from './config';
@@ -390,8 +391,9 @@ async function childWorker(entry: string, address: string, spec: BookingWorkerSp
   const child = await startChild<{ pid: number }>(
     entry,
     { address, ...spec } satisfies WorkerProcessInput,
-    // Heap figures after a forced GC show live data rather than garbage not yet collected.
-    { execArgv: ['--expose-gc'] },
+    // Heap figures after a forced GC show live data rather than garbage not yet collected. The worker's own
+    // Node flags (as the Dockerfile and `npm run worker` pass them) apply here too.
+    { execArgv: ['--expose-gc', ...workerNodeFlags()] },
   );
   return {
     placement: 'child',
@@ -402,4 +404,13 @@ async function childWorker(entry: string, address: string, spec: BookingWorkerSp
     memory: () => child.call('memory'),
     stop: () => child.stop(),
   };
+}
+
+/**
+ * Node flags the worker child runs with: the product's (src/config/node-flags.ts), or BENCH_WORKER_NODE_FLAGS
+ * (space-separated; empty for none) to compare others.
+ */
+export function workerNodeFlags(env: NodeJS.ProcessEnv = process.env): string[] {
+  const override = env.BENCH_WORKER_NODE_FLAGS;
+  return override === undefined ? [...WORKER_NODE_FLAGS] : override.split(/\s+/).filter(Boolean);
 }

@@ -7,6 +7,7 @@
  * Every child is tracked so `stop()`, a signal, or the process's own exit can kill it: nothing outlives
  * the run.
  */
+import { WORKER_NODE_FLAGS } from '../src/config/node-flags';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, writeFileSync, type WriteStream } from 'node:fs';
 import path from 'node:path';
@@ -278,7 +279,7 @@ export class WorkerFleet {
     this.generation.set(slot, gen);
     const name = `${slot}#${gen}`;
     const spawnedAt = Date.now();
-    const child = spawn(process.execPath, [this.options.entry], {
+    const child = spawn(process.execPath, [...WORKER_NODE_FLAGS, this.options.entry], {
       env: this.options.env,
       stdio: ['ignore', 'pipe', 'pipe'],
     });

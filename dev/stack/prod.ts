@@ -7,6 +7,7 @@
  * The data stays under STACK_DATA_DIR/prod, so a second start finds its bookings. Ctrl-C stops the
  * workers first (in-flight Books finish), then the rest; no process outlives it.
  */
+import { WORKER_NODE_FLAGS } from '../../src/config/node-flags';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -42,10 +43,14 @@ const ProdStackEnv = z.object({
 /** A booking worker in its own process, its lines prefixed with its name. */
 function startWorkerProcess(name: string, env: NodeJS.ProcessEnv): { child: ChildProcess; ready: Promise<void> } {
   const tsNode = require.resolve('ts-node/dist/bin.js');
-  const child = spawn(process.execPath, [tsNode, '--transpile-only', path.join(REPO, 'src/worker.ts')], {
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [...WORKER_NODE_FLAGS, tsNode, '--transpile-only', path.join(REPO, 'src/worker.ts')],
+    {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   const ready = new Promise<void>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`${name} exited with code ${code} at start`)));
     for (const stream of [child.stdout!, child.stderr!]) {

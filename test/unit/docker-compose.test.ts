@@ -5,6 +5,9 @@ import { parse } from 'yaml';
 import { EnvSchema, loadConfig } from '../../src/config';
 import { SEARCH_ATTRIBUTES } from '../../src/contract';
 import { shutdownGraceMs } from '../../src/worker';
+import { WORKER_NODE_FLAGS } from '../../src/config/node-flags';
+
+const ROOT = path.join(__dirname, '../..');
 
 interface Service {
   image?: string;
@@ -107,4 +110,14 @@ test("compose waits for the worker's shutdown grace (in-flight Books finish) bef
   const seconds = Number(/^(\d+)s$/.exec(grace)?.[1]);
   const profile = loadConfig({ ...REQUIRED, SUPPLIER_TOKEN: 't' }).supplier.profile;
   expect(seconds * 1000).toBeGreaterThan(shutdownGraceMs(profile));
+});
+
+test('every way of running a worker passes the same Node flags (src/config/node-flags.ts)', () => {
+  expect(worker.command).toEqual(['node', ...WORKER_NODE_FLAGS, 'lib/worker.js']);
+  const dockerfile = readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
+  expect(dockerfile).toContain(
+    `CMD ${JSON.stringify(['node', ...WORKER_NODE_FLAGS, 'lib/worker.js']).replace(/,/g, ', ')}`,
+  );
+  const scripts = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts as Record<string, string>;
+  expect(scripts.worker).toBe(`node ${WORKER_NODE_FLAGS.join(' ')} -r ts-node/register/transpile-only src/worker.ts`);
 });
