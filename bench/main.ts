@@ -19,6 +19,8 @@
  *   --shards N          prod: the cluster's history shard count (default deploy/temporal-server.env)
  *   --bundle FILE       a prebuilt workflow bundle instead of bundling for the run
  *   --sandbox-as-is     without the bench's QueryOrders memo (see bench/sandbox-process.ts)
+ * The worker child (--worker child, parked's default) runs with the product's Node flags (src/config/node-flags.ts);
+ * BENCH_WORKER_NODE_FLAGS="..." runs it with others ("" for none).
  * Each run prints its tables and writes the JSON with the figures, the options and the machine.
  * Nothing is asserted about speed. "floor" is bench/floor-workflow.ts: the same supplier calls with
  * none of the booking workflow's code, i.e. what Temporal itself costs on this stack.
