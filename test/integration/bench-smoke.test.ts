@@ -125,4 +125,6 @@ test('parked: bookings park, are measured, and are all terminated', async () => 
   expect(f.termination.stillRunning).toBe(0);
   expect(f.sandboxOrders).toBe(20);
   expect(f.duplicateOrders).toBe(0);
+  expect(f.floorComparison).toMatchObject({ parked: 20 });
+  expect(f.floorComparison!.floorWorkerRssMb).toBeGreaterThan(0);
 });
