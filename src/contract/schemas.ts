@@ -133,7 +133,8 @@ export type PollRecord = z.infer<typeof PollRecord>;
 
 export const BookAttempt = z.object({
   at: z.string(),
-  result: z.enum(['order', 'rejected', 'ambiguous']),
+  /** `refused`: a re-send refused before any work (429, connection refused): nothing made by it, not counted. */
+  result: z.enum(['order', 'refused', 'rejected', 'ambiguous']),
   status: z.number().int().optional(),
   error: z.string().optional(),
 });

@@ -144,7 +144,7 @@ type CancelFee struct {
 // BookAttempt is one Book call of the booking.
 type BookAttempt struct {
 	At     string `json:"at"`
-	Result string `json:"result"` // "order", "rejected" or "ambiguous"
+	Result string `json:"result"` // "order", "refused" (a re-send refused before any work), "rejected" or "ambiguous"
 	Status *int   `json:"status,omitempty"`
 	Error  string `json:"error,omitempty"`
 }

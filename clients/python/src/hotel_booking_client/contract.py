@@ -159,7 +159,7 @@ class CancelledOutcome(TypedDict):
 
 class BookAttempt(TypedDict):
     at: str
-    result: Literal["order", "rejected", "ambiguous"]
+    result: Literal["order", "refused", "rejected", "ambiguous"]
     status: NotRequired[int]
     error: NotRequired[str]
 
