@@ -49,6 +49,8 @@ export interface BookingWorkerDeps {
   plugins?: WorkerOptions['plugins'];
   /** Sent with every Book for order-status callbacks (SUPPLIER_CALLBACK_URL). */
   callbackUrl?: string;
+  /** Accept bookings with `recovery.testing` (RECOVERY_TESTING): sandbox, tests, chaos and benchmarks only. */
+  recoveryTesting?: boolean;
 }
 
 /**
@@ -67,6 +69,7 @@ export async function createBookingWorker(deps: BookingWorkerDeps): Promise<Book
       profile: deps.profile,
       orders: deps.orders,
       ...(deps.callbackUrl ? { callbackUrl: deps.callbackUrl } : {}),
+      ...(deps.recoveryTesting ? { recoveryTesting: true } : {}),
     }),
     // A confirmed booking's (and the sweep's) start of an order workflow, through the worker's own connection.
     ...createOrderActivities({
@@ -293,6 +296,7 @@ export async function createWorkerFromConfig(
       profile: config.supplier.profile,
       dataConverter: dataConverterFor(config.encryption),
       ...(config.supplier.callbackUrl ? { callbackUrl: config.supplier.callbackUrl } : {}),
+      ...(config.recoveryTesting ? { recoveryTesting: true } : {}),
       ...(config.workflowBundlePath ? { workflowBundle: { codePath: config.workflowBundlePath } } : {}),
       tuning: {
         maxConcurrentActivityTaskExecutions: config.worker.maxConcurrentActivities,

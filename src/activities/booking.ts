@@ -24,6 +24,8 @@ export interface ActivityDeps {
   orders?: Pick<QueryOrdersCoalescer, 'lookup'>;
   /** Sent with every Book, so the supplier calls back on status changes (src/callbacks); none when unset. */
   callbackUrl?: string;
+  /** Accept requests with `recovery.testing` (settings below the production floors): test workers only. */
+  recoveryTesting?: boolean;
 }
 
 /** The request headers an activity sends, minus the abort signal it adds itself. */
@@ -94,7 +96,7 @@ export interface OrderView extends OrderSummary {
 /** Cancel answers that prove the supplier did not (and will not) cancel: the order stays as it was. */
 const CANCEL_REFUSED = ['SupplierBadRequest', 'SupplierForbidden', 'SupplierNotFound', 'SupplierBusinessError'];
 
-export function createActivities({ supplier, profile, orders: coalescer, callbackUrl }: ActivityDeps) {
+export function createActivities({ supplier, profile, orders: coalescer, callbackUrl, recoveryTesting }: ActivityDeps) {
   return {
     /**
      * The workflow's input check, run as a local activity: here the contract's zod schemas are built
@@ -102,7 +104,7 @@ export function createActivities({ supplier, profile, orders: coalescer, callbac
      * (~3 MB and ~40 ms of CPU each, measured by bench parked). No supplier call; pure and fast.
      */
     async validateBookingRequest(input: unknown): Promise<RequestValidation> {
-      return validateBookingRequest(input);
+      return validateBookingRequest(input, { recoveryTesting: recoveryTesting === true });
     },
 
     async checkAvail({ ratePkgId, context }: CheckAvailInput): Promise<CheckAvailOutcome> {

@@ -94,6 +94,12 @@ export const EnvSchema = EncryptionEnv.extend({
   RECONCILIATION_SLICE_MINUTES: intFromEnv(60),
   /** on: an orphan found Confirmed is cancelled (through an order workflow, with the fee that applies). Off by default. */
   RECONCILIATION_CANCEL_ORPHANS: onOff('off'),
+  /**
+   * on: this worker accepts bookings whose `recovery.testing` is true, with recovery settings below the
+   * production floors (re-send sooner than 10 minutes, short deadlines). For the sandbox, tests, chaos runs
+   * and benchmarks only: never on a worker that books for real.
+   */
+  RECOVERY_TESTING: onOff('off'),
 });
 
 export type SupplierCredentials =
@@ -132,6 +138,8 @@ export interface AppConfig {
   workflowBundlePath?: string;
   /** Payload encryption, when configured (see PAYLOAD_ENCRYPTION_KEYS). */
   encryption?: EncryptionCodecOptions;
+  /** RECOVERY_TESTING: accept test recovery schedules (below the floors). Absent in hand-built configs: off. */
+  recoveryTesting?: boolean;
 }
 
 export interface ObservabilityConfig {
@@ -246,6 +254,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     ...(e.WORKER_WORKFLOW_BUNDLE ? { workflowBundlePath: e.WORKER_WORKFLOW_BUNDLE } : {}),
     ...(encryption ? { encryption } : {}),
+    recoveryTesting: e.RECOVERY_TESTING === 'on',
   };
 }
 

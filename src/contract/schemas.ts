@@ -86,7 +86,12 @@ export type ParsedBookingRequest = z.output<typeof BookingRequest>;
 export type RequestValidation =
   { valid: true; request: ParsedBookingRequest; recovery: RecoveryPolicy } | { valid: false; issues: string[] };
 
-export function validateBookingRequest(input: unknown): RequestValidation {
+/** Where a request is checked: a worker with RECOVERY_TESTING accepts `recovery.testing`; others refuse it. */
+export interface ValidationOptions {
+  recoveryTesting?: boolean;
+}
+
+export function validateBookingRequest(input: unknown, _options: ValidationOptions = {}): RequestValidation {
   const parsed = BookingRequest.safeParse(input);
   if (!parsed.success) return { valid: false, issues: describeIssues(parsed.error) };
   return { valid: true, request: parsed.data, recovery: RecoveryPolicy.parse(parsed.data.recovery ?? {}) };
