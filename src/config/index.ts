@@ -176,7 +176,7 @@ export class ConfigError extends Error {
 export function loadConfig(env: Record<string, string | undefined> = process.env): AppConfig {
   const parsed = EnvSchema.safeParse(env);
   if (!parsed.success) {
-    throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`));
+    throw new ConfigError(issueLines(undefined, parsed.error.issues));
   }
   const e = parsed.data;
   const issues: string[] = [];
@@ -196,7 +196,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     if (result.success) {
       profile = result.data;
       issues.push(...timeoutIssues(profile));
-    } else issues.push(...result.error.issues.map((i) => `SUPPLIER_PROFILE.${i.path.join('.')}: ${i.message}`));
+    } else issues.push(...issueLines('SUPPLIER_PROFILE', result.error.issues));
   } catch {
     issues.push('SUPPLIER_PROFILE: not valid JSON');
   }
@@ -289,18 +289,66 @@ export function loadCallbacksConfig(env: Record<string, string | undefined> = pr
 /** Headroom between a supplier call's client timeout and its activity's timeout, for the answer to be read. */
 const TIMEOUT_HEADROOM_MS = 10_000;
 
+/** A supplier operation whose client timeout is in the profile's `timeoutsMs`. */
+export type SupplierCall = keyof SupplierProfile['timeoutsMs'];
+
+/**
+ * Every activity that sends a supplier request: the profile timeout its request runs under, and the activity's
+ * own start-to-close timeout as the workflows set it. test/unit/activity-timeouts.test.ts runs the workflows'
+ * activity proxies and fails when an activity is missing here or its timeout differs.
+ */
+export const SUPPLIER_CALL_ACTIVITIES: ReadonlyArray<{
+  activity: string;
+  call: SupplierCall;
+  activitySeconds: number;
+}> = [
+  { activity: 'checkAvail', call: 'checkAvail', activitySeconds: ACTIVITY_TIMEOUT_SECONDS.checkAvail },
+  { activity: 'book', call: 'book', activitySeconds: ACTIVITY_TIMEOUT_SECONDS.book },
+  { activity: 'queryOrder', call: 'queryOrders', activitySeconds: ACTIVITY_TIMEOUT_SECONDS.queryOrders },
+  // orderWorkflow gives cancelOrder the QueryOrders activity timeout (src/workflows/order/activities.ts).
+  { activity: 'cancelOrder', call: 'cancel', activitySeconds: ACTIVITY_TIMEOUT_SECONDS.queryOrders },
+  // The reconciliation sweep writes its listing's timeout itself, as '30 seconds' (src/workflows/reconciliation).
+  { activity: 'listOrdersBooked', call: 'queryOrders', activitySeconds: 30 },
+];
+
+/** The largest client timeout the profile may set for `call`: headroom below every activity that makes it. */
+export function supplierTimeoutBoundMs(call: SupplierCall): number | undefined {
+  const seconds = SUPPLIER_CALL_ACTIVITIES.filter((a) => a.call === call).map((a) => a.activitySeconds);
+  return seconds.length > 0 ? Math.min(...seconds) * 1000 - TIMEOUT_HEADROOM_MS : undefined;
+}
+
 /**
  * Each supplier call must time out in the client before its activity does: the client's ending is
- * classified (a Book that timed out in the client is looked up), the activity's is only "it died".
+ * classified (a Book that timed out in the client is looked up), the activity's is only "it died", and an
+ * activity that Temporal retries (Cancel, QueryOrders) would send its request again while the first may still
+ * be at the supplier.
  */
 function timeoutIssues(profile: SupplierProfile): string[] {
-  return (['checkAvail', 'book', 'queryOrders'] as const)
-    .filter((op) => profile.timeoutsMs[op] > ACTIVITY_TIMEOUT_SECONDS[op] * 1000 - TIMEOUT_HEADROOM_MS)
-    .map(
-      (op) =>
-        `SUPPLIER_PROFILE.timeoutsMs.${op}: must be at most ${ACTIVITY_TIMEOUT_SECONDS[op] * 1000 - TIMEOUT_HEADROOM_MS} ms, ` +
-        `${TIMEOUT_HEADROOM_MS / 1000} s below the ${op} activity's own ${ACTIVITY_TIMEOUT_SECONDS[op]} s timeout`,
+  const calls = [...new Set(SUPPLIER_CALL_ACTIVITIES.map((a) => a.call))];
+  return calls.flatMap((call) => {
+    const boundMs = supplierTimeoutBoundMs(call)!;
+    if (profile.timeoutsMs[call] <= boundMs) return [];
+    const tightest = SUPPLIER_CALL_ACTIVITIES.filter(
+      (a) => a.call === call && a.activitySeconds * 1000 - TIMEOUT_HEADROOM_MS === boundMs,
     );
+    const names = tightest.map((a) => a.activity).join(' and ');
+    return [
+      `SUPPLIER_PROFILE.timeoutsMs.${call}: must be at most ${boundMs} ms, ${TIMEOUT_HEADROOM_MS / 1000} s below ` +
+        `the ${names} ${tightest.length > 1 ? "activities'" : "activity's"} own ${tightest[0]!.activitySeconds} s timeout`,
+    ];
+  });
+}
+
+/**
+ * Schema issues as `VARIABLE.path: message` lines. An unknown key is named, so a misspelt override reads as
+ * what it is rather than zod's generic wording.
+ */
+function issueLines(variable: string | undefined, issues: readonly z.core.$ZodIssue[]): string[] {
+  return issues.flatMap((issue) => {
+    const where = [...(variable ? [variable] : []), ...issue.path.map(String)].join('.');
+    if (issue.code === 'unrecognized_keys') return issue.keys.map((key) => `${where}: unknown key "${key}"`);
+    return [`${where}: ${issue.message}`];
+  });
 }
 
 function definedOnly(env: Record<string, string | undefined>): Record<string, string> {

@@ -3,16 +3,17 @@
  *
  * Defaults are what a live supplier with the same interface documents (shared/spec/supplier-facts.md).
  * Another supplier, or a later version, may differ: each value can be overridden by configuration
- * (see src/config), never by editing code.
+ * (see src/config), never by editing code. Every level is strict: an unknown key is an error, not a value
+ * silently left at its default (a misspelt status code would otherwise decide bookings on the default).
  */
 import { z } from 'zod';
 
 const Code = z.number().int();
 
-export const SupplierProfile = z.object({
+export const SupplierProfile = z.strictObject({
   /** Operation paths, relative to the base URL. The Ticket path is not in the spec. */
   paths: z
-    .object({
+    .strictObject({
       ticket: z.string().default('/api/auth/ticket'),
       checkAvail: z.string().default('/api/search/checkAvail'),
       book: z.string().default('/api/trade/book'),
@@ -29,7 +30,7 @@ export const SupplierProfile = z.object({
     }),
   /** Envelope `code` values. Two business errors arrive with HTTP 200, so `code` is always read. */
   codes: z
-    .object({
+    .strictObject({
       success: Code.default(0),
       badRequest: Code.default(100000400),
       unauthorized: Code.default(100000401),
@@ -65,7 +66,7 @@ export const SupplierProfile = z.object({
    * documents that it rolls the order back.
    */
   book: z
-    .object({
+    .strictObject({
       surelyNotMadeStatuses: z.array(z.number().int()).default([400, 401, 403]),
       surelyNotMadeCodes: z
         .array(z.enum(['badRequest', 'unauthorized', 'forbidden', 'creditLimitExceeded', 'notFound', 'duplicate']))
@@ -77,7 +78,7 @@ export const SupplierProfile = z.object({
     }),
   /** Order `status` values. */
   orderStatus: z
-    .object({
+    .strictObject({
       unknown: Code.default(0),
       confirming: Code.default(1),
       confirmed: Code.default(2),
@@ -88,11 +89,11 @@ export const SupplierProfile = z.object({
     .default({ unknown: 0, confirming: 1, confirmed: 2, cancelled: 3, failed: 4, cancelFailed: 5 }),
   /** CheckAvail `data.status` values. */
   checkAvailStatus: z
-    .object({ available: Code.default(1), unavailable: Code.default(2) })
+    .strictObject({ available: Code.default(1), unavailable: Code.default(2) })
     .default({ available: 1, unavailable: 2 }),
   /** Ticket: idle ttl asked for, and how long before expiry a ticket is renewed. */
   ticket: z
-    .object({
+    .strictObject({
       ttlSeconds: z
         .number()
         .int()
@@ -103,7 +104,7 @@ export const SupplierProfile = z.object({
     .default({ ttlSeconds: 24 * 3600, renewBeforeSeconds: 300 }),
   /** Requests per second per application key. */
   rateLimits: z
-    .object({
+    .strictObject({
       overall: z.number().positive().default(100),
       checkAvail: z.number().positive().default(10),
       book: z.number().positive().default(10),
@@ -114,7 +115,7 @@ export const SupplierProfile = z.object({
     .default({ overall: 100, checkAvail: 10, book: 10, queryOrders: 50 }),
   /** Per-call client timeouts. Book is long: the supplier answers slowly while it books upstream. */
   timeoutsMs: z
-    .object({
+    .strictObject({
       ticket: z.number().int().positive().default(10_000),
       checkAvail: z.number().int().positive().default(15_000),
       book: z.number().int().positive().default(90_000),
@@ -129,7 +130,7 @@ export const SupplierProfile = z.object({
    * in `header`. The secret is never here: it is SUPPLIER_CALLBACK_SECRET (src/config).
    */
   callbacks: z
-    .object({
+    .strictObject({
       /** The Book request field that carries the callback URL. */
       urlField: z.string().min(1).default('callbackUrl'),
       verification: z.enum(['hmac-sha256', 'shared-secret']).default('hmac-sha256'),

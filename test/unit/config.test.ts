@@ -108,3 +108,42 @@ test('registering missing search attributes at start is on by default, off by WO
     /WORKER_REGISTER_SEARCH_ATTRIBUTES/,
   );
 });
+
+describe('SUPPLIER_PROFILE refuses keys it does not know, at every level, naming each', () => {
+  const load = (profile: unknown) => () => loadConfig({ ...base, SUPPLIER_PROFILE: JSON.stringify(profile) });
+
+  test('a misspelt order status is an error, not the default', () => {
+    expect(load({ orderStatus: { canceled: 7 } })).toThrow('SUPPLIER_PROFILE.orderStatus: unknown key "canceled"');
+  });
+
+  test.each([
+    [{ timeout: { book: 60_000 } }, 'SUPPLIER_PROFILE: unknown key "timeout"'],
+    [{ codes: { sucess: 1 } }, 'SUPPLIER_PROFILE.codes: unknown key "sucess"'],
+    [{ paths: { checkavail: '/x' } }, 'SUPPLIER_PROFILE.paths: unknown key "checkavail"'],
+    [{ book: { surelyNotMadeStatus: [400] } }, 'SUPPLIER_PROFILE.book: unknown key "surelyNotMadeStatus"'],
+    [{ checkAvailStatus: { availabe: 1 } }, 'SUPPLIER_PROFILE.checkAvailStatus: unknown key "availabe"'],
+    [{ ticket: { ttl: 60 } }, 'SUPPLIER_PROFILE.ticket: unknown key "ttl"'],
+    [{ rateLimits: { queryOrder: 5 } }, 'SUPPLIER_PROFILE.rateLimits: unknown key "queryOrder"'],
+    [{ timeoutsMs: { cancelOrder: 5_000 } }, 'SUPPLIER_PROFILE.timeoutsMs: unknown key "cancelOrder"'],
+    [{ callbacks: { secret: 'x' } }, 'SUPPLIER_PROFILE.callbacks: unknown key "secret"'],
+  ])('%j', (profile, message) => {
+    expect(load(profile)).toThrow(message);
+  });
+
+  test('every unknown key is named, beside the other problems', () => {
+    expect(load({ orderStatus: { canceled: 7, confirmd: 2 }, timeoutsMs: { book: -1 } })).toThrow(
+      /orderStatus: unknown key "canceled"[\s\S]*orderStatus: unknown key "confirmd"|orderStatus: unknown key "confirmd"[\s\S]*canceled/,
+    );
+    expect(load({ orderStatus: { canceled: 7 }, timeoutsMs: { book: -1 } })).toThrow(
+      /SUPPLIER_PROFILE\.timeoutsMs\.book/,
+    );
+  });
+
+  test('every key the documented defaults have is accepted back (a profile can be written out and read in)', () => {
+    const full = loadConfig(base).supplier.profile;
+    expect(loadConfig({ ...base, SUPPLIER_PROFILE: JSON.stringify(full) }).supplier.profile).toEqual(full);
+    expect(
+      loadConfig({ ...base, SUPPLIER_PROFILE: '{"rateLimits":{"cancel":5}}' }).supplier.profile.rateLimits.cancel,
+    ).toBe(5);
+  });
+});
