@@ -62,6 +62,13 @@ export function shutdownGraceMs(profile: SupplierProfile): number {
   return profile.timeoutsMs.book + 10_000;
 }
 
+/**
+ * What a supervisor's stop period (compose's `stop_grace_period`, a pod's termination grace) must leave beyond
+ * the shutdown grace: after its activities end, the worker still closes the supplier's pools and its connection
+ * and flushes telemetry. A stop period equal to the grace would SIGKILL a Book in its last seconds.
+ */
+export const STOP_PERIOD_MARGIN_MS = 15_000;
+
 export async function createBookingWorker(deps: BookingWorkerDeps): Promise<BookingWorker> {
   const activities = {
     ...createActivities({

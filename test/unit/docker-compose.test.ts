@@ -2,9 +2,9 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
-import { EnvSchema, loadConfig } from '../../src/config';
+import { EnvSchema, loadConfig, supplierTimeoutBoundMs } from '../../src/config';
 import { SEARCH_ATTRIBUTES } from '../../src/contract';
-import { shutdownGraceMs } from '../../src/worker';
+import { shutdownGraceMs, STOP_PERIOD_MARGIN_MS } from '../../src/worker';
 import { WORKER_NODE_FLAGS } from '../../src/config/node-flags';
 
 const ROOT = path.join(__dirname, '../..');
@@ -105,11 +105,18 @@ test('every pulled image is pinned to a tag other than latest', () => {
   }
 });
 
-test("compose waits for the worker's shutdown grace (in-flight Books finish) before it kills the worker", () => {
+test("compose waits for the worker's largest allowed shutdown grace and a margin before it kills the worker", () => {
   const grace = (worker as Service & { stop_grace_period?: string }).stop_grace_period ?? '10s';
-  const seconds = Number(/^(\d+)s$/.exec(grace)?.[1]);
-  const profile = loadConfig({ ...REQUIRED, SUPPLIER_TOKEN: 't' }).supplier.profile;
-  expect(seconds * 1000).toBeGreaterThan(shutdownGraceMs(profile));
+  const stopMs = Number(/^(\d+)s$/.exec(grace)?.[1]) * 1000;
+  // The longest Book timeout the config accepts (one more millisecond is refused), hence the longest grace.
+  const longestBook = supplierTimeoutBoundMs('book')!;
+  const env = { ...REQUIRED, SUPPLIER_TOKEN: 't' };
+  expect(() =>
+    loadConfig({ ...env, SUPPLIER_PROFILE: JSON.stringify({ timeoutsMs: { book: longestBook + 1 } }) }),
+  ).toThrow(/timeoutsMs\.book/);
+  const profile = loadConfig({ ...env, SUPPLIER_PROFILE: JSON.stringify({ timeoutsMs: { book: longestBook } }) })
+    .supplier.profile;
+  expect(stopMs).toBeGreaterThanOrEqual(shutdownGraceMs(profile) + STOP_PERIOD_MARGIN_MS);
 });
 
 test('every way of running a worker passes the same Node flags (src/config/node-flags.ts)', () => {
