@@ -47,7 +47,21 @@ export interface TestFlags {
   cancelAfterQueries?: number;
   /** `freeCancel=0` on Book: the order's free cancellation ended before it was made (its cancelFees apply at once). */
   freeCancel: boolean;
+  /**
+   * Every Book after the first for a reference answers this (`resend=429`: rate limited; `resend=400`: bad
+   * request), whatever the first one did: a supplier rate-limiting re-sends in a storm, or refusing them.
+   */
+  resend?: ResendFault;
+  /**
+   * The order is made at once but QueryOrders lists it late: from the Nth QueryOrders naming it
+   * (`listAfterQueries`), or this many milliseconds after it was made (`listAfterMs`). A lagging order index.
+   */
+  listAfterQueries?: number;
+  listAfterMs?: number;
 }
+
+export type ResendFault = '429' | '400';
+const RESEND_FAULTS: ResendFault[] = ['429', '400'];
 
 const SCENARIOS: Scenario[] = ['available', 'soldOut', 'priceChanged', 'serviceUnavailable', 'unknownInternalError'];
 const CHECK_AVAIL_FAULTS: CheckAvailFault[] = [
@@ -108,5 +122,8 @@ export function parseTestHeader(header: string | undefined): TestFlags {
     cancelAfterMs: count(p.get('cancelAfterMs')),
     cancelAfterQueries: count(p.get('cancelAfterQueries')),
     freeCancel: p.get('freeCancel') !== '0',
+    resend: oneOf(p.get('resend'), RESEND_FAULTS),
+    listAfterQueries: count(p.get('listAfterQueries')),
+    listAfterMs: count(p.get('listAfterMs')),
   };
 }

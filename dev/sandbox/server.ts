@@ -337,7 +337,12 @@ export async function startSandbox(overrides: Partial<SandboxOptions> = {}): Pro
     const flags = parseTestHeader(testHeader);
     const n = (bookCount.get(ref) ?? 0) + 1;
     bookCount.set(ref, n);
-    const fault = flags.book && (flags.bookTimes === undefined || n <= flags.bookTimes) ? flags.book : undefined;
+    const fault =
+      n > 1 && flags.resend
+        ? flags.resend
+        : flags.book && (flags.bookTimes === undefined || n <= flags.bookTimes)
+          ? flags.book
+          : undefined;
     if (fault) call.fault = fault;
 
     switch (fault) {
@@ -370,6 +375,8 @@ export async function startSandbox(overrides: Partial<SandboxOptions> = {}): Pro
           flags.scenario === 'soldOut' ? 'sold out' : flags.outcome === 'failed' ? 'supplier rejected' : undefined,
         confirmAfterMs: flags.scenario === 'soldOut' ? 0 : settleDelay(flags),
         confirmAfterQueries: flags.scenario === 'soldOut' ? undefined : flags.confirmAfterQueries,
+        ...(flags.listAfterQueries !== undefined ? { listAfterQueries: flags.listAfterQueries } : {}),
+        ...(flags.listAfterMs !== undefined ? { listAfterMs: flags.listAfterMs } : {}),
         price: priceFor(sessionId, body.ratePkgId),
         holder: body.holder,
         guests: body.guests,
@@ -416,8 +423,9 @@ export async function startSandbox(overrides: Partial<SandboxOptions> = {}): Pro
       if (fault === 'malformed') return { malformed: '{"code":0,"data":{"orders":[' };
       return faultAnswer(fault)!;
     }
-    const matches = store.all().filter((o) => matchesFilter(o, filter));
-    for (const o of matches) o.queriesSeen++;
+    const named = store.all().filter((o) => matchesFilter(o, filter));
+    for (const o of named) o.queriesSeen++;
+    const matches = named.filter((o) => store.listed(o));
     for (const o of matches) if (o.callbackUrl) announce(o);
     const orders = matches
       .filter((o) => {

@@ -21,6 +21,9 @@ export interface StoredOrder {
   confirmAfterMs: number;
   confirmAfterQueries?: number;
   queriesSeen: number;
+  /** QueryOrders lists the order only from its Nth query naming it, or this long after it was made. */
+  listAfterQueries?: number;
+  listAfterMs?: number;
   forcedStatus?: number;
   price: Money;
   holder: Holder;
@@ -125,6 +128,12 @@ export class OrderStore {
 
   clear(): void {
     this.byRef.clear();
+  }
+
+  /** Whether QueryOrders lists the order yet (a lagging index: Test `listAfterQueries`, `listAfterMs`). */
+  listed(order: StoredOrder): boolean {
+    if (order.listAfterQueries !== undefined && order.queriesSeen < order.listAfterQueries) return false;
+    return order.listAfterMs === undefined || this.now() - order.createdAt >= order.listAfterMs;
   }
 
   /** The status now: forced, else the outcome once its delay or query count is reached, else Confirming. */
