@@ -12,8 +12,12 @@ import { setStage, type BookingRun } from './run';
 /** Book refused before any work (429, connection refused) is sent again for at most this long. */
 const BOOK_RETRY_WINDOW_MS = 10 * 60_000;
 
-/** Sends Book, and sends it again only after a refusal before any work (the Book rule's `refused`). */
-export async function sendBook(run: BookingRun): Promise<BookOutcome> {
+/**
+ * Sends Book. With `retryRefused` (the first Book) a refusal before any work (the Book rule's `refused`) is
+ * sent again for up to 10 minutes, then ends as `rejected`: no send under this reference ever got past the
+ * supplier's door, so nothing can exist. A re-send is one send: its refusal is returned as it is.
+ */
+export async function sendBook(run: BookingRun, { retryRefused = true } = {}): Promise<BookOutcome> {
   setStage(run, 'booking');
   const started = Date.now();
   for (let wait = 1_000; ; wait = Math.min(wait * 2, 60_000)) {
@@ -21,7 +25,12 @@ export async function sendBook(run: BookingRun): Promise<BookOutcome> {
     const outcome = await bookOnce(run);
     countBookAttempt(outcome.kind);
     if (outcome.kind === 'refused') {
+      if (!retryRefused) {
+        run.state.bookAttempts.push(attemptRecord(at, outcome));
+        return outcome;
+      }
       if (Date.now() - started >= BOOK_RETRY_WINDOW_MS) {
+        run.state.bookAttempts.push(attemptRecord(at, outcome));
         return {
           kind: 'rejected',
           errorType: outcome.errorType,
@@ -65,7 +74,11 @@ async function bookOnce(run: BookingRun): Promise<BookOutcome> {
   }
 }
 
-/** A final outcome from a Book answer, or undefined when the order must be looked up. */
+/**
+ * A final outcome from the first Book's answer, or undefined when the order must be looked up. `rejected`
+ * is final only here: the first send is the only one that could have made an order. A re-send's answer is
+ * read by recovery.ts (bookAgain).
+ */
 export function decideAfterBook(run: BookingRun, result: BookOutcome): BookingOutcome | undefined {
   if (result.kind === 'rejected') {
     return {
@@ -103,7 +116,7 @@ function summaryOf(order: OrderView) {
   return summary;
 }
 
-function attemptRecord(at: string, outcome: Exclude<BookOutcome, { kind: 'refused' }>): BookAttempt {
+function attemptRecord(at: string, outcome: BookOutcome): BookAttempt {
   if (outcome.kind === 'order') return { at, result: 'order', status: outcome.order.status };
   return { at, result: outcome.kind, error: outcome.errorType };
 }

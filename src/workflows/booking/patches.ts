@@ -17,4 +17,11 @@ export const PATCHES = {
    * they change. A run with this marker takes the three paths above without their markers: one marker, not three.
    */
   fewerTasks: 'fewer-workflow-tasks',
+  /**
+   * 2026-11-23: a re-sent Book decides only when its answer carries the order. A refusal or rejection of a
+   * re-send shows only that this send made nothing, not that the first made nothing, so recovery polls on
+   * (it no longer ends `failed`); a refused re-send is not retried in place; Book is never re-sent after a
+   * Book answered with an order.
+   */
+  resendDecidesOnlyOnOrder: 'resend-decides-only-on-order',
 } as const;

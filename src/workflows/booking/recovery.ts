@@ -10,6 +10,8 @@ import {
   ApplicationFailure,
   condition,
   continueAsNew,
+  log,
+  patched,
   setCurrentDetails,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -19,6 +21,7 @@ import { pollOffsetSeconds } from '../schedule';
 import { decideAfterBook, decideOnOrder, sendBook } from './book';
 import { withoutResume, type BookingWorkflowInput, type ResumeState } from './input';
 import { countRecoveryPoll } from './metrics';
+import { PATCHES } from './patches';
 import { describe, setStage, type BookingRun } from './run';
 import type { bookingWorkflow } from './index';
 
@@ -66,9 +69,7 @@ export async function recover(
     }
     if (!hinted && dueMs >= deadlineMs) return unresolved(run);
     if (!hinted && poll.kind === 'not-found' && mayBookAgain(run, Date.now() - anchorMs)) {
-      // Still no order long after Book: the request most likely never arrived. The same reference
-      // makes a re-sent Book safe: the supplier returns any existing order instead of a second one.
-      const decided = decideAfterBook(run, await sendBook(run));
+      const decided = await bookAgain(run);
       if (decided) return decided;
       setStage(run, 'recovering');
       anchorMs = Date.now();
@@ -77,12 +78,39 @@ export async function recover(
   }
 }
 
+/**
+ * Still no order long after the last Book: that request most likely never arrived, so Book is sent again
+ * with the same reference (the supplier returns any existing order instead of making a second one). Sends
+ * refused before any work do not count towards `maxBookAttempts`; every other send may have reached the
+ * supplier and does. Never after a Book answered with an order: the supplier holds it, and only
+ * QueryOrders can tell its fate.
+ */
 function mayBookAgain(run: BookingRun, sinceBookMs: number): boolean {
   const { recovery, state } = run;
-  return (
-    sinceBookMs >= recovery.rebookAfterSeconds * 1000 &&
-    state.bookAttempts.filter((a) => a.result !== 'rejected').length < recovery.maxBookAttempts
-  );
+  if (sinceBookMs < recovery.rebookAfterSeconds * 1000) return false;
+  const sent = state.bookAttempts.filter((a) => a.result !== 'refused').length;
+  if (sent >= recovery.maxBookAttempts) return false;
+  return !(state.bookAttempts.some((a) => a.result === 'order') && patched(PATCHES.resendDecidesOnlyOnOrder));
+}
+
+/**
+ * A re-sent Book, and what its answer decides: only an order does. Refused (429, connection refused) or
+ * rejected (400, ...) shows that this send made nothing, not that the first one made nothing: Book takes
+ * minutes and QueryOrders may list an order late. So recovery polls on from this send, to the deadline
+ * (`unresolved`, a person told) unless QueryOrders settles it. Runs from before the patch ended `failed`.
+ */
+async function bookAgain(run: BookingRun): Promise<BookingOutcome | undefined> {
+  if (!patched(PATCHES.resendDecidesOnlyOnOrder)) return decideAfterBook(run, await sendBook(run));
+  const outcome = await sendBook(run, { retryRefused: false });
+  if (outcome.kind === 'order') return decideOnOrder(run, outcome.order);
+  if (outcome.kind !== 'ambiguous') {
+    log.warn('Re-sent Book made nothing; the first Book may still have: polling QueryOrders on', {
+      customerReferenceNo: run.state.customerReferenceNo,
+      result: outcome.kind,
+      errorType: outcome.errorType,
+    });
+  }
+  return undefined;
 }
 
 function unresolved(run: BookingRun): BookingOutcome {
