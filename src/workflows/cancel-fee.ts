@@ -8,6 +8,7 @@
  * never guessed as zero. An order's rooms are charged one by one and added up.
  */
 import type { Money } from '../values';
+import { parseTimestamp } from '../values/timestamp';
 
 /** One room's policy, as the supplier gives it on the order's rooms. */
 export interface RoomCancelPolicy {
@@ -37,13 +38,13 @@ export function cancelFeeAt(policy: RoomCancelPolicy[] | undefined, atMs: number
   let changesAtMs = Infinity;
   let allFree = true;
   for (const room of policy) {
-    const refundableUntilMs = room.refundableUntil ? Date.parse(room.refundableUntil) : NaN;
+    const refundableUntilMs = room.refundableUntil ? parseTimestamp(room.refundableUntil) : NaN;
     if (!Number.isNaN(refundableUntilMs) && atMs <= refundableUntilMs) {
       changesAtMs = Math.min(changesAtMs, refundableUntilMs);
       continue;
     }
     const items = room.fees
-      .map((f) => ({ untilMs: Date.parse(f.until), fee: f.fee }))
+      .map((f) => ({ untilMs: parseTimestamp(f.until), fee: f.fee }))
       .filter((f) => !Number.isNaN(f.untilMs))
       .sort((a, b) => a.untilMs - b.untilMs);
     const current = items.find((f) => atMs <= f.untilMs);

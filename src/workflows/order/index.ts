@@ -24,6 +24,7 @@ import type { OrderOutcome, OrderState, OrderWorkflowInput } from '../../contrac
 import { orderQueryActivity } from './activities';
 import { cancel, endingOf, follow, pollOrder, type FollowState } from './cancel';
 import { listenOrder } from './messages';
+import { parseTimestamp } from '../../values/timestamp';
 import { describeOrder, finishOrder, openUntil, quoteNow, setOrderStage, type OrderRun } from './run';
 
 /** The input, and what a run resumed by continue-as-new carries (internal). */
@@ -46,7 +47,7 @@ export async function orderWorkflow(input: OrderWorkflowArgs): Promise<OrderOutc
       return continueAsNew<typeof orderWorkflow>({ ...input, autoCancel: undefined, resume: { state: run.state } });
     }
     const hintsSeen = run.hints;
-    const untilMs = Date.parse(run.state.openUntil) - Date.now();
+    const untilMs = parseTimestamp(run.state.openUntil) - Date.now();
     const woke =
       untilMs > 0
         ? await condition(() => run.pending !== undefined || run.hints > hintsSeen, untilMs, {

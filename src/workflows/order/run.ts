@@ -15,6 +15,7 @@ import type {
   RecoveryPolicy,
 } from '../../contract';
 import { cancelFeeAt } from '../cancel-fee';
+import { parseTimestamp } from '../../values/timestamp';
 
 /** How long an order whose check-in date is unknown stays open for cancellation. */
 const OPEN_DAYS_WITHOUT_CHECK_IN = 30;
@@ -47,7 +48,7 @@ export interface OrderRun {
  * cancellation is a no-show matter for a person. An order without a check-in date stays open 30 days.
  */
 export function openUntil(checkIn: string | undefined, nowMs: number): string {
-  const checkInMs = checkIn ? Date.parse(checkIn) : NaN;
+  const checkInMs = checkIn ? parseTimestamp(checkIn) : NaN;
   const untilMs = Number.isNaN(checkInMs) ? nowMs + OPEN_DAYS_WITHOUT_CHECK_IN * DAY_MS : checkInMs + DAY_MS;
   return new Date(untilMs).toISOString();
 }
