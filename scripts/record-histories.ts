@@ -36,10 +36,10 @@ import { bookingRequest, testProfile } from '../test/harness/booking';
 import { replayScenarios, type ReplayScenario } from '../test/replay/scenarios';
 
 /**
- * The newest shape: CheckAvail and the order hand-off as local activities, one patch marker for the
- * three older patches, search attributes upserted only where they change (PATCHES.fewerTasks).
+ * The newest shape: a re-sent Book decides only on an order, and is never sent after Book answered with
+ * one (PATCHES.resendDecidesOnlyOnOrder), on top of v5's fewer workflow tasks (PATCHES.fewerTasks).
  */
-const CURRENT_VERSION = 'v5-fewer-tasks';
+const CURRENT_VERSION = 'v6-resend-decides-only-on-order';
 const OUT = path.resolve(__dirname, '../test/replay/histories', process.argv[2] ?? CURRENT_VERSION);
 
 async function waitFor<T>(check: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
@@ -90,6 +90,8 @@ async function main(): Promise<void> {
     supplier,
     profile: testProfile,
     dataConverter,
+    // The scenarios scale the recovery schedule down to seconds (`recovery.testing`).
+    recoveryTesting: true,
   });
 
   mkdirSync(OUT, { recursive: true });

@@ -98,6 +98,27 @@ export const replayScenarios: ReplayScenario[] = [
     steer: 'hint-after-first-poll',
   },
   {
+    // Since PATCHES.resendDecidesOnlyOnOrder: the re-send (after the 4th poll, at 4 s) is refused, and the
+    // order the first Book made is listed from the 5th query: confirmed, not failed.
+    name: 'resend-429-listed-late-confirmed',
+    expected: 'confirmed',
+    test: 'book=504AfterCreate&bookTimes=1&resend=429&listAfterQueries=5&confirmAfterMs=0',
+    request: { recovery: fastRecovery },
+  },
+  {
+    name: 'resend-400-listed-late-confirmed',
+    expected: 'confirmed',
+    test: 'book=504AfterCreate&bookTimes=1&resend=400&listAfterQueries=5&confirmAfterMs=0',
+    request: { recovery: fastRecovery },
+  },
+  {
+    // Book answered with a pending order that QueryOrders lists only from its 6th query: never re-sent.
+    name: 'pending-not-listed-not-resent',
+    expected: 'confirmed',
+    test: 'confirmAfterQueries=6&listAfterQueries=6',
+    request: { recovery: fastRecovery },
+  },
+  {
     // Recorded as its last run: the one that resumed from continue-as-new (input carries `resume`).
     name: 'continued-as-new-then-confirmed',
     expected: 'confirmed',
