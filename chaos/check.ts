@@ -173,6 +173,10 @@ export function coverage(observations: Observation[], calls: SandboxCall[], quer
         return outcome?.kind === 'confirmed' && queryRefs.has(ref);
       case 'pendingThenFailed':
         return outcome?.kind === 'failed' && outcome.order?.status === 4 && queryRefs.has(ref);
+      // A re-send was refused (the first Book's fault is limited to it), and the booking still ended on
+      // the order's own status: confirmed, or failed naming the order.
+      case 'listedLateResendRateLimited':
+        return bk.has('429') && (outcome?.kind === 'confirmed' || (outcome?.kind === 'failed' && !!outcome.order));
     }
   };
   const n = observations.length;

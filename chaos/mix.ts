@@ -70,9 +70,29 @@ export const BOOK_CLASSES = [
   'orderNeverFound',
 ] as const;
 export const SETTLE_CLASSES = ['pendingThenConfirmed', 'pendingThenFailed'] as const;
+/**
+ * Among bookings whose first Book made the order but gave no answer: QueryOrders lists the order only after
+ * the point where Book is re-sent, and every re-send is rate-limited (429). The booking must still learn
+ * the order's fate, never end `failed` while it exists.
+ */
+export const LISTING_CLASSES = ['listedLateResendRateLimited'] as const;
 
 /** Every fault a single booking can carry; QueryOrders faults are global (see the injector in run.ts). */
-export const FAULT_CLASSES = [...CHECK_AVAIL_CLASSES, ...SCENARIO_CLASSES, ...BOOK_CLASSES, ...SETTLE_CLASSES] as const;
+export const FAULT_CLASSES = [
+  ...CHECK_AVAIL_CLASSES,
+  ...SCENARIO_CLASSES,
+  ...BOOK_CLASSES,
+  ...SETTLE_CLASSES,
+  ...LISTING_CLASSES,
+] as const;
+
+/** Book faults that make the order and leave its outcome unknown: recovery, and maybe a re-send, follow. */
+const UNANSWERED_AFTER_CREATE = new Set<FaultClass>([
+  'book504AfterCreate',
+  'bookHangAfterCreate',
+  'bookResetAfterCreate',
+  'bookMalformedAfterCreate',
+]);
 export type FaultClass = (typeof FAULT_CLASSES)[number];
 
 /** The smallest share of bookings each class gets: 10 % asked, a little more so rounding never drops below. */
@@ -134,6 +154,14 @@ export function planBookings({ n, seed, recovery }: MixOptions): PlannedBooking[
     for (const i of makesOrder.slice(k * quota, (k + 1) * quota)) classes[i]!.add(cls);
   });
 
+  // Listed late, re-sends refused: among the bookings whose first Book made the order unanswered.
+  const unanswered = rng.shuffle(
+    reachesBook.filter((i) => [...classes[i]!].some((c) => UNANSWERED_AFTER_CREATE.has(c))),
+  );
+  LISTING_CLASSES.forEach((cls, k) => {
+    for (const i of unanswered.slice(k * quota, (k + 1) * quota)) classes[i]!.add(cls);
+  });
+
   // CheckAvail faults hit its first calls only, so they combine with any scenario.
   const byCheck = rng.shuffle(indices);
   CHECK_AVAIL_CLASSES.forEach((cls, k) => {
@@ -189,14 +217,19 @@ function testHeader(
     if (!priceAccepted) return { header: keys.join('&'), expected: 'price-rejected' };
   }
 
-  if (own.has('book504AfterCreate')) keys.push('book=504AfterCreate');
-  if (own.has('bookHangAfterCreate')) keys.push('book=hangAfterCreate');
+  // The first Book only, so the re-sends meet the rate limit below rather than the same fault.
+  const firstOnly = own.has('listedLateResendRateLimited') ? '&bookTimes=1' : '';
+  if (own.has('book504AfterCreate')) keys.push(`book=504AfterCreate${firstOnly}`);
+  if (own.has('bookHangAfterCreate')) keys.push(`book=hangAfterCreate${firstOnly}`);
   // Only the first Book hangs: the re-sent Book after `rebookAfterSeconds` without an order makes it.
   if (own.has('bookHangBeforeCreate')) keys.push('book=hangBeforeCreate&bookTimes=1');
-  if (own.has('bookResetAfterCreate')) keys.push('book=resetAfterCreate');
+  if (own.has('bookResetAfterCreate')) keys.push(`book=resetAfterCreate${firstOnly}`);
   // A few refusals: the workflow re-sends Book itself after 1, 2, 4 s.
   if (own.has('book429')) keys.push(`book=429&bookTimes=${rng.int(1, 3)}`);
-  if (own.has('bookMalformedAfterCreate')) keys.push('book=malformedAfterCreate');
+  if (own.has('bookMalformedAfterCreate')) keys.push(`book=malformedAfterCreate${firstOnly}`);
+  // Listed from 20 to 40 s after it was made: past the re-send point (15.5 s into the scaled schedule,
+  // the first poll at or after rebookAfterSeconds), with every re-send answered 429.
+  if (own.has('listedLateResendRateLimited')) keys.push(`resend=429&listAfterMs=${rng.int(20_000, 40_000)}`);
   // Every Book answers 504 before making the order: it is never found, and the deadline ends it.
   if (own.has('orderNeverFound'))
     return { header: [...keys, 'book=504BeforeCreate&bookTimes=99'].join('&'), expected: 'unresolved' };
