@@ -23,7 +23,7 @@ import type { SupplierProfile } from './supplier/profile';
 import type { QueryOrdersCoalescer } from './supplier/coalescer';
 import { createSupplierStack } from './supplier/stack';
 import { createDriftReporter, type DriftLog } from './supplier/drift';
-import { ensureTemporalReady } from './temporal/setup';
+import { describeUnverified, ensureTemporalReady, unanswered } from './temporal/setup';
 import { BookingMeters, countedDrift, createSupplierObserver, setUpObservability } from './observability';
 import { bundleTracingMismatch } from './observability/tracing';
 
@@ -192,7 +192,12 @@ export class BookingWorker {
   }
 }
 
-/** Checks (and, when allowed, prepares) the namespace, and logs what it found; throws TemporalSetupError. */
+/**
+ * Checks (and, when allowed, prepares) the namespace, and logs what it found; throws TemporalSetupError. What the
+ * service cannot answer (the Java test server's operator API, a worker without the permission to read) is one
+ * WARN naming it and the commands that set it up, and the worker goes on: refusing would make such a service
+ * unusable, and the service has not said anything is wrong.
+ */
 export async function reportReadiness(connection: NativeConnection, config: AppConfig): Promise<void> {
   const ready = await ensureTemporalReady({
     services: connection,
@@ -202,6 +207,7 @@ export async function reportReadiness(connection: NativeConnection, config: AppC
   if (ready.registered.length > 0) {
     say(config, `Registered search attributes ${ready.registered.join(', ')} in namespace "${ready.namespace}"`);
   }
+  if (ready.unverified.length > 0) Runtime.instance().logger.warn(describeUnverified(ready.unverified));
 }
 
 /** A line for the person starting the worker: plain on a terminal, a JSON log line with LOG_FORMAT=json. */
@@ -216,7 +222,8 @@ export const runtimeDriftLog: DriftLog = (message, meta) => Runtime.instance().l
 /**
  * Creates or updates the reconciliation sweep's Schedule without holding up polling: the sweep is a safety net,
  * bookings are not. A failure (a server node down at this moment, say) is logged as a WARN and retried with
- * backoff until it succeeds or the worker stops. Returns what stops the retries.
+ * backoff until it succeeds or the worker stops; a service without the Schedule API is one WARN, not retried.
+ * Returns what stops the retries.
  */
 function keepReconciliationSchedule(config: AppConfig, options: { client: Client; taskQueue: string }): () => void {
   let stopped = false;
@@ -231,6 +238,14 @@ function keepReconciliationSchedule(config: AppConfig, options: { client: Client
       if (!stopped) say(config, `Reconciliation sweep schedule "${scheduleId}" ${created ? 'created' : 'up to date'}`);
     } catch (err) {
       if (stopped) return;
+      const unimplemented = unanswered(err, 'the Schedule API');
+      if (unimplemented?.status === 'UNIMPLEMENTED') {
+        // Asking again cannot help (the Java test server has no schedules): say so once and leave it.
+        Runtime.instance().logger.warn(
+          `Reconciliation sweep schedule not set up: ${unimplemented.reason}; no sweep runs against this service`,
+        );
+        return;
+      }
       Runtime.instance().logger.warn(
         `Reconciliation sweep schedule not set up yet (${err instanceof Error ? err.message : String(err)}); ` +
           `retrying in ${Math.round(nextDelayMs / 1000)} s`,

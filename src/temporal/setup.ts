@@ -3,7 +3,9 @@
  * the namespace, and the search attributes it writes (SEARCH_ATTRIBUTES). Without them every workflow
  * task fails with BadSearchAttributes in a WARN line, forever, while the worker looks healthy and every
  * booking hangs. Missing attributes are registered when allowed; otherwise the worker stops at once,
- * naming each one and the command that creates it.
+ * naming each one and the command that creates it. A check the service cannot answer (a method it does not
+ * implement, as the Java test server's ListSearchAttributes; a permission the worker lacks) stops nothing: it
+ * is returned as unverified, with the commands that set it up, for the caller to warn about.
  */
 import type { Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
@@ -33,6 +35,20 @@ export interface Readiness {
   present: string[];
   /** Attributes this call registered (empty when another worker or operator did it meanwhile). */
   registered: string[];
+  /** Checks the service could not answer: nothing is known to be wrong, nothing is known to be right. */
+  unverified: Unverified[];
+}
+
+/** A check the service could not answer, why, and the commands that set up what it would have checked. */
+export interface Unverified {
+  /** What could not be verified, and why, as one sentence. */
+  message: string;
+  commands: string[];
+}
+
+/** One text for the unverified checks (a WARN line's message): each with its commands, indented. */
+export function describeUnverified(unverified: readonly Unverified[]): string {
+  return unverified.map((u) => [u.message, ...u.commands].join('\n  ')).join('\n');
 }
 
 export const TemporalSetupErrorKinds = [
@@ -59,9 +75,36 @@ export class TemporalSetupError extends Error {
 /** Checks the namespace and the search attributes, registering what is missing when allowed. */
 export async function ensureTemporalReady(options: ReadinessOptions): Promise<Readiness> {
   const { services, namespace } = options;
-  await requireNamespace(services, namespace);
+  const unverified: Unverified[] = [];
+  const namespaceUnverified = await requireNamespace(services, namespace);
+  if (namespaceUnverified) unverified.push(namespaceUnverified);
 
-  const found = classify(await customAttributes(services, namespace));
+  let existing: Map<string, IndexedValueType>;
+  try {
+    existing = await customAttributes(services, namespace);
+  } catch (err) {
+    const why = unanswered(err, 'ListSearchAttributes')?.reason;
+    if (!why) throw err;
+    unverified.push({
+      message:
+        `Could not verify that Temporal namespace "${namespace}" has the search attributes the booking workflow ` +
+        `writes (${SEARCH_ATTRIBUTES.map((sa) => `${sa.name} (${sa.type})`).join(', ')}): ${why}. Polling all the ` +
+        'same; if they are missing, every workflow task fails with BadSearchAttributes. Create them with:',
+      commands: createCommands(namespace, SEARCH_ATTRIBUTES),
+    });
+    return { namespace, present: [], registered: [], unverified };
+  }
+  const ready = await ensureSearchAttributes(options, existing);
+  return { ...ready, unverified };
+}
+
+/** The attributes' half of the check, once the service has listed what it has. */
+async function ensureSearchAttributes(
+  options: ReadinessOptions,
+  existing: Map<string, IndexedValueType>,
+): Promise<Omit<Readiness, 'unverified'>> {
+  const { services, namespace } = options;
+  const found = classify(existing);
   requireNoWrongType(namespace, found.wrongType);
   if (found.missing.length === 0) return { namespace, present: found.present, registered: [] };
 
@@ -108,10 +151,19 @@ export function createCommands(namespace: string, attributes: readonly SearchAtt
   ];
 }
 
-async function requireNamespace(services: TemporalServices, namespace: string): Promise<void> {
+/** Throws when the namespace does not exist; returns what could not be verified when the service cannot say. */
+async function requireNamespace(services: TemporalServices, namespace: string): Promise<Unverified | undefined> {
   try {
     await services.workflowService.describeNamespace({ namespace });
+    return undefined;
   } catch (err) {
+    const why = unanswered(err, 'DescribeNamespace')?.reason;
+    if (why) {
+      return {
+        message: `Could not verify that Temporal namespace "${namespace}" exists: ${why}. Polling all the same; if it does not exist, create it with:`,
+        commands: [`temporal operator namespace create --namespace ${namespace}`],
+      };
+    }
     if (grpcCode(err) !== GRPC_NOT_FOUND) throw err;
     throw new TemporalSetupError(
       'NamespaceNotFound',
@@ -203,6 +255,34 @@ function typeName(type: IndexedValueType): string {
 }
 
 const GRPC_NOT_FOUND = 5;
+const GRPC_PERMISSION_DENIED = 7;
+const GRPC_UNIMPLEMENTED = 12;
+
+/** A check the service cannot answer, and why, in words for a log line. */
+export interface Unanswered {
+  status: 'UNIMPLEMENTED' | 'PERMISSION_DENIED';
+  reason: string;
+}
+
+/**
+ * Whether `err` says the service cannot answer a call (and why): it does not implement the method (the Java test
+ * server lacks parts of the operator API), or this worker's identity may not call it. Undefined for every other
+ * failure, which stays a failure (a server down is not a check passed). Reads a wrapped gRPC error's cause too.
+ */
+export function unanswered(err: unknown, method: string): Unanswered | undefined {
+  const code = grpcCode(err) ?? grpcCode((err as { cause?: unknown })?.cause);
+  if (code === GRPC_UNIMPLEMENTED) {
+    return { status: 'UNIMPLEMENTED', reason: `the service does not implement ${method} (UNIMPLEMENTED)` };
+  }
+  if (code === GRPC_PERMISSION_DENIED) {
+    const cause = grpcCode(err) === undefined ? (err as { cause?: unknown }).cause : err;
+    return {
+      status: 'PERMISSION_DENIED',
+      reason: `this worker may not call ${method} (PERMISSION_DENIED: ${grpcReason(cause)})`,
+    };
+  }
+  return undefined;
+}
 
 function grpcCode(err: unknown): number | undefined {
   const code = (err as { code?: unknown })?.code;
