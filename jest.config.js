@@ -12,6 +12,12 @@
  * the dev server: `TEST_TEMPORAL_ENGINE=prod npm run test:integration`.
  * Servers are started once per run by test/harness/global-setup.ts and shared by the files.
  */
+// Every tier runs in a time zone that is not UTC, with daylight saving, as a worker may: code that reads a
+// timestamp in the machine's zone (Date.parse of a value without an offset) then fails here instead of moving a
+// check-in by hours in production. Set before Jest starts anything, so the servers and children it starts
+// inherit it; test/unit/timezone.test.ts fails if it is gone.
+process.env.TZ = 'America/New_York';
+
 const tier = (name, extra = {}) => ({
   displayName: name,
   testMatch: [`<rootDir>/test/${name}/**/*.test.ts`],
