@@ -43,45 +43,35 @@ const stateOf = (ref: string): Promise<BookingState> =>
 const NOT_LISTED_BEFORE_RESEND = [0, 30, 90, 210, 450, 930].map((s) => [s, 'not-found']);
 
 describe('a re-sent Book that makes nothing: recovery polls on', () => {
-  test('Book 504 (order made, listed late), re-send answered 429 → confirmed, one order, two Books', async () => {
-    expectWorkerWarnings(/^WARN Re-sent Book made nothing; the first Book may still have/);
-    const request = bookingRequest({
-      test: 'book=504AfterCreate&bookTimes=1&resend=429&listAfterQueries=7&confirmAfterMs=0',
-    });
-    const ref = request.customerReferenceNo;
-    const outcome = await book(env, rig, request);
-    expect(outcome.kind).toBe('confirmed');
-    const state = await stateOf(ref);
-    expect(state.polls.map((p) => [p.sinceBookSeconds, p.result])).toEqual([
-      ...NOT_LISTED_BEFORE_RESEND,
-      // Measured from the re-send: at once, and the order is there.
-      [0, 'found'],
-    ]);
-    expect(state.bookAttempts.map((a) => [a.result, a.error])).toEqual([
-      ['ambiguous', 'SupplierGatewayTimeout'],
-      ['refused', 'SupplierRateLimited'],
-    ]);
-    // A refused re-send is not retried in place: the next poll may already settle it.
-    expect(bookCallsFor(ref).map((c) => c.httpStatus)).toEqual([504, 429]);
-    expect(ordersFor(ref)).toHaveLength(1);
-  });
-
-  test('Book 504 (order made, listed late), re-send answered 400 → confirmed, not failed', async () => {
-    expectWorkerWarnings(/^WARN Re-sent Book made nothing; the first Book may still have/);
-    const request = bookingRequest({
-      test: 'book=504AfterCreate&bookTimes=1&resend=400&listAfterQueries=7&confirmAfterMs=0',
-    });
-    const ref = request.customerReferenceNo;
-    const outcome = await book(env, rig, request);
-    expect(outcome.kind).toBe('confirmed');
-    const state = await stateOf(ref);
-    expect(state.bookAttempts.map((a) => [a.result, a.error])).toEqual([
-      ['ambiguous', 'SupplierGatewayTimeout'],
-      ['rejected', 'SupplierBadRequest'],
-    ]);
-    expect(state.polls.map((p) => p.result)).toEqual([...NOT_LISTED_BEFORE_RESEND.map(([, r]) => r), 'found']);
-    expect(bookCallsFor(ref).map((c) => c.httpStatus)).toEqual([504, 400]);
-  });
+  // 429: refused before any work (not counted, not retried in place: the next poll may settle it);
+  // 400: rejected by the supplier. Either way only this send made nothing.
+  test.each([
+    [429, 'refused', 'SupplierRateLimited'],
+    [400, 'rejected', 'SupplierBadRequest'],
+  ])(
+    'Book 504 (order made, listed late), re-send answered %i → confirmed, not failed; one order, two Books',
+    async (httpStatus, result, errorType) => {
+      expectWorkerWarnings(/^WARN Re-sent Book made nothing; the first Book may still have/);
+      const request = bookingRequest({
+        test: `book=504AfterCreate&bookTimes=1&resend=${httpStatus}&listAfterQueries=7&confirmAfterMs=0`,
+      });
+      const ref = request.customerReferenceNo;
+      const outcome = await book(env, rig, request);
+      expect(outcome.kind).toBe('confirmed');
+      const state = await stateOf(ref);
+      expect(state.polls.map((p) => [p.sinceBookSeconds, p.result])).toEqual([
+        ...NOT_LISTED_BEFORE_RESEND,
+        // Measured from the re-send: at once, and the order is there.
+        [0, 'found'],
+      ]);
+      expect(state.bookAttempts.map((a) => [a.result, a.error])).toEqual([
+        ['ambiguous', 'SupplierGatewayTimeout'],
+        [result, errorType],
+      ]);
+      expect(bookCallsFor(ref).map((c) => c.httpStatus)).toEqual([504, httpStatus]);
+      expect(ordersFor(ref)).toHaveLength(1);
+    },
+  );
 
   test('re-sends answered 429 and no order ever listed → unresolved at the deadline (a person told), never failed', async () => {
     expectWorkerWarnings(
