@@ -1,8 +1,8 @@
 /**
  * The sandbox's drift mode: answers as a live supplier sends them, not as our schemas describe them.
- * Every decision field (envelope code, an order's status, references and price, CheckAvail's status and
- * price) is left as it is; around them, fields no decision reads are null, omitted, of another type, or
- * joined by fields the spec does not list. A booking against it must end exactly as against the clean
+ * Every decision field (envelope code, an order's status and reference, CheckAvail's status and price) is
+ * left as it is; around them, fields no decision reads are null, omitted, of another type (an order's hotel
+ * confirmation number as a number, its price's amount as text), or joined by fields the spec does not list. A booking against it must end exactly as against the clean
  * answers, and the worker must log each drifting path once (`SANDBOX_DRIFT=on`, or `drift=1` in the
  * Test header of CheckAvail or Book: an order booked so drifts in every later answer about it).
  */
@@ -18,8 +18,11 @@ export function driftedOrder(view: HotelOrder): Record<string, unknown> {
     cancelReason: null,
     refundedPrice: null,
     statusRemark: view.statusRemark ?? null,
-    // Numbers and times in another representation than the spec's.
+    // Numbers and times in another representation than the spec's; a confirmation number that is all
+    // digits comes as a number from many suppliers' serializers.
     nightCount: view.nightCount !== undefined ? String(view.nightCount) : null,
+    hotelConfirmNo: view.hotelConfirmNo !== undefined ? Number(view.hotelConfirmNo.replace(/\D/g, '')) : null,
+    grossRate: view.grossRate ? { ...view.grossRate, amount: String(view.grossRate.amount) } : null,
     bookingTime: unixSeconds,
     // Omitted empty fields: the commission is not shown to this partner.
     commissionableRate: undefined,

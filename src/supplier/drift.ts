@@ -1,7 +1,8 @@
 /**
  * Schema drift: a supplier answer whose informational field (one no decision reads) does not have the
- * shape the spec gives it. Drift never changes an outcome; it is reported so someone can update the
- * profile or ask the supplier, and counted so the metrics work can export it.
+ * shape the spec gives it. Such a field is read when its value is plain (a whole number as text, a decimal
+ * string as a number: ./read.ts) and left out otherwise. Drift never changes an outcome; it is reported so
+ * someone can update the profile or ask the supplier, and counted so the metrics work can export it.
  *
  * A report names the operation and the JSON path with array indices folded (`data.orders[].hotel.rating`),
  * never the value: informational fields include guests' names and e-mails.
@@ -28,8 +29,9 @@ export function createDriftReporter(log: DriftLog = consoleDriftLog): DriftRepor
         counts.set(key, seen + 1);
         if (seen === 0) {
           log(
-            `Supplier answer drift: ${operation} ${path} does not have the shape the spec gives it; ignored ` +
-              `(no decision reads it). Logged once per path.`,
+            `Supplier answer drift: ${operation} ${path} does not have the shape the spec gives it; read where ` +
+              `its value is plain (a whole number as text, a decimal string as a number), else ignored (no ` +
+              `decision reads it). Logged once per path.`,
             { operation, path },
           );
         }

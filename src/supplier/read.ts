@@ -3,10 +3,13 @@
  * everywhere else.
  *
  * 1. Nulls in objects are dropped: a null field is an absent one (suppliers send both for "nothing").
- * 2. The decision schema must pass; if not, the answer is unreadable and the issues name the JSON paths.
- * 3. The full schema is applied; each field that fails it is pruned (removed, or its array element
- *    removed) and its path returned as drift, until what is left passes. Unknown fields are dropped.
- * A decision field is never pruned: the result is checked against the decision schema once more.
+ * 2. The decision schema must pass on the answer as sent; if not, the answer is unreadable and the issues
+ *    name the JSON paths. Nothing is converted before this: a status `"2"` is not taken for 2.
+ * 3. The full schema is applied; a field of another JSON type whose value is plain is converted (a whole
+ *    number where text is expected becomes its digits, a plain decimal string where a number is expected
+ *    becomes that number), any other field that fails is pruned (removed, or its array element removed);
+ *    either way its path is returned as drift, until what is left passes. Unknown fields are dropped.
+ * A decision field is never pruned or changed: the result is checked against the decision schema once more.
  */
 import type { z } from 'zod';
 import { describeIssues } from '../values/issues';
@@ -45,6 +48,7 @@ export function readAnswer<T>(raw: unknown, shape: AnswerShape<T>, at: string): 
     const targets = new Map<string, PropertyKey[]>();
     for (const issue of full.error.issues) {
       drift.add(foldIndices(issue.path, at));
+      if (issue.code === 'invalid_type' && convert(value, issue.path, issue.expected)) continue;
       const target = pruneTarget(value, issue.path);
       if (target) targets.set(JSON.stringify(target), target);
     }
@@ -53,6 +57,43 @@ export function readAnswer<T>(raw: unknown, shape: AnswerShape<T>, at: string): 
   }
   // Unreachable with the spec's shapes; keep the decision fields rather than fail a readable answer.
   return { ok: true, value: decision.data as T, drift: [...drift, foldIndices([], at)] };
+}
+
+/** A plain decimal: an optional minus, digits, an optional fraction; no exponent, sign, spaces or separators. */
+const PLAIN_DECIMAL = /^-?\d+(?:\.\d+)?$/;
+/** Significant digits a double carries faithfully from decimal text and back. */
+const FAITHFUL_DIGITS = 15;
+
+/**
+ * The number a plain decimal text stands for ("120.50" → 120.5), or undefined when the text is anything else
+ * or has more significant digits than a double keeps (the number would not be the one sent).
+ */
+export function plainNumber(text: string): number | undefined {
+  if (!PLAIN_DECIMAL.test(text)) return undefined;
+  const significant = text.replace(/^-/, '').replace('.', '').replace(/^0+/, '').replace(/0+$/, '');
+  return significant.length <= FAITHFUL_DIGITS ? Number(text) : undefined;
+}
+
+/**
+ * Replaces the value at `path` with the `expected` JSON type when it converts without a guess; returns
+ * whether it did. Numbers become text only when whole and safe: beyond 2^53 JSON parsing has already
+ * changed the digits, and a reference made of them would name another order.
+ */
+function convert(root: unknown, path: readonly PropertyKey[], expected: string): boolean {
+  if (path.length === 0) return false;
+  const parent = walk(root, path.slice(0, -1));
+  if (parent === null || typeof parent !== 'object') return false;
+  const key = path[path.length - 1]!;
+  const current = (parent as Record<PropertyKey, unknown>)[key];
+  let converted: string | number | undefined;
+  if (expected === 'string' && typeof current === 'number' && Number.isSafeInteger(current)) {
+    converted = String(current);
+  } else if (expected === 'number' && typeof current === 'string') {
+    converted = plainNumber(current);
+  }
+  if (converted === undefined) return false;
+  (parent as Record<PropertyKey, unknown>)[key] = converted;
+  return true;
 }
 
 /** A deep copy without null object properties (array elements stay: a null order or room is not "absent"). */

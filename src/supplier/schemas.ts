@@ -3,22 +3,30 @@
  *
  * Requests are what we send: strict. Responses are read in two passes (./read.ts):
  *  - a *decision* schema, strict, holding only the fields an outcome is decided on: the envelope `code`,
- *    an order's `status`, `customerReferenceNo`, references and price, CheckAvail's `status` and price.
- *    If one of those cannot be read, the answer is unreadable and the caller treats it as such (for Book:
- *    the order may exist);
+ *    an order's `status` and `customerReferenceNo`, CheckAvail's `status` and the price the price rule
+ *    compares. If one of those cannot be read, the answer is unreadable and the caller treats it as such
+ *    (for Book: the order may exist). Only the price may be a decimal in a string (DecisionMoney); a status
+ *    or a code in a string is unreadable: what it would decide is a guess;
  *  - a *full* schema, the shape the spec gives every other field, read tolerantly: every such field is
- *    optional and may be null, unknown fields are dropped, and a field of another shape is pruned and
- *    reported as drift (./drift.ts). Drift never changes an outcome.
+ *    optional and may be null, unknown fields are dropped, a plain value of another JSON type is taken
+ *    (a whole number as text, a decimal string as a number), and anything else of another shape is pruned;
+ *    both are reported as drift (./drift.ts). Drift never changes an outcome. An order's references and
+ *    price are here: they are shown and sent back (Cancel), never decided on.
  * The spec says nothing about which response fields are optional, and live suppliers send nulls, omit
  * empty fields and add fields without notice: only what a decision reads is required.
  */
 import { z } from 'zod';
 import { Guest, Holder, Money, Phone } from '../values';
+import { plainNumber } from './read';
 
 export { Guest, Holder, Money, Phone };
 
-/** Timestamps travel as ISO 8601 / RFC 3339 strings; they are kept as strings (payloads stay JSON). */
-const Timestamp = z.string().min(1);
+/**
+ * Timestamps travel as ISO 8601 / RFC 3339 strings; they are kept as strings (payloads stay JSON). A number
+ * is never taken as one (unix seconds or milliseconds, or a yyyymmdd date, cannot be told apart): being no
+ * plain `string` schema, the reader does not turn it into text, and it is pruned as drift.
+ */
+const Timestamp = z.custom<string>((v) => typeof v === 'string' && v.length > 0, 'expected a timestamp string');
 
 /**
  * Text keyed by language code (`en`, `zh`, `ar` occur). Informational only, and its keys are data, not
@@ -73,8 +81,8 @@ export const OriginalRoomNaming = z.object({
 });
 export type OriginalRoomNaming = z.infer<typeof OriginalRoomNaming>;
 
-/** The formats of checkIn/checkOut are not shown in the spec: a date or a date-time string. */
-const DateValue = z.string().min(1);
+/** The formats of checkIn/checkOut are not shown in the spec: a date or a date-time string (never a number, as Timestamp). */
+const DateValue = Timestamp;
 
 const roomRatePkgShape = {
   refundableMode: z.string().optional(),
@@ -132,21 +140,25 @@ export const OrderHolder = Holder.partial().extend({ phone: Phone.partial().opti
 
 /**
  * What an order's outcome is decided on, read strictly: without `status` and `customerReferenceNo` an
- * order cannot be judged or matched to its booking, and the references and price it carries are what the
- * booking reports. A guess here would risk money, so an order failing this is unreadable.
+ * order cannot be judged or matched to its booking. A guess here would risk money, so an order failing this
+ * is unreadable (for a booking: still unknown, looked up again, and a person told at the deadline).
  */
 export const OrderDecision = z.object({
   status: z.number().int(),
   customerReferenceNo: z.string().min(1),
+});
+
+/**
+ * An order as the supplier reports it: the decision fields, and every other spec field, tolerantly. The
+ * references and price are reported and shown (the supplier reference is sent back with Cancel) but decide
+ * nothing, so a supplier sending `"hotelConfirmNo": 12345678` or an amount as `"120.50"` is read, not refused.
+ */
+export const HotelOrder = OrderDecision.extend({
   platformReferenceNo: z.string().optional(),
   supplierReferenceNo: z.string().optional(),
   hotelConfirmNo: z.string().optional(),
   grossRate: Money.optional(),
   netRate: Money.optional(),
-});
-
-/** An order as the supplier reports it: the decision fields, and every other spec field, tolerantly. */
-export const HotelOrder = OrderDecision.extend({
   statusRemark: z.string().optional(),
   checkIn: DateValue.optional(),
   checkOut: DateValue.optional(),
@@ -182,12 +194,28 @@ export type Envelope = z.infer<typeof Envelope>;
 export const CheckAvailRequest = z.object({ ratePkgId: z.string().min(1) });
 export type CheckAvailRequest = z.infer<typeof CheckAvailRequest>;
 
+/**
+ * Money a decision reads: its amount may come as a plain decimal in a string ("120.50"), which means one
+ * number only. Anything else is unreadable, never pruned: a gross rate left out would let the price check
+ * compare the net rate instead (see priceOf).
+ */
+const DecisionMoney = z.object({
+  currency: z.string().min(1),
+  amount: z.union([
+    z.number().finite(),
+    z
+      .string()
+      .refine((text) => plainNumber(text) !== undefined, 'expected a number')
+      .transform((text) => plainNumber(text)!),
+  ]),
+});
+
 /** CheckAvail's decision: its status, and the price the price check compares (see priceOf). */
 export const CheckAvailDecision = z.object({
   status: z.number().int(),
   roomRatePkg: z
     .object({
-      totalRate: z.object({ grossRate: Money.optional(), netRate: Money.optional() }).optional(),
+      totalRate: z.object({ grossRate: DecisionMoney.optional(), netRate: DecisionMoney.optional() }).optional(),
     })
     .optional(),
 });

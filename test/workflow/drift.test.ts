@@ -40,11 +40,18 @@ test('a drifting confirmed answer to Book confirms at once, with the order’s r
       customerReferenceNo: request.customerReferenceNo,
       status: 2,
       platformReferenceNo: order!.platformReferenceNo,
+      // Sent as a number and an amount as text: read, not refused.
+      hotelConfirmNo: expect.stringMatching(/^\d+$/),
       price: order!.price,
     },
   });
   expect(logged).toEqual(
-    expect.arrayContaining(['checkAvail data.roomRatePkg.rateComment', 'book data.hotelOrder.nightCount']),
+    expect.arrayContaining([
+      'checkAvail data.roomRatePkg.rateComment',
+      'book data.hotelOrder.nightCount',
+      'book data.hotelOrder.hotelConfirmNo',
+      'book data.hotelOrder.grossRate.amount',
+    ]),
   );
 });
 
