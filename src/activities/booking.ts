@@ -12,9 +12,10 @@ import { validateBookingRequest, type OrderSummary, type RequestValidation, type
 import type { QueryOrdersCoalescer } from '../supplier/coalescer';
 import type { CallContext, SupplierClient } from '../supplier/interface';
 import { isSupplierError, type SupplierError } from '../supplier/errors';
-import { ordersOf } from '../supplier/orders';
+import { countOrderConflict } from '../observability/metrics';
+import { decidingOrder, ordersOf, type OrderConflict } from '../supplier/orders';
 import { classifyBookFailure } from './book-rule';
-import { isTerminalOrderStatus, type SupplierProfile } from '../supplier/profile';
+import type { SupplierProfile } from '../supplier/profile';
 import type { Guest, Holder, HotelOrder, Money, RoomRatePkg } from '../supplier/schemas';
 
 export interface ActivityDeps {
@@ -145,11 +146,10 @@ export function createActivities({ supplier, profile, orders: coalescer, callbac
               await supplier.queryOrders({ customerReferenceNos: [customerReferenceNo] }, { traceId, signal }),
               customerReferenceNo,
             );
-        if (mine.length === 0) return { kind: 'not-found' };
-        // One reference is one order (Book is idempotent); should a supplier ever list several, a
-        // settled one decides.
-        const settled = mine.find((o) => isTerminalOrderStatus(profile, o.status));
-        return { kind: 'found', order: viewOf(settled ?? mine[0]!, profile) };
+        const deciding = decidingOrder(mine, profile);
+        if (!deciding) return { kind: 'not-found' };
+        if (deciding.conflict) reportOrderConflict(deciding.conflict);
+        return { kind: 'found', order: viewOf(deciding.order, profile) };
       } catch (err) {
         throw toFailure(err, ['SupplierBadRequest', 'SupplierForbidden']);
       }
@@ -175,6 +175,27 @@ export function createActivities({ supplier, profile, orders: coalescer, callbac
 }
 
 export type BookingActivities = ReturnType<typeof createActivities>;
+
+/**
+ * Several orders listed under one reference: one ERROR line for a person (references and statuses, never
+ * personal data) and booking_order_conflicts_total. Outside an activity (plain unit tests) there is nowhere
+ * to report to.
+ */
+export function reportOrderConflict(conflict: OrderConflict): void {
+  let context: Context;
+  try {
+    context = Context.current();
+  } catch {
+    return;
+  }
+  context.log.error(
+    `Supplier lists ${conflict.statuses.length} orders under one customer reference (statuses ` +
+      `${conflict.statuses.join(', ')}); reading the one in status ${conflict.chosenStatus}. One reference ` +
+      `should be one order: ask the supplier which stands.`,
+    { ...conflict },
+  );
+  countOrderConflict(context.metricMeter);
+}
 
 /** The price a user sees for a package: the total gross rate, else the total net rate. */
 export function priceOf(pkg: RoomRatePkg | undefined): Money | undefined {

@@ -10,7 +10,9 @@ import type { SupplierClient } from '../supplier/interface';
 import type { SupplierProfile } from '../supplier/profile';
 import type { TemporalServices } from '../temporal/setup';
 import type { BookingView, WorkflowView } from '../workflows/reconciliation/classify';
-import { toFailure, viewOf, type OrderView } from './booking';
+import { decidingOrder } from '../supplier/orders';
+import type { HotelOrder } from '../supplier/schemas';
+import { reportOrderConflict, toFailure, viewOf, type OrderView } from './booking';
 
 export interface ReconciliationDeps {
   supplier: Pick<SupplierClient, 'queryOrders'>;
@@ -56,15 +58,30 @@ export function createReconciliationActivities({ supplier, profile, temporal: t 
     }
   }
 
+  /** The order each reference is judged on, as a booking's lookup judges it (a Confirmed one first); conflicts reported. */
+  function onePerReference(orders: readonly HotelOrder[]): HotelOrder[] {
+    const byReference = new Map<string, HotelOrder[]>();
+    for (const o of orders)
+      byReference.set(o.customerReferenceNo, [...(byReference.get(o.customerReferenceNo) ?? []), o]);
+    return [...byReference.values()].flatMap((listed) => {
+      const deciding = decidingOrder(listed, profile);
+      if (deciding?.conflict) reportOrderConflict(deciding.conflict);
+      return deciding ? [deciding.order] : [];
+    });
+  }
+
   return {
-    /** One page of the sweep: every order booked in [start, end], each read on its own. */
+    /** One page of the sweep: every order booked in [start, end], each read on its own, one per reference. */
     async listOrdersBooked({ start, end, traceId }: ListOrdersInput): Promise<ListOrdersResult> {
       try {
         const listing = await supplier.queryOrders(
           { bookingTimeWindow: { start, end } },
           { traceId, signal: Context.current().cancellationSignal },
         );
-        return { orders: listing.orders.map((o) => viewOf(o, profile)), unreadable: listing.unreadable.length };
+        return {
+          orders: onePerReference(listing.orders).map((o) => viewOf(o, profile)),
+          unreadable: listing.unreadable.length,
+        };
       } catch (err) {
         throw toFailure(err, ['SupplierBadRequest', 'SupplierForbidden']);
       }

@@ -126,6 +126,18 @@ export const BOOKING_METRICS = define({
     labels: ['operation', 'path'],
     help: 'Supplier answer fields whose shape drifts from the spec, by operation and JSON path (indices folded).',
   },
+  /**
+   * Recorded by the queryOrder activity through its context's meter (src/activities/booking.ts), which adds
+   * the SDK's activity labels; so no series at 0 from the worker's start, whose labels would differ.
+   */
+  orderConflicts: {
+    name: 'booking_order_conflicts',
+    kind: 'counter',
+    labels: [],
+    help:
+      'QueryOrders lookups that found several orders under one customer reference (one reference should be one ' +
+      'order): a Confirmed one is read, else one still pending. Each is also an ERROR line with the references and statuses.',
+  },
 });
 
 export type BookingMetricKey = keyof typeof BOOKING_METRICS;

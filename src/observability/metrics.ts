@@ -119,3 +119,9 @@ export function countedDrift(reporter: DriftReporter, meters: BookingMeters): Dr
     counts: () => reporter.counts(),
   };
 }
+
+/** One lookup that found several orders under one reference (booking_order_conflicts_total), on an activity's meter. */
+export function countOrderConflict(meter: MetricMeter): void {
+  const def = BOOKING_METRICS.orderConflicts;
+  meter.createCounter(def.name, undefined, def.help).add(1);
+}
