@@ -305,10 +305,8 @@ export const SUPPLIER_CALL_ACTIVITIES: ReadonlyArray<{
   { activity: 'checkAvail', call: 'checkAvail', activitySeconds: ACTIVITY_TIMEOUT_SECONDS.checkAvail },
   { activity: 'book', call: 'book', activitySeconds: ACTIVITY_TIMEOUT_SECONDS.book },
   { activity: 'queryOrder', call: 'queryOrders', activitySeconds: ACTIVITY_TIMEOUT_SECONDS.queryOrders },
-  // orderWorkflow gives cancelOrder the QueryOrders activity timeout (src/workflows/order/activities.ts).
-  { activity: 'cancelOrder', call: 'cancel', activitySeconds: ACTIVITY_TIMEOUT_SECONDS.queryOrders },
-  // The reconciliation sweep writes its listing's timeout itself, as '30 seconds' (src/workflows/reconciliation).
-  { activity: 'listOrdersBooked', call: 'queryOrders', activitySeconds: 30 },
+  { activity: 'cancelOrder', call: 'cancel', activitySeconds: ACTIVITY_TIMEOUT_SECONDS.cancel },
+  { activity: 'listOrdersBooked', call: 'queryOrders', activitySeconds: ACTIVITY_TIMEOUT_SECONDS.listOrders },
 ];
 
 /** The largest client timeout the profile may set for `call`: headroom below every activity that makes it. */

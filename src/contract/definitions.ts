@@ -115,7 +115,15 @@ export const RECOVERY_DEFAULTS = {
  * timeout for that call, so the client classifies a slow answer first (the config schema checks the
  * supplier profile against these).
  */
-export const ACTIVITY_TIMEOUT_SECONDS = { checkAvail: 30, book: 120, queryOrders: 30 } as const;
+export const ACTIVITY_TIMEOUT_SECONDS = {
+  checkAvail: 30,
+  book: 120,
+  queryOrders: 30,
+  /** orderWorkflow's cancelOrder: retried by Temporal, so a timed-out try must not leave its request running. */
+  cancel: 30,
+  /** The reconciliation sweep's QueryOrders listing by booking time. */
+  listOrders: 30,
+} as const;
 
 /** Error types the workflow fails with (everything else is an outcome value). */
 export const BookingErrorTypes = ['InvalidBookingRequest'] as const;

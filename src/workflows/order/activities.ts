@@ -9,7 +9,7 @@ import { ACTIVITY_TIMEOUT_SECONDS, queryOrdersTaskQueue } from '../../contract/d
  * (the first Cancel may have been taken). The supplier's refusals come back as values.
  */
 export const { cancelOrder } = proxyActivities<BookingActivities>({
-  startToCloseTimeout: `${ACTIVITY_TIMEOUT_SECONDS.queryOrders} seconds`,
+  startToCloseTimeout: `${ACTIVITY_TIMEOUT_SECONDS.cancel} seconds`,
   scheduleToCloseTimeout: '5 minutes',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });

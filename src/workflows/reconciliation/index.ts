@@ -11,7 +11,7 @@ import { log, proxyActivities, setCurrentDetails, upsertSearchAttributes, workfl
 import type { OrderView } from '../../activities/booking';
 import type { OrderActivities } from '../../activities/order';
 import type { ReconciliationActivities } from '../../activities/reconciliation';
-import { BookingStageKey, queryOrdersTaskQueue } from '../../contract/definitions';
+import { ACTIVITY_TIMEOUT_SECONDS, BookingStageKey, queryOrdersTaskQueue } from '../../contract/definitions';
 import type { SweepFinding, SweepInput, SweepResult } from '../../contract';
 import { classifyOrder, slices, type StatusCodes } from './classify';
 
@@ -24,7 +24,7 @@ export type SweepWorkflowInput = SweepInput & { statuses: StatusCodes };
 export async function reconciliationSweepWorkflow(input: SweepWorkflowInput): Promise<SweepResult> {
   const { listOrdersBooked } = proxyActivities<ReconciliationActivities>({
     taskQueue: queryOrdersTaskQueue(workflowInfo().taskQueue),
-    startToCloseTimeout: '30 seconds',
+    startToCloseTimeout: `${ACTIVITY_TIMEOUT_SECONDS.listOrders} seconds`,
     scheduleToCloseTimeout: '10 minutes',
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
   });
