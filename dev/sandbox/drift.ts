@@ -7,10 +7,11 @@
  * Test header of CheckAvail or Book: an order booked so drifts in every later answer about it).
  */
 import type { CheckAvailData, HotelOrder } from '../../src/supplier/schemas';
+import { parseTimestamp } from '../../src/values/timestamp';
 
 /** An order as a drifting supplier renders it; `view` is the clean rendering. */
 export function driftedOrder(view: HotelOrder): Record<string, unknown> {
-  const unixSeconds = view.bookingTime ? Math.floor(Date.parse(view.bookingTime) / 1000) : undefined;
+  const unixSeconds = view.bookingTime ? Math.floor(parseTimestamp(view.bookingTime) / 1000) : undefined;
   return {
     ...view,
     // Never cancelled: a live supplier sends the empty fields as null rather than leaving them out.

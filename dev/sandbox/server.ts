@@ -22,6 +22,7 @@ import {
   type TimeWindow,
 } from '../../src/supplier/schemas';
 import { describeIssues } from '../../src/values';
+import { parseTimestamp } from '../../src/values/timestamp';
 import { TicketAuthority, type AppKey, type Permission, type Principal } from './auth';
 import { RateLimiter, type RateLimits } from './rate-limit';
 import { parseTestHeader, type TestFlags } from './scenario';
@@ -815,6 +816,7 @@ function cancelPolicyOf(order: HotelOrder) {
 
 function within(value: string | undefined, window: TimeWindow): boolean {
   if (!value) return false;
-  const t = Date.parse(value);
-  return t >= Date.parse(window.start) && t <= Date.parse(window.end);
+  // A caller's window without an offset is UTC, as the orchestrator reads one (not the machine's zone).
+  const t = parseTimestamp(value);
+  return t >= parseTimestamp(window.start) && t <= parseTimestamp(window.end);
 }

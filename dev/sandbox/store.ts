@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import type { SupplierProfile } from '../../src/supplier/profile';
 import type { Guest, Holder, HotelOrder, Money, RoomRatePkg } from '../../src/supplier/schemas';
 import type { OrderOutcome } from './scenario';
+import { parseTimestamp } from '../../src/values/timestamp';
 
 export interface StoredOrder {
   customerReferenceNo: string;
@@ -75,7 +76,7 @@ export function ratePackage(ratePkgId: string, price: Money, now: number, freeCa
     ratePkgId,
     refundableMode: 'full',
     // Free until two days before check-in; with freeCancel off, that ended a day before the booking.
-    refundableUntil: new Date(freeCancel ? Date.parse(stay.checkIn) - 2 * DAY : now - DAY).toISOString(),
+    refundableUntil: new Date(freeCancel ? parseTimestamp(stay.checkIn) - 2 * DAY : now - DAY).toISOString(),
     cancelFees: [
       { until: stay.checkIn + 'T00:00:00Z', fee: { currency: price.currency, amount: round2(price.amount * 0.5) } },
     ],
