@@ -51,6 +51,8 @@ export interface BookingWorkerDeps {
   callbackUrl?: string;
   /** Accept bookings with `recovery.testing` (RECOVERY_TESTING): sandbox, tests, chaos and benchmarks only. */
   recoveryTesting?: boolean;
+  /** The process's booking meters, for what activities count (the order-conflict counter). */
+  meters?: BookingMeters;
 }
 
 /**
@@ -77,6 +79,7 @@ export async function createBookingWorker(deps: BookingWorkerDeps): Promise<Book
       orders: deps.orders,
       ...(deps.callbackUrl ? { callbackUrl: deps.callbackUrl } : {}),
       ...(deps.recoveryTesting ? { recoveryTesting: true } : {}),
+      ...(deps.meters ? { meters: deps.meters } : {}),
     }),
     // A confirmed booking's (and the sweep's) start of an order workflow, through the worker's own connection.
     ...createOrderActivities({
@@ -91,6 +94,7 @@ export async function createBookingWorker(deps: BookingWorkerDeps): Promise<Book
       supplier: deps.supplier,
       profile: deps.profile,
       temporal: { services: deps.connection, namespace: deps.namespace },
+      ...(deps.meters ? { meters: deps.meters } : {}),
     }),
   };
   const common = {
@@ -319,6 +323,7 @@ export async function createWorkerFromConfig(
       dataConverter: dataConverterFor(config.encryption),
       ...(config.supplier.callbackUrl ? { callbackUrl: config.supplier.callbackUrl } : {}),
       ...(config.recoveryTesting ? { recoveryTesting: true } : {}),
+      meters,
       ...(config.workflowBundlePath ? { workflowBundle: { codePath: config.workflowBundlePath } } : {}),
       tuning: {
         maxConcurrentActivityTaskExecutions: config.worker.maxConcurrentActivities,

@@ -12,7 +12,7 @@ import { validateBookingRequest, type OrderSummary, type RequestValidation, type
 import type { QueryOrdersCoalescer } from '../supplier/coalescer';
 import type { CallContext, SupplierClient } from '../supplier/interface';
 import { isSupplierError, type SupplierError } from '../supplier/errors';
-import { countOrderConflict } from '../observability/metrics';
+import { countOrderConflict, type BookingMeters } from '../observability/metrics';
 import { decidingOrder, ordersOf, type OrderConflict } from '../supplier/orders';
 import { classifyBookFailure } from './book-rule';
 import type { SupplierProfile } from '../supplier/profile';
@@ -27,6 +27,8 @@ export interface ActivityDeps {
   callbackUrl?: string;
   /** Accept requests with `recovery.testing` (settings below the production floors): test workers only. */
   recoveryTesting?: boolean;
+  /** The worker's meters (booking_order_conflicts_total on the series it starts at 0); else the activity's meter. */
+  meters?: Pick<BookingMeters, 'counter'>;
 }
 
 /** The request headers an activity sends, minus the abort signal it adds itself. */
@@ -97,7 +99,14 @@ export interface OrderView extends OrderSummary {
 /** Cancel answers that prove the supplier did not (and will not) cancel: the order stays as it was. */
 const CANCEL_REFUSED = ['SupplierBadRequest', 'SupplierForbidden', 'SupplierNotFound', 'SupplierBusinessError'];
 
-export function createActivities({ supplier, profile, orders: coalescer, callbackUrl, recoveryTesting }: ActivityDeps) {
+export function createActivities({
+  supplier,
+  profile,
+  orders: coalescer,
+  callbackUrl,
+  recoveryTesting,
+  meters,
+}: ActivityDeps) {
   return {
     /**
      * The workflow's input check, run as a local activity: here the contract's zod schemas are built
@@ -148,7 +157,7 @@ export function createActivities({ supplier, profile, orders: coalescer, callbac
             );
         const deciding = decidingOrder(mine, profile);
         if (!deciding) return { kind: 'not-found' };
-        if (deciding.conflict) reportOrderConflict(deciding.conflict);
+        if (deciding.conflict) reportOrderConflict(deciding.conflict, meters);
         return { kind: 'found', order: viewOf(deciding.order, profile) };
       } catch (err) {
         throw toFailure(err, ['SupplierBadRequest', 'SupplierForbidden']);
@@ -181,7 +190,7 @@ export type BookingActivities = ReturnType<typeof createActivities>;
  * personal data) and booking_order_conflicts_total. Outside an activity (plain unit tests) there is nowhere
  * to report to.
  */
-export function reportOrderConflict(conflict: OrderConflict): void {
+export function reportOrderConflict(conflict: OrderConflict, meters?: Pick<BookingMeters, 'counter'>): void {
   let context: Context;
   try {
     context = Context.current();
@@ -194,7 +203,8 @@ export function reportOrderConflict(conflict: OrderConflict): void {
       `should be one order: ask the supplier which stands.`,
     { ...conflict },
   );
-  countOrderConflict(context.metricMeter);
+  if (meters) meters.counter('orderConflicts').add(1);
+  else countOrderConflict(context.metricMeter);
 }
 
 /** The price a user sees for a package: the total gross rate, else the total net rate. */

@@ -13,11 +13,14 @@ import type { BookingView, WorkflowView } from '../workflows/reconciliation/clas
 import { decidingOrder } from '../supplier/orders';
 import type { HotelOrder } from '../supplier/schemas';
 import { reportOrderConflict, toFailure, viewOf, type OrderView } from './booking';
+import type { BookingMeters } from '../observability/metrics';
 
 export interface ReconciliationDeps {
   supplier: Pick<SupplierClient, 'queryOrders'>;
   profile: SupplierProfile;
   temporal: { services: Pick<TemporalServices, 'workflowService'>; namespace: string };
+  /** Where booking_order_conflicts_total is counted (see createActivities). */
+  meters?: Pick<BookingMeters, 'counter'>;
 }
 
 export interface ListOrdersInput {
@@ -33,7 +36,7 @@ export interface ListOrdersResult {
 const Status = temporal.api.enums.v1.WorkflowExecutionStatus;
 const GRPC_NOT_FOUND = 5;
 
-export function createReconciliationActivities({ supplier, profile, temporal: t }: ReconciliationDeps) {
+export function createReconciliationActivities({ supplier, profile, temporal: t, meters }: ReconciliationDeps) {
   async function view(workflowId: string): Promise<WorkflowView> {
     try {
       const { workflowExecutionInfo: info } = await t.services.workflowService.describeWorkflowExecution({
@@ -65,7 +68,7 @@ export function createReconciliationActivities({ supplier, profile, temporal: t 
       byReference.set(o.customerReferenceNo, [...(byReference.get(o.customerReferenceNo) ?? []), o]);
     return [...byReference.values()].flatMap((listed) => {
       const deciding = decidingOrder(listed, profile);
-      if (deciding?.conflict) reportOrderConflict(deciding.conflict);
+      if (deciding?.conflict) reportOrderConflict(deciding.conflict, meters);
       return deciding ? [deciding.order] : [];
     });
   }

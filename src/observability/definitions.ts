@@ -127,8 +127,8 @@ export const BOOKING_METRICS = define({
     help: 'Supplier answer fields whose shape drifts from the spec, by operation and JSON path (indices folded).',
   },
   /**
-   * Recorded by the queryOrder activity through its context's meter (src/activities/booking.ts), which adds
-   * the SDK's activity labels; so no series at 0 from the worker's start, whose labels would differ.
+   * Recorded by the queryOrder and the sweep's listing activities (src/activities/booking.ts) on the worker's
+   * meters, so the series the worker starts at 0 is the one that counts (an alert sees the first conflict).
    */
   orderConflicts: {
     name: 'booking_order_conflicts',
@@ -187,9 +187,10 @@ export const WORKFLOW_METRICS: readonly BookingMetricKey[] = [
   'recoveryPolls',
 ];
 
-/** Every combination of the label values a definition lists (none when it lists none). */
+/** Every combination of the label values a definition lists (none when it lists none; one for a label-less counter). */
 export function labelCombinations(def: MetricDefinition): Array<Record<string, string>> {
-  if (!def.values) return [];
+  // A counter without labels has exactly one series, known ahead.
+  if (!def.values) return def.labels.length === 0 ? [{}] : [];
   let combos: Array<Record<string, string>> = [{}];
   for (const [label, values] of Object.entries(def.values)) {
     combos = combos.flatMap((c) => values.map((v) => ({ ...c, [label]: v })));

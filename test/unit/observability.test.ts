@@ -15,6 +15,10 @@ import { runtimeOptions } from '../../src/observability/runtime';
 import { bundleTracingMismatch } from '../../src/observability/tracing';
 import { BookingMeters } from '../../src/observability/metrics';
 import { noopMetricMeter, type MetricMeter } from '@temporalio/common';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { createActivities } from '../../src/activities/booking';
+import { defaultSupplierProfile } from '../../src/supplier/profile';
+import type { SupplierClient } from '../../src/supplier/interface';
 
 const base = { SUPPLIER_APP_KEY: 'k', SUPPLIER_APP_SECRET: 's3cret-value' };
 
@@ -162,6 +166,7 @@ describe('dashboards and alert rules name only metrics the worker exports', () =
     expect(expressions.length).toBeGreaterThan(25);
     expect(rules.groups[0]!.rules.map((r) => r.alert)).toEqual([
       'BookingUnresolved',
+      'SupplierOrderConflict',
       'BookingRecoveryBacklogGrowing',
       'SupplierRateLimiting',
       'SupplierServerErrors',
@@ -252,6 +257,39 @@ describe('BookingMeters.initialize', () => {
       tags: { operation: 'book', status_class: '5xx' },
     });
     expect(added.filter((a) => a.name === 'booking_supplier_drift')).toEqual([]);
+  });
+});
+
+describe('order conflicts', () => {
+  test('counted on the worker meters, on the very series initialize() starts at 0, so the alert sees the first', async () => {
+    const added: Array<{ name: string; value: number; tags: Record<string, unknown> }> = [];
+    const meter = {
+      ...noopMetricMeter,
+      createCounter: (name: string) => ({
+        ...noopMetricMeter.createCounter(name),
+        add: (value: number, tags: Record<string, unknown> = {}) => added.push({ name, value, tags }),
+      }),
+    } as unknown as MetricMeter;
+    const meters = new BookingMeters(meter);
+    meters.initialize({ namespace: 'ns', taskQueue: 'q', workflowType: 'bookingWorkflow' });
+    const ref = '6f1f5b5e-8f0a-4c47-9a53-0a4b7b1f1c11';
+    // A Failed order listed before a Confirmed one under the same reference.
+    const supplier = {
+      queryOrders: async () => ({
+        orders: [
+          { status: 4, customerReferenceNo: ref, platformReferenceNo: 'P-1' },
+          { status: 2, customerReferenceNo: ref, platformReferenceNo: 'P-2' },
+        ],
+        unreadable: [],
+      }),
+    } as unknown as SupplierClient;
+    const { queryOrder } = createActivities({ supplier, profile: defaultSupplierProfile, meters });
+    const outcome = await new MockActivityEnvironment().run(queryOrder, { customerReferenceNo: ref, traceId: 't' });
+    expect(outcome).toMatchObject({ kind: 'found', order: { status: 2, platformReferenceNo: 'P-2' } });
+    expect(added.filter((a) => a.name === 'booking_order_conflicts')).toEqual([
+      { name: 'booking_order_conflicts', value: 0, tags: {} },
+      { name: 'booking_order_conflicts', value: 1, tags: {} },
+    ]);
   });
 });
 
