@@ -111,6 +111,65 @@ export const RECOVERY_DEFAULTS = {
 } as const;
 
 /**
+ * Floors and caps on the recovery settings a booking request may set, so a caller can neither defeat the
+ * re-send rule nor end a booking before recovery had its chance. `recovery.testing`, honoured only by a worker
+ * with RECOVERY_TESTING=on, lifts them (tests, the sandbox, chaos runs and benchmarks scale the schedule down).
+ */
+export const RECOVERY_BOUNDS = {
+  /**
+   * Book takes 3-10 minutes at the supplier (spec) and the first may still be at work: never re-sent sooner than
+   * 10 minutes after the last Book ended. At most a day: past the default deadline a re-send would never come
+   * (a caller who wants none sets maxBookAttempts: 1), and it keeps the shortest deadline under its cap.
+   */
+  rebookAfterSeconds: { min: 600, max: 24 * 3600 },
+  /** Each send after the first is a guess that the earlier ones never arrived: two guesses are enough. */
+  maxBookAttempts: { min: 1, max: 3 },
+  /**
+   * At least minimumDeadlineSeconds, computed from the policy itself. At most a week: a booking still unknown
+   * then needs a person anyway, and a workflow patch is kept until the longest deadline has passed
+   * (src/workflows/booking/patches.ts).
+   */
+  deadlineSeconds: { max: 7 * 24 * 3600 },
+  /**
+   * The first polls after Book. QueryOrders is rate-limited for all bookings together and an order takes minutes:
+   * polls closer than 5 s only spend that budget. At most an hour apart, so a settled order is seen within the
+   * hour; at most 20 of them (the spec's schedule has 5), so the schedule stays readable at a glance.
+   */
+  delaysSeconds: { min: 5, max: 3600, maxEntries: 20 },
+  /**
+   * The pace of the long tail, for up to the deadline. At least a minute: in a recovery storm every recovering
+   * booking polls at this pace against the shared QueryOrders limit. At most an hour, as delaysSeconds.
+   */
+  repeatEverySeconds: { min: 60, max: 3600 },
+} as const;
+
+/**
+ * Seconds after the Book at which the first poll at or after `rebookAfterSeconds` is due: where a re-send can
+ * happen. The schedule's arithmetic (src/workflows/schedule.ts, pollOffsetSeconds): poll k is at the running sum
+ * of `delaysSeconds`, then of `repeatEverySeconds`.
+ */
+export function resendPollOffsetSeconds(policy: {
+  delaysSeconds: readonly number[];
+  repeatEverySeconds: number;
+  rebookAfterSeconds: number;
+}): number {
+  let offset = 0;
+  for (let i = 0; offset < policy.rebookAfterSeconds; i++)
+    offset += policy.delaysSeconds[i] ?? policy.repeatEverySeconds;
+  return offset;
+}
+
+/**
+ * The shortest deadline a policy may have: time for the schedule to reach a re-send and a poll after it. The
+ * deadline runs from the first Book's start and the schedule from its end; the re-send poll comes
+ * resendPollOffsetSeconds later, then the re-send, then at once a poll. Both Books may take Book's whole timeout
+ * (an ambiguous Book often is one that timed out), so each is counted at it.
+ */
+export function minimumDeadlineSeconds(policy: Parameters<typeof resendPollOffsetSeconds>[0]): number {
+  return resendPollOffsetSeconds(policy) + 2 * ACTIVITY_TIMEOUT_SECONDS.book;
+}
+
+/**
  * The activities' own timeouts (start to close) set by the workflow. Each is above the supplier client's
  * timeout for that call, so the client classifies a slow answer first (the config schema checks the
  * supplier profile against these).

@@ -8,7 +8,15 @@
  */
 import { z } from 'zod';
 import { Guest, Holder, Money } from '../values';
-import { BookingStages, OrderStages, RECOVERY_DEFAULTS } from './definitions';
+import {
+  ACTIVITY_TIMEOUT_SECONDS,
+  BookingStages,
+  minimumDeadlineSeconds,
+  OrderStages,
+  RECOVERY_BOUNDS,
+  RECOVERY_DEFAULTS,
+  resendPollOffsetSeconds,
+} from './definitions';
 import { describeIssues } from '../values/issues';
 
 // --- Input ------------------------------------------------------------------------------------
@@ -41,7 +49,8 @@ export type RequestContext = z.infer<typeof RequestContext>;
 
 /**
  * The recovery schedule after an ambiguous Book. Defaults are the spec's (section 8): poll at once,
- * then after 30 s, 1, 2, 4, 8 min, then every 10 min. A test or chaos run may scale it down.
+ * then after 30 s, 1, 2, 4, 8 min, then every 10 min. A request may change it within RECOVERY_BOUNDS (see
+ * RecoveryOptions); tests, chaos runs and benchmarks scale it down with `recovery.testing`.
  */
 export const RecoveryPolicy = z.object({
   /** Waits between the first polls, in seconds; the first poll is always immediate. */
@@ -59,6 +68,105 @@ export const RecoveryPolicy = z.object({
 });
 export type RecoveryPolicy = z.infer<typeof RecoveryPolicy>;
 
+/** A recovery setting outside RECOVERY_BOUNDS, as zod reports it (path within `recovery`). */
+type BoundIssue = { path: (string | number)[]; message: string };
+
+/** Why each bound is there, as a refusal says it. */
+const BOUND_REASONS = {
+  rebookAfterSeconds: {
+    min: 'Book is never re-sent sooner than 10 minutes after the last Book ended',
+    max: 'a later re-send would not come before the default deadline; maxBookAttempts: 1 sends none',
+  },
+  maxBookAttempts: { max: 'each Book after the first is a guess that the earlier ones never reached the supplier' },
+  delaysSeconds: {
+    min: 'QueryOrders is rate-limited for all bookings together, and an order takes minutes',
+    max: 'a settled order is seen within the hour',
+  },
+  repeatEverySeconds: {
+    min: 'in a recovery storm every recovering booking polls at this pace against the shared QueryOrders limit',
+    max: 'a settled order is seen within the hour',
+  },
+  deadlineSeconds: { max: '7 days: a booking still unknown then needs a person' },
+};
+
+/** What a refused bound tells a test author (production callers stay within the bounds). */
+const TESTING_HINT = {
+  floor: 'set recovery.testing on a test worker for faster schedules',
+  cap: 'set recovery.testing on a test worker to go beyond it',
+};
+
+function outside(
+  path: BoundIssue['path'],
+  value: number,
+  bound: { min?: number; max?: number },
+  why: { min?: string; max?: string },
+): BoundIssue[] {
+  // A value that is not positive is refused by RecoveryPolicy's own check already: a bound adds nothing.
+  if (value <= 0) return [];
+  if (bound.min !== undefined && value < bound.min)
+    return [{ path, message: `must be at least ${bound.min} (${why.min}); ${TESTING_HINT.floor}` }];
+  if (bound.max !== undefined && value > bound.max)
+    return [{ path, message: `must be at most ${bound.max} (${why.max}); ${TESTING_HINT.cap}` }];
+  return [];
+}
+
+/** Each recovery setting outside RECOVERY_BOUNDS (unset ones take RECOVERY_DEFAULTS), naming the bound and why. */
+function recoveryBoundIssues(options: Partial<RecoveryPolicy>): BoundIssue[] {
+  const p = { ...RECOVERY_DEFAULTS, ...options };
+  const b = RECOVERY_BOUNDS;
+  const why = BOUND_REASONS;
+  const tooManyDelays = p.delaysSeconds.length > b.delaysSeconds.maxEntries;
+  const issues = [
+    ...outside(['rebookAfterSeconds'], p.rebookAfterSeconds, b.rebookAfterSeconds, why.rebookAfterSeconds),
+    ...outside(['maxBookAttempts'], p.maxBookAttempts, b.maxBookAttempts, why.maxBookAttempts),
+    ...(tooManyDelays
+      ? [
+          {
+            path: ['delaysSeconds'],
+            message: `must have at most ${b.delaysSeconds.maxEntries} entries (then repeatEverySeconds paces the polls); ${TESTING_HINT.cap}`,
+          },
+        ]
+      : []),
+    ...p.delaysSeconds.flatMap((delay, i) => outside(['delaysSeconds', i], delay, b.delaysSeconds, why.delaysSeconds)),
+    ...outside(['repeatEverySeconds'], p.repeatEverySeconds, b.repeatEverySeconds, why.repeatEverySeconds),
+    ...outside(['deadlineSeconds'], p.deadlineSeconds, b.deadlineSeconds, why.deadlineSeconds),
+  ];
+  // The deadline's floor is computed from the schedule, so only from one in bounds: that is what the caller
+  // corrects first, and it keeps the sum short.
+  const schedule = [p.rebookAfterSeconds, p.repeatEverySeconds, ...p.delaysSeconds];
+  const scheduleRefused = issues.some((i) => i.path[0] !== 'deadlineSeconds' && i.path[0] !== 'maxBookAttempts');
+  if (scheduleRefused || [...schedule, p.deadlineSeconds].some((v) => v <= 0)) return issues;
+  return [...issues, ...deadlineFloorIssues(p)];
+}
+
+/** The deadline's floor, computed from the policy's own schedule (minimumDeadlineSeconds). */
+function deadlineFloorIssues(
+  policy: Parameters<typeof minimumDeadlineSeconds>[0] & { deadlineSeconds: number },
+): BoundIssue[] {
+  const minimum = minimumDeadlineSeconds(policy);
+  if (policy.deadlineSeconds >= minimum) return [];
+  const why =
+    `time to re-send Book and poll after it: the first poll at or after rebookAfterSeconds is ` +
+    `${resendPollOffsetSeconds(policy)} s after Book, and the first Book and the re-send may each take ` +
+    `${ACTIVITY_TIMEOUT_SECONDS.book} s`;
+  return [{ path: ['deadlineSeconds'], message: `must be at least ${minimum} (${why}); ${TESTING_HINT.floor}` }];
+}
+
+/**
+ * The recovery settings a booking request may set: RecoveryPolicy's, each optional, within RECOVERY_BOUNDS
+ * unless `testing` is set. The client helper accepts `testing`; the worker honours it only with RECOVERY_TESTING=on.
+ */
+export const RecoveryOptions = RecoveryPolicy.partial()
+  .extend({
+    /** A test schedule: lifts RECOVERY_BOUNDS. Refused by a worker without RECOVERY_TESTING=on. */
+    testing: z.boolean().optional(),
+  })
+  .superRefine((options, ctx) => {
+    if (options.testing === true) return;
+    for (const { path, message } of recoveryBoundIssues(options)) ctx.addIssue({ code: 'custom', path, message });
+  });
+export type RecoveryOptions = z.input<typeof RecoveryOptions>;
+
 export const BookingRequest = z.object({
   /** The caller's reference (uuid): the idempotency key at the supplier and the workflow id. */
   customerReferenceNo: z.uuid(),
@@ -71,7 +179,7 @@ export const BookingRequest = z.object({
   expectedPrice: Money.optional(),
   priceChangePolicy: PriceChangePolicy.optional(),
   context: RequestContext.optional(),
-  recovery: RecoveryPolicy.partial().optional(),
+  recovery: RecoveryOptions.optional(),
   /**
    * What to do when the booking was cancelled (workflow cancellation) after Book was sent and the order
    * was then confirmed anyway: `report` it (`cancelRequested: true` in the outcome), or cancel the order at
@@ -91,10 +199,27 @@ export interface ValidationOptions {
   recoveryTesting?: boolean;
 }
 
-export function validateBookingRequest(input: unknown, _options: ValidationOptions = {}): RequestValidation {
+/**
+ * The worker's check of a booking request. `recovery.testing` passes only where the worker's switch is on: a test
+ * schedule must never reach a worker that books for real.
+ */
+export function validateBookingRequest(input: unknown, options: ValidationOptions = {}): RequestValidation {
   const parsed = BookingRequest.safeParse(input);
   if (!parsed.success) return { valid: false, issues: describeIssues(parsed.error) };
-  return { valid: true, request: parsed.data, recovery: RecoveryPolicy.parse(parsed.data.recovery ?? {}) };
+  const recovery = parsed.data.recovery;
+  if (recovery?.testing === true && options.recoveryTesting !== true) {
+    // With the bounds the request would meet without `testing`, so one answer says all there is to change.
+    const bounded = RecoveryOptions.safeParse({ ...recovery, testing: false });
+    return {
+      valid: false,
+      issues: [
+        'recovery.testing: honoured only by a worker with RECOVERY_TESTING=on, and this worker has it off ' +
+          '(test schedules must never reach a worker that books for real)',
+        ...(bounded.success ? [] : describeIssues(bounded.error, 'recovery')),
+      ],
+    };
+  }
+  return { valid: true, request: parsed.data, recovery: RecoveryPolicy.parse(recovery ?? {}) };
 }
 
 // --- State and outcome ------------------------------------------------------------------------

@@ -74,6 +74,9 @@ type Context struct {
 }
 
 // RecoveryPolicy is the QueryOrders schedule after an ambiguous Book; a zero field takes the default.
+// The worker refuses values outside its floors and caps (Book never re-sent sooner than 10 minutes, at most
+// 3 Book sends, ...), naming the field and its bound. Testing lifts them, for test workers only: a worker
+// without RECOVERY_TESTING=on refuses a request that sets it.
 type RecoveryPolicy struct {
 	DelaysSeconds            []float64 `json:"delaysSeconds,omitempty"`
 	RepeatEverySeconds       float64   `json:"repeatEverySeconds,omitempty"`
@@ -81,6 +84,7 @@ type RecoveryPolicy struct {
 	MaxBookAttempts          int       `json:"maxBookAttempts,omitempty"`
 	DeadlineSeconds          float64   `json:"deadlineSeconds,omitempty"`
 	ContinueAsNewAfterEvents int       `json:"continueAsNewAfterEvents,omitempty"`
+	Testing                  bool      `json:"testing,omitempty"`
 }
 
 // Request is the workflow's input. CustomerReferenceNo is a UUID: the booking's key, keep it to retry with.

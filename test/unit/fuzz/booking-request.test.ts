@@ -24,12 +24,13 @@ const VALID: BookingRequest = {
   expectedPrice: { currency: 'USD', amount: 200 },
   priceChangePolicy: { maxIncreasePercent: 5, maxIncreaseAmount: 10, onExceeded: 'ask', approvalTimeoutSeconds: 60 },
   context: { currency: 'USD', language: 'en-US', ip: '203.0.113.5', test: 'scenario=available' },
+  // Within RECOVERY_BOUNDS, near the floors: a mutated value is often refused by a bound, which must name it too.
   recovery: {
-    delaysSeconds: [1, 2],
-    repeatEverySeconds: 5,
-    rebookAfterSeconds: 10,
-    maxBookAttempts: 2,
-    deadlineSeconds: 60,
+    delaysSeconds: [5, 10],
+    repeatEverySeconds: 60,
+    rebookAfterSeconds: 600,
+    maxBookAttempts: 3,
+    deadlineSeconds: 1200,
   },
 };
 

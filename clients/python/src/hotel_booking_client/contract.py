@@ -71,7 +71,12 @@ class BookingContext(TypedDict, total=False):
 
 
 class RecoveryPolicy(TypedDict, total=False):
-    """The QueryOrders schedule after an ambiguous Book; every field has the orchestrator's default."""
+    """The QueryOrders schedule after an ambiguous Book; every field has the orchestrator's default.
+
+    The worker refuses values outside its floors and caps (Book never re-sent sooner than 10 minutes, at most
+    3 Book sends, ...), naming the field and its bound. `testing` lifts them, for test workers only: a worker
+    without RECOVERY_TESTING=on refuses a request that sets it.
+    """
 
     delaysSeconds: List[float]
     repeatEverySeconds: float
@@ -79,6 +84,7 @@ class RecoveryPolicy(TypedDict, total=False):
     maxBookAttempts: int
     deadlineSeconds: float
     continueAsNewAfterEvents: int
+    testing: bool
 
 
 class BookingRequest(TypedDict):
