@@ -10,6 +10,8 @@ import type { RateLimits } from '../dev/sandbox/rate-limit';
 
 /** Sandbox credentials (src/sandbox/server.ts defaults); not secrets. */
 const SANDBOX_CREDENTIALS = { SUPPLIER_APP_KEY: 'sandbox-app', SUPPLIER_APP_SECRET: 'sandbox-secret' };
+/** Benchmarks scale the recovery schedule down (`recovery.testing`, see workload.ts): never a worker that books for real. */
+const TEST_SCHEDULES = { RECOVERY_TESTING: 'on' };
 const FIXED = new Set(['SUPPLIER_BASE_URL', 'SUPPLIER_TOKEN', 'SUPPLIER_APP_KEY', 'SUPPLIER_APP_SECRET']);
 
 export interface WorkerTuning {
@@ -46,6 +48,7 @@ export function benchConfig(sandboxUrl: string, options: BenchConfigOptions = {}
   return loadConfig({
     ...env,
     ...SANDBOX_CREDENTIALS,
+    ...TEST_SCHEDULES,
     SUPPLIER_BASE_URL: sandboxUrl,
     ...(options.rateLimits ? { SUPPLIER_PROFILE: JSON.stringify({ ...profile, rateLimits: options.rateLimits }) } : {}),
     ...(options.encryptionKeys ? { PAYLOAD_ENCRYPTION_KEYS: options.encryptionKeys } : {}),

@@ -31,7 +31,7 @@ import {
   type SweepResult,
   InvalidBookingRequestError,
   startBooking,
-  type RecoveryPolicy,
+  type RecoveryOptions,
 } from '../src/client';
 import { createEncryptionCodec, newEncryptionKey } from '../src/codec/encryption';
 import type { Sandbox } from '../dev/sandbox/server';
@@ -74,9 +74,11 @@ const RUNNING_QUERY = 'WorkflowType = "bookingWorkflow" AND ExecutionStatus = "R
 
 /**
  * The production schedule (30 s, 1, 2, 4, 8 min, then every 10 min; re-Book after 10 min; give up after
- * 24 h) scaled 60× down, and the deadline 576× down, so a run resolves in minutes, not a day.
+ * 24 h) scaled 60× down, and the deadline 576× down, so a run resolves in minutes, not a day. Below the
+ * production bounds: `testing`, and the run's workers have RECOVERY_TESTING=on.
  */
-export const CHAOS_RECOVERY: Partial<RecoveryPolicy> = {
+export const CHAOS_RECOVERY: RecoveryOptions = {
+  testing: true,
   delaysSeconds: [0.5, 1, 2, 4, 8],
   repeatEverySeconds: 10,
   rebookAfterSeconds: 10,
@@ -106,7 +108,7 @@ export interface ChaosOptions {
   engine: 'dev' | 'prod';
   /** Prod engine: how long a killed node stays down before it is started again. */
   nodeDownSeconds: number;
-  recovery: Partial<RecoveryPolicy>;
+  recovery: RecoveryOptions;
   supplierTimeoutsMs: { book: number; checkAvail: number; queryOrders: number };
   /**
    * After the last start, how long the run waits for every workflow to close before calling the rest stuck.
@@ -200,6 +202,8 @@ export async function runChaos(overrides: Partial<ChaosOptions> = {}): Promise<C
         PAYLOAD_ENCRYPTION_KEYS: keys,
         WORKER_WORKFLOW_BUNDLE: bundlePath,
         LOG_LEVEL: 'WARN',
+        // The bookings' schedule is CHAOS_RECOVERY's, below the production bounds.
+        RECOVERY_TESTING: 'on',
       }),
     });
     cleanups.push(() => fleet.stop());
@@ -613,7 +617,7 @@ function digest(ending: Ending): string {
 function workerEnv(own: Record<string, string>): Record<string, string> {
   const inherited = Object.entries(process.env).filter(
     (kv): kv is [string, string] =>
-      kv[1] !== undefined && !/^(TEMPORAL_|SUPPLIER_|WORKER_|PAYLOAD_|BOOKING_|LOG_LEVEL$)/.test(kv[0]),
+      kv[1] !== undefined && !/^(TEMPORAL_|SUPPLIER_|WORKER_|PAYLOAD_|BOOKING_|RECOVERY_|LOG_LEVEL$)/.test(kv[0]),
   );
   // The build lives in the temp dir: its `require`s find the project's dependencies through NODE_PATH.
   return { ...Object.fromEntries(inherited), NODE_PATH: path.join(REPO, 'node_modules'), ...own };

@@ -83,6 +83,9 @@ async function main(): Promise<void> {
       // Metrics on by default here, on this machine only: the numbers of the bookings you make move at once.
       WORKER_METRICS_PORT: '9464',
       WORKER_METRICS_HOST: '127.0.0.1',
+      // A dev stack against the sandbox: bookings may scale the recovery schedule down (`recovery.testing`)
+      // to watch a re-send in minutes. RECOVERY_TESTING=off in the environment turns it off.
+      RECOVERY_TESTING: 'on',
       ...process.env,
       ...encryptionEnv,
       TEMPORAL_ADDRESS: server.address,

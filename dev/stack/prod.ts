@@ -112,6 +112,9 @@ async function main(): Promise<void> {
     const workerEnv = {
       SUPPLIER_APP_KEY: 'sandbox-app',
       SUPPLIER_APP_SECRET: 'sandbox-secret',
+      // The production topology, but against the sandbox: test schedules (`recovery.testing`) are accepted as on
+      // `npm start`. RECOVERY_TESTING=off in the environment turns it off.
+      RECOVERY_TESTING: 'on',
       ...process.env,
       ...encryptionEnv,
       TEMPORAL_ADDRESS: cluster.address,

@@ -61,6 +61,11 @@ export interface RigOptions {
   sandboxNow?: () => number;
   /** Order-status callbacks: the URL the worker sends with Book, and the secret the sandbox signs them with. */
   callbacks?: { url: string; secret: string };
+  /**
+   * The worker's RECOVERY_TESTING switch (default on): tests scale the recovery schedule down with
+   * `recovery.testing`. Off for a test of what a production worker refuses.
+   */
+  recoveryTesting?: boolean;
 }
 
 /**
@@ -114,6 +119,7 @@ export async function createBookingRig(
         : {}),
       ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
       ...(options.callbacks ? { callbackUrl: options.callbacks.url } : {}),
+      recoveryTesting: options.recoveryTesting ?? true,
     });
   let running: Promise<void> | undefined;
   const rig: BookingRig = {

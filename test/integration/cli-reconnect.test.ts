@@ -111,7 +111,7 @@ function startCli(args: string[]) {
 async function startRecoveringBooking() {
   const request = bookingRequest({
     test: 'book=504AfterCreate&outcome=pending',
-    recovery: { delaysSeconds: [2], repeatEverySeconds: 2 },
+    recovery: { testing: true, delaysSeconds: [2], repeatEverySeconds: 2 },
   });
   await startBooking(env.client, request, { taskQueue: rig.taskQueue });
   return request.customerReferenceNo;

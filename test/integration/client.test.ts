@@ -66,7 +66,7 @@ describe('client helper', () => {
   test('state is readable while the booking runs and carries no personal data', async () => {
     const request = bookingRequest({
       test: 'book=504AfterCreate&confirmAfterQueries=2',
-      recovery: { delaysSeconds: [1] },
+      recovery: { testing: true, delaysSeconds: [1] },
     });
     await startBooking(env.client, request, { taskQueue: rig.taskQueue });
     const outcome = await awaitOutcome(env.client, request.customerReferenceNo);

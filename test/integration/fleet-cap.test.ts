@@ -25,7 +25,7 @@ import { connectDevServer, workflowBundle } from '../harness/temporal';
 const SUPPLIER_QPS = 6;
 const BOOKINGS = 8;
 /** Every booking wants a poll every 200 ms: 40 polls/s asked of a supplier that allows 6. */
-const fastRecovery = { delaysSeconds: [0.2, 0.2, 0.2, 0.2, 0.2], repeatEverySeconds: 0.2 };
+const fastRecovery = { testing: true, delaysSeconds: [0.2, 0.2, 0.2, 0.2, 0.2], repeatEverySeconds: 0.2 };
 
 let env: TestWorkflowEnvironment;
 let sandbox: Sandbox;
@@ -60,6 +60,7 @@ async function startWorker(taskQueue: string, profile: SupplierProfile): Promise
     supplier,
     profile,
     workflowBundle: workflowBundle(),
+    recoveryTesting: true,
   });
   const running = worker.run();
   closers.push(async () => {

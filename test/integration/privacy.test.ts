@@ -52,7 +52,7 @@ test('raw histories and worker logs hold no secret and no personal data in clear
   // The CheckAvail faults above fail one attempt each, which the SDK logs; hidden, they are still scanned.
   expectWorkerWarnings(/^WARN Activity failed .*"activityType":"checkAvail".*"httpStatus":50[03]/);
   const requests = [...scenarios, echoing(bookingRequest().holder.lastName)].map((test) =>
-    bookingRequest({ test, recovery: { delaysSeconds: [1] } }),
+    bookingRequest({ test, recovery: { testing: true, delaysSeconds: [1] } }),
   );
   for (const request of requests) {
     await startBooking(client, request, { taskQueue: rig.taskQueue });
@@ -157,7 +157,7 @@ test('keys rotate: a payload written with the old key still decrypts; an unknown
 test('an encrypted history replays with the key', async () => {
   const request = bookingRequest({
     test: 'book=504AfterCreate&confirmAfterQueries=2',
-    recovery: { delaysSeconds: [1] },
+    recovery: { testing: true, delaysSeconds: [1] },
   });
   await startBooking(client, request, { taskQueue: rig.taskQueue });
   await awaitOutcome(client, request.customerReferenceNo);

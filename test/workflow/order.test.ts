@@ -107,7 +107,7 @@ describe('cancelBooking', () => {
   test('free cancellation: quote 0, cancel with that fee, followed by QueryOrders to Cancelled', async () => {
     const ref = await confirmed({
       test: 'confirmAfterMs=0&cancelAfterQueries=2',
-      recovery: { delaysSeconds: [1], repeatEverySeconds: 1 },
+      recovery: { testing: true, delaysSeconds: [1], repeatEverySeconds: 1 },
     });
     const handle = orderHandle(ref);
     const quote = await handle.executeUpdate(cancelBookingUpdate, { args: [{ confirm: false }] });
@@ -199,7 +199,7 @@ describe('a booking cancelled by its caller after Book', () => {
     const request = bookingRequest({
       onCancelAfterBook,
       test,
-      recovery: { delaysSeconds: [1, 1], repeatEverySeconds: 1 },
+      recovery: { testing: true, delaysSeconds: [1, 1], repeatEverySeconds: 1 },
     });
     const handle = await startBooking(request);
     await eventually(async () => ((await handle.query(bookingStateQuery)).stage === 'recovering' ? true : undefined));
