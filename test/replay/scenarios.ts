@@ -21,7 +21,14 @@ export interface ReplayScenario {
 
 /** The price the user saw: the sandbox's base price for the harness's default rate package. */
 const expectedPrice = basePriceFor('pkg-standard-double');
-const fastRecovery = { delaysSeconds: [1, 1, 2], repeatEverySeconds: 2, rebookAfterSeconds: 3, deadlineSeconds: 20 };
+/** Below the production bounds: a test schedule (`testing`), which the recorder's worker accepts (RECOVERY_TESTING). */
+const fastRecovery = {
+  delaysSeconds: [1, 1, 2],
+  repeatEverySeconds: 2,
+  rebookAfterSeconds: 3,
+  deadlineSeconds: 20,
+  testing: true,
+};
 
 export const replayScenarios: ReplayScenario[] = [
   { name: 'confirmed-at-once', expected: 'confirmed', test: 'confirmAfterMs=0' },
@@ -124,7 +131,13 @@ export const replayScenarios: ReplayScenario[] = [
     expected: 'confirmed',
     test: 'book=504AfterCreate&confirmAfterQueries=14',
     request: {
-      recovery: { delaysSeconds: [1], repeatEverySeconds: 1, deadlineSeconds: 300, continueAsNewAfterEvents: 100 },
+      recovery: {
+        delaysSeconds: [1],
+        repeatEverySeconds: 1,
+        deadlineSeconds: 300,
+        continueAsNewAfterEvents: 100,
+        testing: true,
+      },
     },
   },
 ];
