@@ -113,8 +113,11 @@ export function createActivities({
      * once per worker, where in the workflow sandbox every cached workflow would build its own copy
      * (~3 MB and ~40 ms of CPU each, measured by bench parked). No supplier call; pure and fast.
      */
-    async validateBookingRequest(input: unknown): Promise<RequestValidation> {
-      return validateBookingRequest(input, { recoveryTesting: recoveryTesting === true });
+    async validateBookingRequest(input: unknown, run: { resumed?: boolean } = {}): Promise<RequestValidation> {
+      return validateBookingRequest(input, {
+        recoveryTesting: recoveryTesting === true,
+        resumed: run.resumed === true,
+      });
     },
 
     async checkAvail({ ratePkgId, context }: CheckAvailInput): Promise<CheckAvailOutcome> {

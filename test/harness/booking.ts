@@ -33,8 +33,8 @@ export interface BookingRig {
   run(): Promise<void>;
   /** Stops the worker and waits for it. */
   stopWorker(): Promise<void>;
-  /** A fresh worker on the same queue, as after a crash and restart. */
-  restartWorker(): Promise<void>;
+  /** A fresh worker on the same queue, as after a crash and restart (or a deploy: `changes` to its options). */
+  restartWorker(changes?: Pick<RigOptions, 'recoveryTesting'>): Promise<void>;
   /**
    * Terminates the order workflows of the sandbox's orders (a confirmed booking leaves one open until check-in).
    * close() does it: on the Java test server, a workflow whose worker is gone and whose timer the server skips
@@ -103,7 +103,7 @@ export async function createBookingRig(
   });
   const orders = createQueryOrdersCoalescer({ supplier });
   const taskQueue = `${name}-${randomUUID().slice(0, 8)}`;
-  const makeWorker = () =>
+  const makeWorker = (changes: Pick<RigOptions, 'recoveryTesting'> = {}) =>
     // The worker pair production runs (booking queue + rate-limited QueryOrders queue), through the
     // QueryOrders coalescer: the exact poll times the tests check are its.
     createBookingWorker({
@@ -119,7 +119,7 @@ export async function createBookingRig(
         : {}),
       ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
       ...(options.callbacks ? { callbackUrl: options.callbacks.url } : {}),
-      recoveryTesting: options.recoveryTesting ?? true,
+      recoveryTesting: changes.recoveryTesting ?? options.recoveryTesting ?? true,
     });
   let running: Promise<void> | undefined;
   const rig: BookingRig = {
@@ -135,9 +135,9 @@ export async function createBookingRig(
       if (rig.worker.getState() === 'RUNNING') rig.worker.shutdown();
       await running;
     },
-    async restartWorker() {
+    async restartWorker(changes) {
       await rig.stopWorker();
-      rig.worker = await makeWorker();
+      rig.worker = await makeWorker(changes);
       void rig.run();
     },
     async endOrderWorkflows() {

@@ -6,8 +6,8 @@
 import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { connectTimeSkipping } from '../harness/temporal';
-import { book, bookingRequest, createBookingRig, startBooking, type BookingRig } from '../harness/booking';
-import type { BookingRequest } from '../../src/contract';
+import { book, bookingRequest, createBookingRig, eventually, startBooking, type BookingRig } from '../harness/booking';
+import { bookingStateQuery, type BookingRequest } from '../../src/contract';
 import { expectWorkerWarnings } from '../harness/quiet-worker-logs';
 
 let env: TestWorkflowEnvironment;
@@ -73,4 +73,33 @@ test('the same worker books a request within the bounds', async () => {
   expect(supplierCallsFor(request.customerReferenceNo).map((c) => c.op)).toEqual(
     expect.arrayContaining(['checkAvail', 'book']),
   );
+});
+
+/**
+ * A booking's recovery settings are judged once, when it starts. A run resumed from continue-as-new re-reads its
+ * input, and must not be failed by bounds or a switch deployed since: its Book has been sent.
+ */
+test('a run resumed after a deploy that turned RECOVERY_TESTING off goes on and resolves the booking', async () => {
+  // Sticky execution off: the Java test server does not move a task off a stopped worker's sticky queue.
+  const testRig = await createBookingRig(env, 'resumed-after-deploy-wf', { maxCachedWorkflows: 0 });
+  try {
+    const request = bookingRequest({
+      test: 'book=504AfterCreate&confirmAfterQueries=30',
+      // Polls at 0 and 1 s, a 10-minute wait, then every second: 100 events and it continues-as-new.
+      recovery: { testing: true, delaysSeconds: [1, 600], repeatEverySeconds: 1, continueAsNewAfterEvents: 100 },
+    });
+    const handle = await startBooking(env, testRig, request);
+    // Time stands still while nothing awaits a result: the booking waits on its 10-minute timer.
+    await eventually(async () => {
+      const state = await handle.query(bookingStateQuery);
+      return state.polls.length >= 2 ? state : undefined;
+    });
+    await testRig.restartWorker({ recoveryTesting: false });
+    const outcome = await env.client.workflow.getHandle(handle.workflowId).result();
+    expect(outcome.kind).toBe('confirmed');
+    const latest = await env.client.workflow.getHandle(handle.workflowId).describe();
+    expect(latest.runId).not.toBe(handle.firstExecutionRunId);
+  } finally {
+    await testRig.close();
+  }
 });

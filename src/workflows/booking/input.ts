@@ -34,7 +34,7 @@ export async function checkInput(
   const raw = withoutResume(input ?? ({} as BookingWorkflowInput));
   const checked: RequestValidation =
     fewerTasks || patched(PATCHES.validateInLocalActivity)
-      ? await validateBookingRequest(raw)
+      ? await validated(raw, !!input.resume)
       : checkedBeforePatch(raw);
   if (!checked.valid) throw invalid(`Invalid booking request: ${checked.issues.join('; ')}`, checked.issues);
   const expectedId = bookingWorkflowId(checked.request.customerReferenceNo);
@@ -45,6 +45,14 @@ export async function checkInput(
     ]);
   }
   return { request: checked.request, recovery: checked.recovery };
+}
+
+/**
+ * The local activity's check. A resumed run's recovery settings were checked when the booking started and its
+ * Book has been sent: today's bounds must not fail it (the activity skips them), whatever was deployed since.
+ */
+function validated(raw: BookingRequest, resumed: boolean): Promise<RequestValidation> {
+  return resumed ? validateBookingRequest(raw, { resumed: true }) : validateBookingRequest(raw);
 }
 
 function invalid(message: string, issues: string[]): ApplicationFailure {
