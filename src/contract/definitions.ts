@@ -144,15 +144,27 @@ export const RECOVERY_BOUNDS = {
 } as const;
 
 /**
- * Seconds after the Book at which the first poll at or after `rebookAfterSeconds` is due: where a re-send can
- * happen. The schedule's arithmetic (src/workflows/schedule.ts, pollOffsetSeconds): poll k is at the running sum
- * of `delaysSeconds`, then of `repeatEverySeconds`.
+ * Seconds after a Book at which poll `index` is due: 0, then the running sum of the delays (30, 90, 210,
+ * 450, 930 with the defaults), then every `repeatEverySeconds` (1530, 2130, …). Pure arithmetic, here in the
+ * zod-free contract so the workflow (src/workflows/schedule.ts) and the request's bounds share one copy.
  */
+export function pollOffsetSeconds(
+  index: number,
+  policy: { delaysSeconds: readonly number[]; repeatEverySeconds: number },
+): number {
+  const { delaysSeconds, repeatEverySeconds } = policy;
+  let offset = 0;
+  for (let i = 0; i < index; i++) offset += delaysSeconds[i] ?? repeatEverySeconds;
+  return offset;
+}
+
+/** Seconds after a Book at which the first poll at or after `rebookAfterSeconds` is due: where a re-send can happen. */
 export function resendPollOffsetSeconds(policy: {
   delaysSeconds: readonly number[];
   repeatEverySeconds: number;
   rebookAfterSeconds: number;
 }): number {
+  // pollOffsetSeconds(k) for k = 0, 1, … as one running sum, until it reaches rebookAfterSeconds.
   let offset = 0;
   for (let i = 0; offset < policy.rebookAfterSeconds; i++)
     offset += policy.delaysSeconds[i] ?? policy.repeatEverySeconds;
