@@ -49,7 +49,8 @@ export interface TestFlags {
   freeCancel: boolean;
   /**
    * Every Book after the first for a reference answers this (`resend=429`: rate limited; `resend=400`: bad
-   * request), whatever the first one did: a supplier rate-limiting re-sends in a storm, or refusing them.
+   * request; `resend=unknownCode`: HTTP 200 with an envelope code no profile lists), whatever the first one did
+   * and without making anything: a supplier rate-limiting re-sends in a storm, refusing them, or inventing codes.
    */
   resend?: ResendFault;
   /**
@@ -60,8 +61,8 @@ export interface TestFlags {
   listAfterMs?: number;
 }
 
-export type ResendFault = '429' | '400';
-const RESEND_FAULTS: ResendFault[] = ['429', '400'];
+export type ResendFault = '429' | '400' | 'unknownCode';
+const RESEND_FAULTS: ResendFault[] = ['429', '400', 'unknownCode'];
 
 const SCENARIOS: Scenario[] = ['available', 'soldOut', 'priceChanged', 'serviceUnavailable', 'unknownInternalError'];
 const CHECK_AVAIL_FAULTS: CheckAvailFault[] = [

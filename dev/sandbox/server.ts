@@ -346,6 +346,7 @@ export async function startSandbox(overrides: Partial<SandboxOptions> = {}): Pro
           : undefined;
     if (fault) call.fault = fault;
 
+    if (fault === 'unknownCode') return new HttpAnswer(200, envelope(100009998, 'resend not accepted'));
     switch (fault) {
       case '429':
       case '400':
