@@ -234,16 +234,22 @@ describe('a prebuilt workflow bundle matches the worker tracing', () => {
   });
 });
 
+/** A meter that records every counter addition, to read which series a piece of code writes. */
+function recordingMeter() {
+  const added: Array<{ name: string; value: number; tags: Record<string, unknown> }> = [];
+  const meter = {
+    ...noopMetricMeter,
+    createCounter: (name: string) => ({
+      ...noopMetricMeter.createCounter(name),
+      add: (value: number, tags: Record<string, unknown> = {}) => added.push({ name, value, tags }),
+    }),
+  } as unknown as MetricMeter;
+  return { meter, added };
+}
+
 describe('BookingMeters.initialize', () => {
   test('records every known series at 0, workflow-side ones with the labels the SDK adds to workflow metrics', () => {
-    const added: Array<{ name: string; value: number; tags: Record<string, unknown> }> = [];
-    const meter = {
-      ...noopMetricMeter,
-      createCounter: (name: string) => ({
-        ...noopMetricMeter.createCounter(name),
-        add: (value: number, tags: Record<string, unknown> = {}) => added.push({ name, value, tags }),
-      }),
-    } as unknown as MetricMeter;
+    const { meter, added } = recordingMeter();
     new BookingMeters(meter).initialize({ namespace: 'ns', taskQueue: 'q', workflowType: 'bookingWorkflow' });
     expect(added.every((a) => a.value === 0)).toBe(true);
     expect(added).toContainEqual({
@@ -262,14 +268,7 @@ describe('BookingMeters.initialize', () => {
 
 describe('order conflicts', () => {
   test('counted on the worker meters, on the very series initialize() starts at 0, so the alert sees the first', async () => {
-    const added: Array<{ name: string; value: number; tags: Record<string, unknown> }> = [];
-    const meter = {
-      ...noopMetricMeter,
-      createCounter: (name: string) => ({
-        ...noopMetricMeter.createCounter(name),
-        add: (value: number, tags: Record<string, unknown> = {}) => added.push({ name, value, tags }),
-      }),
-    } as unknown as MetricMeter;
+    const { meter, added } = recordingMeter();
     const meters = new BookingMeters(meter);
     meters.initialize({ namespace: 'ns', taskQueue: 'q', workflowType: 'bookingWorkflow' });
     const ref = '6f1f5b5e-8f0a-4c47-9a53-0a4b7b1f1c11';
