@@ -116,12 +116,16 @@ function setSearchAttributes(run: BookingRun, stage: string): void {
     upsertSearchAttributes([{ key: BookingStageKey, value: stage }]);
     return;
   }
-  const carried = workflowInfo().typedSearchAttributes;
+  // The untyped map, not typedSearchAttributes: a value drops out of the typed one when the server sends it
+  // without its type metadata (a frontend node whose search-attribute mapping is not loaded yet), and a replay on
+  // a worker that received it typed would then send a different count of upserts: a nondeterminism error.
+  // The untyped map reads the same values whatever the metadata says.
+  const carried = workflowInfo().searchAttributes as Record<string, unknown[] | undefined>;
   const wanted: SearchAttributeUpdatePair[] = [
     { key: BookingStageKey, value: stage },
     { key: CustomerReferenceNoKey, value: run.state.customerReferenceNo },
   ];
-  const changed = wanted.filter((pair) => carried.get(pair.key) !== pair.value);
+  const changed = wanted.filter((pair) => carried[pair.key.name]?.[0] !== pair.value);
   if (changed.length > 0) upsertSearchAttributes(changed);
 }
 
