@@ -76,6 +76,14 @@ export const OrderStages = [
   'cancel-failed',
   'cancel-unresolved',
   'closed',
+  // On demand (a run per request): reading the order, then how the run ended.
+  'checking',
+  'quoted',
+  'cancel-refused',
+  'cancel-stopped',
+  'checked',
+  'changed-by-supplier',
+  'not-cancellable',
 ] as const;
 export type OrderStage = (typeof OrderStages)[number];
 export type BookingStage = (typeof BookingStages)[number];

@@ -399,9 +399,32 @@ export const CancellationRecord = z.object({
   /** `caller`: the cancelBooking update; `auto`: onCancelAfterBook; `reconciliation`: an orphan, by the sweep. */
   origin: z.enum(['caller', 'auto', 'reconciliation']),
   quote: CancelFeeQuote,
+  /**
+   * What was accepted, checked again before every send and re-send (on demand): a fee (at most this much,
+   * in its currency; null: an unknown fee was accepted), `free` (cancel-if-free), or `any` (onCancelAfterBook
+   * `cancel`). Absent on orders followed before on-demand.
+   */
+  accepted: z
+    .discriminatedUnion('kind', [
+      z.object({ kind: z.literal('fee'), fee: Money.nullable() }),
+      z.object({ kind: z.literal('free') }),
+      z.object({ kind: z.literal('any') }),
+    ])
+    .optional(),
   serviceFee: Money.optional(),
   cancelAttempts: z.array(
-    z.object({ at: z.string(), result: z.enum(['accepted', 'refused', 'ambiguous']), error: z.string().optional() }),
+    z.object({
+      at: z.string(),
+      /**
+       * The Cancel rule's value (src/activities/cancel-rule.ts). `rejected`: refused in words that prove this send
+       * did nothing; `refused`: never reached the supplier (429, connection refused); `ambiguous`: may have acted.
+       * Before on-demand, `refused` meant what `rejected` means now.
+       */
+      result: z.enum(['accepted', 'refused', 'rejected', 'ambiguous', 'not-sent']),
+      error: z.string().optional(),
+      /** The fee quoted just before this send (on demand: every send is re-quoted). */
+      quote: CancelFeeQuote.optional(),
+    }),
   ),
   polls: z.array(PollRecord),
   nextPollAt: z.string().optional(),
@@ -409,44 +432,103 @@ export const CancellationRecord = z.object({
 });
 export type CancellationRecord = z.infer<typeof CancellationRecord>;
 
-/** How the order's life ends: the order workflow's result. */
+/**
+ * How an order workflow run ends: its result. Since on-demand (PATCH order-on-demand), a run is started for
+ * one piece of work (a cancellation, a quote, a check) and ends when it is done; a later request starts a new run
+ * under the same id. Kinds marked (legacy) are ends of runs started before on-demand.
+ */
 export const OrderOutcome = z.discriminatedUnion('kind', [
   /** Cancelled (status Cancelled), by us or by the supplier. */
   z.object({ kind: z.literal('cancelled'), order: OrderSummary, cancellation: CancellationRecord.optional() }),
   /** The supplier ended the cancellation in CancelFailed: the order stands; a person follows up. */
   z.object({ kind: z.literal('cancel-failed'), order: OrderSummary, cancellation: CancellationRecord }),
-  /** No final status by the cancellation's deadline: a person follows up. */
-  z.object({ kind: z.literal('cancel-unresolved'), order: OrderSummary, cancellation: CancellationRecord }),
-  /** Check-in came: nothing left to cancel here. */
+  /** No final status by the cancellation's deadline (or the run was cancelled mid-way): a person follows up. */
+  z.object({
+    kind: z.literal('cancel-unresolved'),
+    order: OrderSummary,
+    cancellation: CancellationRecord,
+    /** Set when an operator cancelled the run (Web UI "Request cancellation") before the order settled. */
+    interrupted: z.boolean().optional(),
+  }),
+  /** (legacy) Check-in came: nothing left to cancel here. */
   z.object({ kind: z.literal('closed'), order: OrderSummary }),
-  /** The supplier reports the order Failed after it was confirmed (seen on a verifying poll). */
+  /** (legacy) The supplier reports the order Failed after it was confirmed (seen on a verifying poll). */
   z.object({ kind: z.literal('failed'), order: OrderSummary }),
+  /** Only a quote was asked for: nothing was sent. */
+  z.object({ kind: z.literal('quoted'), order: OrderSummary, quote: CancelFeeQuote }),
+  /** The supplier refused the Cancel in words that prove nothing was done: the order stays confirmed. */
+  z.object({
+    kind: z.literal('cancel-refused'),
+    order: OrderSummary,
+    cancellation: CancellationRecord,
+    errorType: z.string(),
+    reason: z.string(),
+  }),
+  /**
+   * Before a send or re-send the fee was above what was accepted (or no longer free): nothing more was sent and a
+   * person decides. `feeNow` is the fee that applied then; the accepted one is `cancellation.accepted`.
+   */
+  z.object({
+    kind: z.literal('cancel-stopped'),
+    order: OrderSummary,
+    cancellation: CancellationRecord,
+    feeNow: Money.nullable(),
+    reason: z.string(),
+  }),
+  /** A check (a supplier callback for a reference no workflow followed) found the order as we reported it. */
+  z.object({ kind: z.literal('checked'), order: OrderSummary }),
+  /**
+   * A check, or a cancel request, found that the supplier changed a booking we reported confirmed (cancelled it,
+   * failed it) or that the order disagrees with its booking: ERROR line, metric, a person follows up.
+   */
+  z.object({ kind: z.literal('changed-by-supplier'), order: OrderSummary, reason: z.string() }),
+  /** A cancellation or check was asked for a reference the supplier has no order for, or one not confirmed. */
+  z.object({ kind: z.literal('not-cancellable'), order: OrderSummary.optional(), reason: z.string() }),
 ]);
 export type OrderOutcome = z.infer<typeof OrderOutcome>;
 
 export const OrderState = z.object({
   stage: z.enum(OrderStages),
   customerReferenceNo: z.string(),
-  order: OrderSummary,
-  /** When the order workflow closes if nothing happens (check-in). */
-  openUntil: z.string(),
-  /** The fee that applies now (workflow time of the query's last task). */
+  /** The order as last read; on demand, absent until the run's first QueryOrders answered. */
+  order: OrderSummary.optional(),
+  /** (legacy) When the order workflow closes if nothing happens (check-in). */
+  openUntil: z.string().optional(),
   cancellation: CancellationRecord.optional(),
   outcome: OrderOutcome.optional(),
 });
 export type OrderState = z.infer<typeof OrderState>;
 
-/** The order workflow's input: what the confirmed booking hands over. Internal resume state travels beside it. */
+/**
+ * The order workflow's input. On demand: a reference and what to do (a cancelBooking update arrives with the
+ * start, `autoCancel`, or `check`); the order is read fresh with QueryOrders. `order` is what a booking handed
+ * over before on-demand (legacy runs wait with it until check-in). Internal resume state travels beside it.
+ */
 export const OrderWorkflowInput = z.object({
   customerReferenceNo: z.string(),
-  sessionId: z.string(),
-  order: OrderSummary,
+  /** The Session-Id Cancel sends; derived from the reference when absent. */
+  sessionId: z.string().optional(),
+  order: OrderSummary.optional(),
   context: RequestContext.optional(),
-  /** The booking's recovery policy (the cancellation follows the order on the same schedule); defaults when absent. */
+  /** The recovery policy a cancellation follows the order with; defaults when absent. */
   recovery: RecoveryPolicy.partial().optional(),
   /** Cancel at once (onCancelAfterBook, or an orphan the sweep cancels). */
   autoCancel: z
-    .object({ reason: z.string(), onlyIfFree: z.boolean(), origin: z.enum(['auto', 'reconciliation']) })
+    .object({
+      reason: z.string(),
+      onlyIfFree: z.boolean(),
+      origin: z.enum(['auto', 'reconciliation']),
+      /** The most it may cost (the sweep's orphan fee ceiling); absent: any fee (onlyIfFree aside). */
+      maxFee: Money.optional(),
+    })
+    .optional(),
+  /** Verify the order now (a supplier callback for a reference no open workflow follows). */
+  check: z
+    .object({
+      reason: z.string(),
+      /** The status the callback claimed: a hint, never trusted. */
+      reportedStatus: z.number().int().optional(),
+    })
     .optional(),
 });
 export type OrderWorkflowInput = z.infer<typeof OrderWorkflowInput>;

@@ -1,7 +1,7 @@
 /** parseTimestamp: ISO 8601 / RFC 3339 read the same in every time zone (this tier runs under America/New_York). */
 import { parseTimestamp } from '../../src/values/timestamp';
 import { cancelFeeAt } from '../../src/workflows/cancel-fee';
-import { openUntil } from '../../src/workflows/order/run';
+import { openUntil } from '../../src/workflows/order/legacy/run';
 
 const utc = (iso: string) => new Date(iso).getTime();
 

@@ -89,9 +89,9 @@ describe('hand-off', () => {
     const ref = await confirmed({ test: 'confirmAfterMs=0' });
     const state = await orderHandle(ref).query(orderStateQuery);
     expect(state).toMatchObject({ stage: 'confirmed', customerReferenceNo: ref, order: { status: 2 } });
-    expect(state.order.cancelPolicy?.[0]?.fees.length).toBeGreaterThan(0);
-    const checkIn = Date.parse(state.order.checkIn!);
-    expect(Date.parse(state.openUntil)).toBe(checkIn + 24 * 3600 * 1000);
+    expect(state.order!.cancelPolicy?.[0]?.fees.length).toBeGreaterThan(0);
+    const checkIn = Date.parse(state.order!.checkIn!);
+    expect(Date.parse(state.openUntil!)).toBe(checkIn + 24 * 3600 * 1000);
     const description = await orderHandle(ref).describe();
     expect(description.status.name).toBe('RUNNING');
   });
@@ -134,8 +134,8 @@ describe('cancelBooking', () => {
     if (quote.kind !== 'quote') throw new Error('expected a quote');
     expect(quote.quote.basis).toBe('policy');
     // The sandbox's policy: half the price until check-in, at the server's time (ahead of real time).
-    expect(quote.quote.fee).toEqual(cancelFeeAt(state.order.cancelPolicy, await env.currentTimeMs()).fee);
-    expect(quote.quote.fee!.amount).toBeCloseTo(state.order.price!.amount / 2, 1);
+    expect(quote.quote.fee).toEqual(cancelFeeAt(state.order!.cancelPolicy, await env.currentTimeMs()).fee);
+    expect(quote.quote.fee!.amount).toBeCloseTo(state.order!.price!.amount / 2, 1);
 
     await expect(
       handle.executeUpdate(cancelBookingUpdate, {

@@ -14,12 +14,12 @@ import {
   setCurrentDetails,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { OrderView, QueryOrderOutcome } from '../../activities/booking';
-import type { CancellationRecord, OrderOutcome, OrderSummary, PollRecord } from '../../contract';
-import { pollOffsetSeconds } from '../schedule';
+import type { OrderView, QueryOrderOutcome } from '../../../activities/booking';
+import type { CancellationRecord, OrderOutcome, OrderSummary, PollRecord } from '../../../contract';
+import { pollOffsetSeconds } from '../../schedule';
 import { cancelOrder } from './activities';
 import { describeOrder, setOrderStage, type OrderRun, type PendingCancel } from './run';
-import type { OrderWorkflowArgs, orderWorkflow } from './index';
+import type { OrderWorkflowArgs, legacyOrderWorkflow } from './index';
 
 const MAX_POLLS_KEPT = 200;
 
@@ -88,7 +88,7 @@ export async function follow(run: OrderRun, from: FollowState, input: OrderWorkf
   for (;;) {
     if (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength >= recovery.continueAsNewAfterEvents) {
       await condition(allHandlersFinished);
-      return continueAsNew<typeof orderWorkflow>({
+      return continueAsNew<typeof legacyOrderWorkflow>({
         ...input,
         resume: { state, follow: { anchorMs, nextIndex, deadlineMs, ambiguous } },
       });

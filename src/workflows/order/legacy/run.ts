@@ -1,21 +1,23 @@
 /**
+ * (legacy: runs started before order-on-demand; kept unchanged so they replay to their end, see ./index.ts)
  * One run of orderWorkflow: the order's state (what the `orderState` query answers), what the steps share,
  * and how the run reports itself (`BookingStage` = `order-<stage>`, the Web UI's details).
  */
 import { log, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
-import type { BookingActivities } from '../../activities/booking';
-import { BookingStageKey } from '../../contract/definitions';
+import type { BookingActivities } from '../../../activities/booking';
+import { BookingStageKey } from '../../../contract/definitions';
 import type {
   CancelBookingAnswer,
   CancelFeeQuote,
   OrderOutcome,
   OrderStage,
   OrderState,
+  OrderSummary,
   OrderWorkflowInput,
   RecoveryPolicy,
-} from '../../contract';
-import { cancelFeeAt } from '../cancel-fee';
-import { parseTimestamp } from '../../values/timestamp';
+} from '../../../contract';
+import { cancelFeeAt } from '../../cancel-fee';
+import { parseTimestamp } from '../../../values/timestamp';
 
 /** How long an order whose check-in date is unknown stays open for cancellation. */
 const OPEN_DAYS_WITHOUT_CHECK_IN = 30;
@@ -30,12 +32,17 @@ export interface PendingCancel {
   answer?: CancelBookingAnswer;
 }
 
+/** The state of a run before on-demand: it always holds the order and the moment it closes. */
+export type LegacyOrderState = OrderState & { order: OrderSummary; openUntil: string };
+/** The input a confirmed booking handed over before on-demand. */
+export type LegacyOrderInput = OrderWorkflowInput & { order: OrderSummary; sessionId: string };
+
 export interface OrderRun {
   /** Mutated in place: the query handler holds this very object. */
-  state: OrderState;
-  input: OrderWorkflowInput;
+  state: LegacyOrderState;
+  input: LegacyOrderInput;
   recovery: RecoveryPolicy;
-  context: NonNullable<OrderWorkflowInput['context']> & { sessionId: string; traceId: string };
+  context: NonNullable<LegacyOrderInput['context']> & { sessionId: string; traceId: string };
   traceId: string;
   queryOrder: BookingActivities['queryOrder'];
   /** Supplier hints received (`supplierOrderUpdate`); each triggers a verifying poll. */
@@ -77,7 +84,7 @@ export function finishOrder(run: OrderRun, outcome: OrderOutcome): OrderOutcome 
 }
 
 /** The view an operator sees in the Web UI. References and money only, no personal data. */
-export function describeOrder(s: OrderState): string {
+export function describeOrder(s: LegacyOrderState): string {
   const c = s.cancellation;
   const lastPoll = c?.polls[c.polls.length - 1];
   return [

@@ -1,9 +1,9 @@
 /** What reaches an order from outside: the caller's cancelBooking update and supplier hints. */
 import { condition, setHandler } from '@temporalio/workflow';
-import { cancelBookingUpdate, orderStateQuery, supplierOrderUpdateSignal } from '../../contract/definitions';
-import type { CancelBookingAnswer, CancelBookingRequest } from '../../contract';
-import type { Money } from '../../values';
-import { sameFee } from '../cancel-fee';
+import { cancelBookingUpdate, orderStateQuery, supplierOrderUpdateSignal } from '../../../contract/definitions';
+import type { CancelBookingAnswer, CancelBookingRequest } from '../../../contract';
+import type { Money } from '../../../values';
+import { sameFee } from '../../cancel-fee';
 import { quoteNow, type OrderRun, type PendingCancel } from './run';
 
 export function listenOrder(run: OrderRun): void {
