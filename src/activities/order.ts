@@ -1,8 +1,9 @@
 /**
  * Starting an order workflow (`order:<reference>`) from an activity rather than as a child workflow: it is
  * a workflow of its own, tied to no parent, and a second start (a retried activity, the sweep and a booking
- * both) attaches to the one already there. The client carries the worker's data converter, so the input
- * is encrypted like every other payload.
+ * both) attaches to the run already there. A run that ended leaves the id free for the next piece of work
+ * (on demand: one run per cancellation or check). The client carries the worker's data converter, so the
+ * input is encrypted like every other payload.
  */
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
@@ -14,7 +15,7 @@ export interface OrderActivityDeps {
 
 export function createOrderActivities({ client }: OrderActivityDeps) {
   return {
-    /** Starts the order workflow on this worker's task queue, or finds it running; never a second one. */
+    /** Starts the order workflow on this worker's task queue, or finds it running; never two at once. */
     async startOrderWorkflow(input: OrderWorkflowInput): Promise<{ workflowId: string }> {
       const workflowId = orderWorkflowId(input.customerReferenceNo);
       await client.workflow
@@ -23,8 +24,8 @@ export function createOrderActivities({ client }: OrderActivityDeps) {
           taskQueue: Context.current().info.taskQueue,
           args: [input],
           workflowIdConflictPolicy: 'USE_EXISTING',
-          // Once an order workflow ended (cancelled, closed at check-in) the reference's order is settled.
-          workflowIdReusePolicy: 'REJECT_DUPLICATE',
+          // On demand, each run does one piece of work: a closed run does not stand in the way of the next.
+          workflowIdReusePolicy: 'ALLOW_DUPLICATE',
           typedSearchAttributes: [{ key: CustomerReferenceNoKey, value: input.customerReferenceNo }],
           staticSummary: `Order · ref ${input.customerReferenceNo}`,
           // The worker's own connection: the server may hand the first workflow task straight back to this

@@ -1,8 +1,11 @@
 /**
- * Step 4, for a confirmed booking: hand the order to its order workflow (`order:<reference>`), which stays
- * open for cancellation until check-in while this workflow ends with its outcome as before. Started by an
- * activity, as a workflow of its own (not a child: nothing ties its life to this one's), and awaited, so
- * the order has its workflow before the booking's result is out. Runs started before the patch end without.
+ * Step 4, for a confirmed booking whose caller cancelled it while Book was being resolved (onCancelAfterBook
+ * `cancel` or `cancel-if-free`): start `order:<reference>` to cancel the order. Any other confirmed booking
+ * simply ends: its order workflow starts on demand, when somebody asks (PATCHES.orderOnDemand). Before that
+ * patch every confirmed booking handed its order over; runs from then replay on that path.
+ *
+ * Started by an activity, as a workflow of its own (not a child: nothing ties its life to this one's), and
+ * awaited, so the cancellation has its workflow before the booking's result is out.
  */
 import { CancellationScope, patched, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { BookingOutcome, OrderWorkflowInput } from '../../contract';
@@ -10,7 +13,7 @@ import type { OrderActivities } from '../../activities/order';
 import { PATCHES } from './patches';
 import type { BookingRun } from './run';
 
-/** Retried until the service takes it: the order must not be left without its workflow. */
+/** Retried until the service takes it: a cancellation asked for must not be lost. */
 const startOptions = {
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
@@ -26,13 +29,17 @@ export async function handOffOrder(run: BookingRun, outcome: BookingOutcome): Pr
   if (outcome.kind !== 'confirmed' || !(run.fewerTasks || patched(PATCHES.orderWorkflowAfterConfirm))) return outcome;
   const { request, state } = run;
   const policy = request.onCancelAfterBook ?? 'report';
+  const cancelNow = state.cancelRequested && policy !== 'report';
+  const onDemand = run.fewerTasks && patched(PATCHES.orderOnDemand);
+  if (onDemand && !cancelNow) return outcome;
   const input: OrderWorkflowInput = {
     customerReferenceNo: request.customerReferenceNo,
     sessionId: state.sessionId,
-    order: outcome.order,
+    // Before on demand the order workflow waited with the booking's order; now it reads the order fresh.
+    ...(onDemand ? {} : { order: outcome.order }),
     ...(request.context ? { context: request.context } : {}),
     recovery: run.recovery,
-    ...(state.cancelRequested && policy !== 'report'
+    ...(cancelNow
       ? {
           autoCancel: {
             reason: 'the booking was cancelled by its caller before the order was confirmed',

@@ -24,4 +24,10 @@ export const PATCHES = {
    * Book answered with an order.
    */
   resendDecidesOnlyOnOrder: 'resend-decides-only-on-order',
+  /**
+   * 2026-11-24: a confirmed booking no longer hands its order to a workflow that waits until check-in: order
+   * workflows start on demand (a cancelBooking, a supplier callback, the sweep). Only a booking whose caller
+   * asked for a cancellation meanwhile (onCancelAfterBook `cancel`, `cancel-if-free`) starts one, to cancel.
+   */
+  orderOnDemand: 'order-on-demand',
 } as const;
