@@ -73,6 +73,30 @@ export const BOOKING_METRICS = define({
     values: { result: ['confirmed', 'failed', 'pending', 'not-found', 'error'] },
     help: 'Recovery polls (QueryOrders lookups of one booking), by result (confirmed, failed, pending, not-found, error).',
   },
+  orderOutcomes: {
+    /** Recorded by the order workflow's code (src/workflows/order/metrics.ts). */
+    name: 'order_outcomes',
+    kind: 'counter',
+    labels: ['kind'],
+    values: {
+      kind: [
+        'cancelled',
+        'cancel-failed',
+        'cancel-unresolved',
+        'cancel-refused',
+        'cancel-stopped',
+        'quoted',
+        'checked',
+        'changed-by-supplier',
+        'not-cancellable',
+        'closed',
+        'failed',
+      ],
+    },
+    help:
+      'Order workflow runs ended, by outcome kind; cancel-failed, cancel-unresolved, cancel-stopped and ' +
+      'changed-by-supplier need a person.',
+  },
   /** Recorded on the worker side (src/observability/metrics.ts), like the rest below. */
   supplierRequestDuration: {
     name: 'booking_supplier_request_duration',
