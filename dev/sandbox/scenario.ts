@@ -21,10 +21,12 @@ export type BookFault =
   | 'unknownCodeAfterCreate';
 export type OrderOutcome = 'confirmed' | 'failed' | 'cancelled' | 'pending';
 /**
- * How a Cancel goes: `failed` ends it CancelFailed, `refuse` answers 400 (nothing cancelled), `429` and
- * `504AfterAccept` (taken, then a gateway timeout) for the first `cancelTimes` Cancels, `pending` never settles.
+ * How a Cancel goes: `failed` ends it CancelFailed, `refuse` answers 400 (nothing cancelled), `429`,
+ * `504AfterAccept` (taken, then a gateway timeout), `lost` (a gateway timeout, nothing taken: the request never
+ * reached the hotel) and `unknownCode` (taken, then HTTP 200 with an envelope code no profile lists) for the first
+ * `cancelTimes` Cancels, `pending` never settles. Read from the Cancel's Test header, else from the Book's.
  */
-export type CancelFault = 'failed' | 'refuse' | '429' | '504AfterAccept' | 'pending';
+export type CancelFault = 'failed' | 'refuse' | '429' | '504AfterAccept' | 'lost' | 'unknownCode' | 'pending';
 
 export interface TestFlags {
   scenario: Scenario;
@@ -42,6 +44,14 @@ export interface TestFlags {
   faultMsg?: string;
   cancel?: CancelFault;
   cancelTimes?: number;
+  /**
+   * `cancelRepeat=refuse`: a Cancel for an order already taken for cancellation (or cancelled) answers 400 "cannot be
+   * cancelled", as a live supplier does ("do not cancel orders already in status 2–5 again"); by default a repeat
+   * answers as the first did.
+   */
+  cancelRepeat?: 'refuse';
+  /** Free cancellation ends this many milliseconds after the order was made (then its cancelFees apply). */
+  freeCancelForMs?: number;
   /** When a taken Cancel settles: after a delay (default: the order's settle delay), or after N QueryOrders answers. */
   cancelAfterMs?: number;
   cancelAfterQueries?: number;
@@ -92,7 +102,7 @@ const BOOK_FAULTS: BookFault[] = [
   'unknownCodeAfterCreate',
 ];
 const OUTCOMES: OrderOutcome[] = ['confirmed', 'failed', 'cancelled', 'pending'];
-const CANCEL_FAULTS: CancelFault[] = ['failed', 'refuse', '429', '504AfterAccept', 'pending'];
+const CANCEL_FAULTS: CancelFault[] = ['failed', 'refuse', '429', '504AfterAccept', 'lost', 'unknownCode', 'pending'];
 
 function oneOf<T extends string>(value: string | null, allowed: T[]): T | undefined {
   return value !== null && (allowed as string[]).includes(value) ? (value as T) : undefined;
@@ -120,6 +130,8 @@ export function parseTestHeader(header: string | undefined): TestFlags {
     bookDelayMs: count(p.get('bookDelayMs')),
     cancel: oneOf(p.get('cancel'), CANCEL_FAULTS),
     cancelTimes: count(p.get('cancelTimes')),
+    cancelRepeat: p.get('cancelRepeat') === 'refuse' ? 'refuse' : undefined,
+    freeCancelForMs: count(p.get('freeCancelForMs')),
     cancelAfterMs: count(p.get('cancelAfterMs')),
     cancelAfterQueries: count(p.get('cancelAfterQueries')),
     freeCancel: p.get('freeCancel') !== '0',

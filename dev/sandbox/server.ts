@@ -384,6 +384,7 @@ export async function startSandbox(overrides: Partial<SandboxOptions> = {}): Pro
         guests: body.guests,
         test: testHeader,
         freeCancel: flags.freeCancel,
+        ...(flags.freeCancelForMs !== undefined ? { freeCancelForMs: flags.freeCancelForMs } : {}),
         ...(body.callbackUrl ? { callbackUrl: body.callbackUrl } : {}),
       });
     if (order.callbackUrl && !announced.has(ref)) {
@@ -453,7 +454,10 @@ export async function startSandbox(overrides: Partial<SandboxOptions> = {}): Pro
     const body = parseBody(CancelRequest, await readJson(req));
     call.customerReferenceNos = [body.customerReferenceNo];
     limit(principal, 'cancel');
-    const flags = parseTestHeader(header(req, 'test'));
+    const order = store.get(body.customerReferenceNo);
+    // Cancel faults from the Cancel's own Test header, else from the Book's (an order run sends none of its own).
+    const cancelHeader = header(req, 'test');
+    const flags = parseTestHeader(cancelHeader ?? order?.test);
     const n = (cancelCount.get(body.customerReferenceNo) ?? 0) + 1;
     cancelCount.set(body.customerReferenceNo, n);
     const fault =
@@ -461,18 +465,22 @@ export async function startSandbox(overrides: Partial<SandboxOptions> = {}): Pro
     if (fault) call.fault = fault;
     if (fault === '429') return faultAnswer('429')!;
     if (fault === 'refuse') return new HttpAnswer(400, envelope(codes.badRequest, 'order cannot be cancelled'));
-    const order = store.get(body.customerReferenceNo);
+    if (fault === 'lost') return new HttpAnswer(504, envelope(codes.timeout, 'timeout'));
     if (!order) return new HttpAnswer(404, envelope(codes.notFound, 'order not found'));
     if (order.supplierReferenceNo !== body.supplierReferenceNo) {
       return new HttpAnswer(400, envelope(codes.badRequest, 'supplierReferenceNo does not match the order'));
     }
     const s = profile.orderStatus;
     const status = store.statusOf(order);
+    if (order.cancel && flags.cancelRepeat === 'refuse') {
+      call.fault = 'cancelRepeat';
+      return new HttpAnswer(400, envelope(codes.badRequest, `order in status ${status} cannot be cancelled`));
+    }
     if (!order.cancel) {
       if (status !== s.confirmed) {
         return new HttpAnswer(400, envelope(codes.badRequest, `order in status ${status} cannot be cancelled`));
       }
-      const quote = cancelFeeAt(cancelPolicyOf(store.toHotelOrder(order)), now());
+      const quote = cancelFeeAt(cancelPolicyOf(store.toHotelOrder(order)), now(), order.price.currency);
       order.cancel = {
         requestedAt: now(),
         reason: body.reason,
@@ -484,6 +492,7 @@ export async function startSandbox(overrides: Partial<SandboxOptions> = {}): Pro
       };
       scheduleCallback(order);
     }
+    if (fault === 'unknownCode') return new HttpAnswer(200, envelope(100009997, 'cancel queued'));
     if (fault === '504AfterAccept') return new HttpAnswer(504, envelope(codes.timeout, 'timeout'));
     return new HttpAnswer(
       200,

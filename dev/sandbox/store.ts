@@ -32,6 +32,8 @@ export interface StoredOrder {
   test: string;
   /** false: free cancellation ended before the order was made (Test `freeCancel=0`). */
   freeCancel?: boolean;
+  /** Free cancellation ends this long after the order was made (Test `freeCancelForMs`). */
+  freeCancelForMs?: number;
   /** Where order-status callbacks go (Book's callback URL). */
   callbackUrl?: string;
   cancel?: StoredCancel;
@@ -69,14 +71,22 @@ export function stayFor(ratePkgId: string, now: number): { checkIn: string; chec
   return { checkIn: dateOnly(start), checkOut: dateOnly(start + 2 * DAY), nights: 2 };
 }
 
-export function ratePackage(ratePkgId: string, price: Money, now: number, freeCancel = true): RoomRatePkg {
+export function ratePackage(
+  ratePkgId: string,
+  price: Money,
+  now: number,
+  freeCancel = true,
+  freeCancelForMs?: number,
+): RoomRatePkg {
   const stay = stayFor(ratePkgId, now);
   const net = { currency: price.currency, amount: round2(price.amount * 0.9) };
   return {
     ratePkgId,
     refundableMode: 'full',
     // Free until two days before check-in; with freeCancel off, that ended a day before the booking.
-    refundableUntil: new Date(freeCancel ? parseTimestamp(stay.checkIn) - 2 * DAY : now - DAY).toISOString(),
+    refundableUntil: new Date(
+      freeCancelForMs !== undefined ? now + freeCancelForMs : freeCancel ? parseTimestamp(stay.checkIn) - 2 * DAY : now - DAY,
+    ).toISOString(),
     cancelFees: [
       { until: stay.checkIn + 'T00:00:00Z', fee: { currency: price.currency, amount: round2(price.amount * 0.5) } },
     ],
@@ -164,7 +174,13 @@ export class OrderStore {
     const status = this.statusOf(order);
     const s = this.profile.orderStatus;
     const stay = stayFor(order.ratePkgId, order.createdAt);
-    const pkg = ratePackage(order.ratePkgId, order.price, order.createdAt, order.freeCancel !== false);
+    const pkg = ratePackage(
+      order.ratePkgId,
+      order.price,
+      order.createdAt,
+      order.freeCancel !== false,
+      order.freeCancelForMs,
+    );
     const remark =
       status === s.confirmed
         ? 'Confirmed'

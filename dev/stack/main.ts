@@ -121,6 +121,7 @@ async function main(): Promise<void> {
           namespace: config.temporal.namespace,
           dataConverter: dataConverterFor(config.encryption),
         }),
+        { taskQueue: config.taskQueue },
       ),
     });
     stops.push(() => callbacks.close());

@@ -15,6 +15,7 @@ import { isSupplierError, type SupplierError } from '../supplier/errors';
 import { countOrderConflict, type BookingMeters } from '../observability/metrics';
 import { decidingOrder, ordersOf, type OrderConflict } from '../supplier/orders';
 import { classifyBookFailure } from './book-rule';
+import { classifyCancelFailure, type CancelSendOutcome } from './cancel-rule';
 import type { SupplierProfile } from '../supplier/profile';
 import type { Guest, Holder, HotelOrder, Money, RoomRatePkg } from '../supplier/schemas';
 
@@ -81,9 +82,9 @@ export interface CancelOrderInput {
   context: SupplierCallContext;
 }
 /**
- * How a Cancel ended. Failures that may have reached the supplier (timeouts, 5xx) are thrown and retried
- * by Temporal (sending Cancel twice cancels nothing twice); when the retries run out the workflow follows
- * the order all the same.
+ * How a Cancel ended, for order runs started before on-demand (src/workflows/order/legacy). Failures that may have
+ * reached the supplier (timeouts, 5xx) are thrown and retried by Temporal; when the retries run out the workflow
+ * follows the order all the same. Runs on demand call `sendCancel` instead: one send, the Cancel rule's value.
  */
 export type CancelOrderOutcome =
   | { kind: 'accepted'; status: number; serviceFee?: Money }
@@ -164,6 +165,24 @@ export function createActivities({
         return { kind: 'found', order: viewOf(deciding.order, profile) };
       } catch (err) {
         throw toFailure(err, ['SupplierBadRequest', 'SupplierForbidden']);
+      }
+    },
+
+    /**
+     * One Cancel, never retried by Temporal (the order workflow decides what follows, by the Cancel rule in
+     * ./cancel-rule.ts): every ending is a value, so the workflow knows whether this send may have acted.
+     */
+    async sendCancel({
+      customerReferenceNo,
+      supplierReferenceNo,
+      reason,
+      context,
+    }: CancelOrderInput): Promise<CancelSendOutcome> {
+      try {
+        const data = await supplier.cancel({ customerReferenceNo, supplierReferenceNo, reason }, withSignal(context));
+        return { kind: 'accepted', status: data.status, ...(data.serviceFee ? { serviceFee: data.serviceFee } : {}) };
+      } catch (err) {
+        return classifyCancelFailure(err, profile);
       }
     },
 

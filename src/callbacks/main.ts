@@ -18,7 +18,7 @@ async function main(): Promise<void> {
     port: config.callbacks.port,
     profile: config.profile,
     secret: config.callbacks.secret,
-    target: temporalCallbackTarget(client),
+    target: temporalCallbackTarget(client, { taskQueue: config.taskQueue }),
   });
   console.log(
     `Callback receiver on ${receiver.url}${CALLBACK_PATH} (${config.profile.callbacks.verification} in ` +

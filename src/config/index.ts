@@ -274,6 +274,8 @@ export function loadCallbacksConfig(env: Record<string, string | undefined> = pr
   callbacks: CallbacksConfig;
   profile: SupplierProfile;
   temporal: AppConfig['temporal'];
+  /** Where the receiver starts order checks: the booking task queue (BOOKING_TASK_QUEUE). */
+  taskQueue: string;
   encryption?: EncryptionCodecOptions;
 } {
   // A placeholder credential: the receiver calls no supplier, and loadConfig insists on one.
@@ -282,6 +284,7 @@ export function loadCallbacksConfig(env: Record<string, string | undefined> = pr
     callbacks: config.callbacks!,
     profile: config.supplier.profile,
     temporal: config.temporal,
+    taskQueue: config.taskQueue,
     ...(config.encryption ? { encryption: config.encryption } : {}),
   };
 }
@@ -306,6 +309,7 @@ export const SUPPLIER_CALL_ACTIVITIES: ReadonlyArray<{
   { activity: 'book', call: 'book', activitySeconds: ACTIVITY_TIMEOUT_SECONDS.book },
   { activity: 'queryOrder', call: 'queryOrders', activitySeconds: ACTIVITY_TIMEOUT_SECONDS.queryOrders },
   { activity: 'cancelOrder', call: 'cancel', activitySeconds: ACTIVITY_TIMEOUT_SECONDS.cancel },
+  { activity: 'sendCancel', call: 'cancel', activitySeconds: ACTIVITY_TIMEOUT_SECONDS.cancel },
   { activity: 'listOrdersBooked', call: 'queryOrders', activitySeconds: ACTIVITY_TIMEOUT_SECONDS.listOrders },
 ];
 

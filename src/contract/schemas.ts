@@ -265,7 +265,7 @@ export const PollRecord = z.object({
   at: z.string(),
   /** Seconds since the Book this poll verifies. */
   sinceBookSeconds: z.number(),
-  trigger: z.enum(['schedule', 'supplier-hint']),
+  trigger: z.enum(['schedule', 'supplier-hint', 'request']),
   result: z.enum(['found', 'not-found', 'error']),
   status: z.number().int().optional(),
   error: z.string().optional(),
@@ -481,7 +481,7 @@ export const OrderOutcome = z.discriminatedUnion('kind', [
    * A check, or a cancel request, found that the supplier changed a booking we reported confirmed (cancelled it,
    * failed it) or that the order disagrees with its booking: ERROR line, metric, a person follows up.
    */
-  z.object({ kind: z.literal('changed-by-supplier'), order: OrderSummary, reason: z.string() }),
+  z.object({ kind: z.literal('changed-by-supplier'), order: OrderSummary.optional(), reason: z.string() }),
   /** A cancellation or check was asked for a reference the supplier has no order for, or one not confirmed. */
   z.object({ kind: z.literal('not-cancellable'), order: OrderSummary.optional(), reason: z.string() }),
 ]);
@@ -528,6 +528,11 @@ export const OrderWorkflowInput = z.object({
       reason: z.string(),
       /** The status the callback claimed: a hint, never trusted. */
       reportedStatus: z.number().int().optional(),
+      /**
+       * The `BookingStage` of the reference's last order run when the check was started (`order-cancelled`, …):
+       * what this namespace knew of the order. Absent when no order run ever ran.
+       */
+      lastOrderStage: z.string().optional(),
     })
     .optional(),
 });

@@ -76,6 +76,23 @@ export const SupplierProfile = z.strictObject({
       surelyNotMadeStatuses: [400, 401, 403],
       surelyNotMadeCodes: ['badRequest', 'unauthorized', 'forbidden', 'creditLimitExceeded'],
     }),
+  /**
+   * Cancel answers that prove that send cancelled nothing: these HTTP statuses whatever the body says, and these
+   * envelope codes (names of `codes`) on an HTTP 200. Even these count as refusals only while no earlier Cancel of
+   * the order may have acted: after one, "cannot be cancelled" may mean "already cancelled", and QueryOrders decides
+   * (src/activities/cancel-rule.ts). Everything else, an unknown code included, may have cancelled.
+   */
+  cancel: z
+    .strictObject({
+      surelyNotDoneStatuses: z.array(z.number().int()).default([400, 401, 403, 404]),
+      surelyNotDoneCodes: z
+        .array(z.enum(['badRequest', 'unauthorized', 'forbidden', 'notFound']))
+        .default(['badRequest', 'unauthorized', 'forbidden', 'notFound']),
+    })
+    .default({
+      surelyNotDoneStatuses: [400, 401, 403, 404],
+      surelyNotDoneCodes: ['badRequest', 'unauthorized', 'forbidden', 'notFound'],
+    }),
   /** Order `status` values. */
   orderStatus: z
     .strictObject({

@@ -32,7 +32,11 @@ export interface CancelFeeQuote {
   changesAt?: string;
 }
 
-export function cancelFeeAt(policy: RoomCancelPolicy[] | undefined, atMs: number): CancelFeeQuote {
+/**
+ * The fee at `atMs`. `currency` is the order's own (its price's): a free cancellation is quoted as 0 in it, not
+ * in some other currency a caller would then have to echo back.
+ */
+export function cancelFeeAt(policy: RoomCancelPolicy[] | undefined, atMs: number, currency?: string): CancelFeeQuote {
   if (!policy || policy.length === 0) return { fee: null, basis: 'unknown' };
   let total: Money | undefined;
   let changesAtMs = Infinity;
@@ -56,14 +60,48 @@ export function cancelFeeAt(policy: RoomCancelPolicy[] | undefined, atMs: number
   }
   const changesAt = Number.isFinite(changesAtMs) ? { changesAt: new Date(changesAtMs).toISOString() } : {};
   if (allFree)
-    return { fee: { currency: policy[0]?.fees[0]?.fee.currency ?? 'USD', amount: 0 }, basis: 'free', ...changesAt };
+    return {
+      fee: { currency: currency ?? policy.find((r) => r.fees[0])?.fees[0]?.fee.currency ?? 'USD', amount: 0 },
+      basis: 'free',
+      ...changesAt,
+    };
   return { fee: total ?? null, basis: 'policy', ...changesAt };
 }
 
-/** Whether two fees are the same (both unknown, or the same amount in the same currency). */
+/** Whether two fees are the same (both unknown, both nothing in whatever currency, or the same amount and currency). */
 export function sameFee(a: Money | null | undefined, b: Money | null | undefined): boolean {
   if (a == null || b == null) return a == null && b == null;
+  if (isZero(a) && isZero(b)) return true;
   return a.currency === b.currency && Math.abs(a.amount - b.amount) < 0.005;
+}
+
+/** What a cancellation was agreed at: a fee (null: an unknown one), only while free, or at any fee. */
+export type AcceptedFee = { kind: 'fee'; fee: Money | null } | { kind: 'free' } | { kind: 'any' };
+
+/**
+ * Whether a quote is within what was accepted; checked before every Cancel send and re-send, since a fee deadline
+ * may pass between them. A fee accepted as unknown (null) accepts whatever applies; a known fee accepts that fee or
+ * less in its currency (or nothing at all), never an unknown one.
+ */
+export function feeWithin(accepted: AcceptedFee, quote: CancelFeeQuote): boolean {
+  switch (accepted.kind) {
+    case 'any':
+      return true;
+    case 'free':
+      return quote.basis === 'free';
+    case 'fee': {
+      const { fee } = accepted;
+      const now = quote.fee;
+      if (fee === null) return true;
+      if (now === null) return false;
+      if (isZero(now)) return true;
+      return now.currency === fee.currency && now.amount <= fee.amount + 0.005;
+    }
+  }
+}
+
+function isZero(m: Money): boolean {
+  return Math.abs(m.amount) < 0.005;
 }
 
 function round2(n: number): number {

@@ -41,7 +41,12 @@ beforeAll(async () => {
     port: 0,
     profile: defaultSupplierProfile,
     secret: SECRET,
-    target: temporalCallbackTarget(env.client),
+    // Order checks start on the rig's queue, made below with this receiver's URL.
+    target: temporalCallbackTarget(env.client, {
+      get taskQueue() {
+        return rig.taskQueue;
+      },
+    }),
   });
   rig = await createBookingRig(env, 'callbacks-e2e', {
     callbacks: { url: `${receiver.url}${CALLBACK_PATH}`, secret: SECRET },

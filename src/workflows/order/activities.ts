@@ -4,14 +4,30 @@ import type { BookingActivities } from '../../activities/booking';
 import { ACTIVITY_TIMEOUT_SECONDS, queryOrdersTaskQueue } from '../../contract/definitions';
 
 /**
- * Cancel is retried by Temporal on anything that may be passing (429, 5xx, timeouts): a second Cancel of
- * the same order cancels nothing twice. After 5 minutes the workflow follows the order all the same
- * (the first Cancel may have been taken). The supplier's refusals come back as values.
+ * Cancel, sent once per call: never retried by Temporal, because a retry after a lost answer is a second Cancel
+ * whose refusal ("cannot be cancelled": the first worked) must not be read as the first's. Every ending comes
+ * back as the Cancel rule's value (src/activities/cancel-rule.ts); a worker lost mid-send times out, which the
+ * workflow reads as ambiguous.
  */
-export const { cancelOrder } = proxyActivities<BookingActivities>({
+export const { sendCancel } = proxyActivities<BookingActivities>({
   startToCloseTimeout: `${ACTIVITY_TIMEOUT_SECONDS.cancel} seconds`,
-  scheduleToCloseTimeout: '5 minutes',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+  retry: { maximumAttempts: 1 },
+});
+
+/** The sweep's rule for one order (src/activities/reconciliation.ts), as a check calls it. */
+interface JudgeOrderActivity {
+  judgeOrder(input: {
+    customerReferenceNo: string;
+    status: number;
+    /** The last order run's `BookingStage`, when one ran: what this namespace knew of the order. */
+    lastOrderStage?: string;
+  }): Promise<{ verdict: 'ok' | 'orphan' | 'mismatch'; reason?: string }>;
+}
+
+/** Whether an order agrees with what its booking reported (the sweep's rule), for a check. */
+export const { judgeOrder } = proxyActivities<JudgeOrderActivity>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 10 },
 });
 
 /** QueryOrders on the rate-limited companion queue (the fleet-wide cap), as the booking's polls. */

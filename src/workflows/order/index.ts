@@ -1,7 +1,73 @@
-/** orderWorkflow: the order after confirmation. Runs started before order-on-demand take ./legacy unchanged. */
-import type { OrderOutcome } from '../../contract';
-import { legacyOrderWorkflow, type OrderWorkflowArgs } from './legacy';
+/**
+ * orderWorkflow, on demand: one run per piece of work on a confirmed booking's order, `order:<reference>`.
+ *  - A caller's cancelBooking update starts it (Update-With-Start, attaching to a run already open): the run reads
+ *    the order fresh with QueryOrders, quotes the fee that applies now in the order's currency, and with
+ *    `{confirm: true}` at that very fee cancels by the Cancel rule and follows the order to its end (cancel.ts).
+ *  - onCancelAfterBook and the sweep's orphans start it with `autoCancel`; a supplier callback for a reference no
+ *    workflow follows starts it with `check`, which verifies the order against its booking (work.ts).
+ *  - It ends when its work is done; the next request starts a new run. Nothing waits for weeks.
+ * An operator's "Request cancellation" lets a Cancel in flight finish, sends nothing more, and ends with an
+ * outcome. Runs started before on-demand (ORDER_PATCHES.onDemand) and their continuations take ./legacy.
+ */
+import { allHandlersFinished, CancellationScope, condition, patched } from '@temporalio/workflow';
+import type { OrderOutcome, OrderState, OrderWorkflowInput } from '../../contract';
+import { follow, type CancelPlan, type FollowState } from './cancel';
+import { legacyOrderWorkflow, type OrderWorkflowArgs as LegacyArgs } from './legacy';
+import { listenOrder } from './messages';
+import { ORDER_PATCHES } from './patches';
+import { finishOrder, newOrderRun, type OrderRun } from './run';
+import { answerRequest, cancelOnItsOwn, checkOrder } from './work';
+
+/** The input, and what a run carries over continue-as-new (internal): legacy `resume`, on-demand `carry`. */
+export type OrderWorkflowArgs = OrderWorkflowInput & {
+  resume?: LegacyArgs['resume'];
+  carry?: { state: OrderState; plan: Omit<CancelPlan, 'onAnswer'>; follow: FollowState };
+};
 
 export async function orderWorkflow(input: OrderWorkflowArgs): Promise<OrderOutcome> {
-  return legacyOrderWorkflow(input);
+  if (startedBeforeOnDemand(input)) return legacyOrderWorkflow(input as LegacyArgs);
+  const run = newOrderRun(input);
+  listenOrder(run);
+  // Noted, not obeyed at once: the work below is not cancellable, so a Cancel in flight finishes.
+  CancellationScope.current().cancelRequested.catch(() => {
+    run.interrupted = true;
+  });
+  return CancellationScope.nonCancellable(() => work(run, input));
+}
+
+async function work(run: OrderRun, input: OrderWorkflowArgs): Promise<OrderOutcome> {
+  // The first piece of work reads the order fresh: hints that came with the start (signal-with-start) are seen.
+  run.hintsSeen = run.hints;
+  if (input.carry) {
+    Object.assign(run.state, input.carry.state);
+    run.outcome = await follow(run, input.carry.plan, input.carry.follow, input);
+  } else if (input.autoCancel) run.outcome = await cancelOnItsOwn(run, input.autoCancel, input);
+  else if (input.check) run.outcome = await checkOrder(run, input.check);
+
+  for (;;) {
+    await condition(() => run.requests.length > 0 || run.hints > run.hintsSeen || allHandlersFinished());
+    const request = run.requests.shift();
+    if (request) {
+      await answerRequest(run, request, input);
+      continue;
+    }
+    if (run.hints > run.hintsSeen) {
+      run.hintsSeen = run.hints;
+      // A hint after a cancellation of this run adds nothing: it has already read the order to its end.
+      if (!run.state.cancellation) run.outcome = await checkOrder(run, input.check);
+      continue;
+    }
+    break;
+  }
+  // A run given nothing to do (an update refused before it was taken, a start without work) checks the order.
+  return finishOrder(run, run.outcome ?? (await checkOrder(run, input.check)));
+}
+
+/**
+ * Runs from before on-demand: a legacy run's continuation (`resume`), or a run started with a booking's order
+ * whose history has no on-demand marker. The check is made once, at the start; the marker records the answer.
+ */
+function startedBeforeOnDemand(input: OrderWorkflowArgs): boolean {
+  if (input.resume) return true;
+  return input.order !== undefined && input.carry === undefined && !patched(ORDER_PATCHES.onDemand);
 }

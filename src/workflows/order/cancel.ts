@@ -1,0 +1,244 @@
+/**
+ * Cancelling an order, by one rule for every send and re-send (the Cancel rule, src/activities/cancel-rule.ts):
+ *  1. Re-quote first: the fee that applies now, from the order as last read. Above what was accepted (or no
+ *     longer free for cancel-if-free), nothing is sent: the run stops and hands to a person (`cancel-stopped`).
+ *  2. Send Cancel once. `accepted` and `ambiguous` answers may have cancelled; a `rejected` one is a refusal
+ *     only while no earlier send may have acted; `refused` (429, never reached) is sent again after a pause,
+ *     for at most 10 minutes, on the first send only.
+ *  3. Follow the order with QueryOrders on the recovery schedule (at once, 30 s, 1, 2, 4, 8 min, then every
+ *     10 min; a supplier hint brings a poll forward) until Cancelled, CancelFailed, or the deadline. When the last
+ *     send was ambiguous and the order still shows Confirmed long after (`rebookAfterSeconds`), Cancel is sent
+ *     again (back to 1), at most `maxBookAttempts` sends that may have acted in all.
+ */
+import { allHandlersFinished, condition, continueAsNew, setCurrentDetails, workflowInfo } from '@temporalio/workflow';
+import type { CancelSendOutcome } from '../../activities/cancel-rule';
+import type { CancelBookingAnswer, CancelFeeQuote, CancellationRecord, OrderOutcome } from '../../contract';
+import { feeWithin, type AcceptedFee } from '../cancel-fee';
+import { pollOffsetSeconds } from '../schedule';
+import { sendCancel } from './activities';
+import { describeOrder, failureType, fee, quoteNow, readOrder, setOrderStage, type OrderRun } from './run';
+import type { OrderWorkflowArgs, orderWorkflow } from './index';
+
+/** How long the first send keeps trying while the supplier refuses before any work (429): Book's figure. */
+const REFUSALS_FOR_MS = 10 * 60_000;
+
+export interface CancelPlan {
+  reason: string;
+  requestedBy?: string;
+  origin: CancellationRecord['origin'];
+  accepted: AcceptedFee;
+  /** Told how the first send ended (the caller's update waits for it). */
+  onAnswer?: (answer: CancelBookingAnswer) => void;
+}
+
+/** Where a cancellation's follow-up stands; carried over continue-as-new. */
+export interface FollowState {
+  anchorMs: number;
+  nextIndex: number;
+  deadlineMs: number;
+  /** Whether the last send that reached the supplier ended unclear (then it may be sent again). */
+  ambiguous: boolean;
+}
+
+/** Cancels the order (read just before by the caller of this function) and follows it to an ending. */
+export async function cancelOrder(run: OrderRun, plan: CancelPlan, input: OrderWorkflowArgs): Promise<OrderOutcome> {
+  const record: CancellationRecord = {
+    requestedAt: new Date().toISOString(),
+    reason: plan.reason,
+    ...(plan.requestedBy ? { requestedBy: plan.requestedBy } : {}),
+    origin: plan.origin,
+    quote: quoteNow(run),
+    accepted: plan.accepted,
+    cancelAttempts: [],
+    polls: [],
+  };
+  run.state.cancellation = record;
+  setOrderStage(run, 'cancelling');
+
+  const first = await send(run, plan, record, { mayHaveActed: false });
+  const order = run.state.order!;
+  // A first send cannot come back not-taken (only a re-send can): narrowed here for the compiler.
+  if (first.kind === 'not-taken') throw new Error('unreachable: a first Cancel send is never not-taken');
+  if (first.kind === 'stopped') {
+    plan.onAnswer?.({ kind: 'cancel-refused', quote: first.quote, errorType: 'CancelStopped', reason: first.reason });
+    return { kind: 'cancel-stopped', order, cancellation: record, feeNow: first.quote.fee, reason: first.reason };
+  }
+  if (first.kind === 'refused') {
+    plan.onAnswer?.({ kind: 'cancel-refused', quote: record.quote, errorType: first.errorType, reason: first.message });
+    return { kind: 'cancel-refused', order, cancellation: record, errorType: first.errorType, reason: first.message };
+  }
+  plan.onAnswer?.({
+    kind: 'cancel-requested',
+    quote: record.quote,
+    ambiguous: first.ambiguous,
+    ...(record.serviceFee ? { serviceFee: record.serviceFee } : {}),
+  });
+  const now = Date.now();
+  return follow(
+    run,
+    plan,
+    { anchorMs: now, nextIndex: 0, deadlineMs: now + run.recovery.deadlineSeconds * 1000, ambiguous: first.ambiguous },
+    input,
+  );
+}
+
+/** Polls until the order is Cancelled, CancelFailed (or Failed), or the deadline; continues-as-new when long. */
+export async function follow(
+  run: OrderRun,
+  plan: CancelPlan,
+  from: FollowState,
+  input: OrderWorkflowArgs,
+): Promise<OrderOutcome> {
+  const { state, recovery } = run;
+  const record = state.cancellation!;
+  let { anchorMs, nextIndex, ambiguous } = from;
+  const { deadlineMs } = from;
+  record.deadlineAt = new Date(deadlineMs).toISOString();
+  for (;;) {
+    if (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength >= recovery.continueAsNewAfterEvents) {
+      await condition(allHandlersFinished);
+      return continueAsNew<typeof orderWorkflow>({
+        ...input,
+        autoCancel: undefined,
+        check: undefined,
+        carry: { state, plan: withoutAnswer(plan), follow: { anchorMs, nextIndex, deadlineMs, ambiguous } },
+      });
+    }
+    const dueMs = Math.min(anchorMs + pollOffsetSeconds(nextIndex, recovery) * 1000, deadlineMs);
+    record.nextPollAt = new Date(dueMs).toISOString();
+    setCurrentDetails(describeOrder(state));
+    const hintsBefore = run.hints;
+    const waitMs = dueMs - Date.now();
+    const early =
+      waitMs > 0
+        ? await condition(() => run.hints > hintsBefore || run.interrupted, waitMs, {
+            summary: `Wait for cancellation poll ${nextIndex + 1}`,
+          })
+        : false;
+    const hinted = early && run.hints > hintsBefore;
+    run.hintsSeen = run.hints;
+    if (!early) nextIndex++;
+
+    const poll = await readOrder(run, anchorMs, hinted ? 'supplier-hint' : 'schedule', record.polls);
+    if (poll.kind === 'found') {
+      const ended = endingOf(run, record);
+      if (ended) return ended;
+    }
+    if (run.interrupted) return { kind: 'cancel-unresolved', order: state.order!, cancellation: record, interrupted: true };
+    if (!early && dueMs >= deadlineMs) return { kind: 'cancel-unresolved', order: state.order!, cancellation: record };
+    const stillConfirmed = poll.kind === 'found' && run.orderState === 'confirmed';
+    if (!early && ambiguous && stillConfirmed && maySendAgain(run, record, Date.now() - anchorMs)) {
+      // The last send's ending was unclear and nothing changed long after: it most likely never arrived.
+      const again = await send(run, plan, record, { mayHaveActed: true });
+      if (again.kind === 'stopped') {
+        return { kind: 'cancel-stopped', order: state.order!, cancellation: record, feeNow: again.quote.fee, reason: again.reason };
+      }
+      if (again.kind === 'sent') {
+        ambiguous = again.ambiguous;
+        anchorMs = Date.now();
+        nextIndex = 0;
+      }
+    }
+  }
+}
+
+/** The order's ending from its state as last read, or undefined while it is still confirmed or pending. */
+export function endingOf(run: OrderRun, record: CancellationRecord): OrderOutcome | undefined {
+  const order = run.state.order!;
+  if (run.orderState === 'cancelled') return { kind: 'cancelled', order, cancellation: record };
+  if (run.orderState === 'cancel-failed') return { kind: 'cancel-failed', order, cancellation: record };
+  if (run.orderState === 'failed') {
+    return { kind: 'changed-by-supplier', order, reason: `the order failed (status ${order.status}) while being cancelled` };
+  }
+  return undefined;
+}
+
+function withoutAnswer({ onAnswer: _onAnswer, ...plan }: CancelPlan): Omit<CancelPlan, 'onAnswer'> {
+  return plan;
+}
+
+function maySendAgain(run: OrderRun, record: CancellationRecord, sinceMs: number): boolean {
+  const mayHaveActed = record.cancelAttempts.filter((a) => a.result === 'accepted' || a.result === 'ambiguous');
+  return sinceMs >= run.recovery.rebookAfterSeconds * 1000 && mayHaveActed.length < run.recovery.maxBookAttempts;
+}
+
+type Sent =
+  /** It may have acted: followed with QueryOrders. */
+  | { kind: 'sent'; ambiguous: boolean }
+  /** The supplier surely did nothing (first send only): the order stands. */
+  | { kind: 'refused'; errorType: string; message: string }
+  /** A re-send that never reached the supplier: the follow-up goes on. */
+  | { kind: 'not-taken' }
+  /** Not sent: the fee is above what was accepted, or an operator stopped the run first. */
+  | { kind: 'stopped'; quote: CancelFeeQuote; reason: string };
+
+/** One send by the rule above, re-quoted first; the first send retries refusals in place. */
+async function send(
+  run: OrderRun,
+  plan: CancelPlan,
+  record: CancellationRecord,
+  { mayHaveActed }: { mayHaveActed: boolean },
+): Promise<Sent> {
+  const firstRefusalMs = Date.now();
+  let pauseMs = 1000;
+  for (;;) {
+    const quote = quoteNow(run);
+    const at = new Date().toISOString();
+    if (run.interrupted) {
+      record.cancelAttempts.push({ at, result: 'not-sent', error: 'Interrupted', quote });
+      return { kind: 'stopped', quote, reason: 'the order run was cancelled by an operator before Cancel was sent' };
+    }
+    if (!feeWithin(plan.accepted, quote)) {
+      record.cancelAttempts.push({ at, result: 'not-sent', error: 'FeeAboveAccepted', quote });
+      const reason =
+        plan.accepted.kind === 'free'
+          ? `cancellation is no longer free (fee now ${fee(quote.fee)})`
+          : `the fee now is ${fee(quote.fee)}, above the accepted ${plan.accepted.kind === 'fee' ? fee(plan.accepted.fee) : 'fee'}`;
+      return { kind: 'stopped', quote, reason };
+    }
+    const answer = await sendOnce(run, record, quote, at);
+    if (answer.kind === 'accepted') return { kind: 'sent', ambiguous: false };
+    if (answer.kind === 'ambiguous') return { kind: 'sent', ambiguous: true };
+    if (answer.kind === 'rejected') {
+      // After a send that may have acted, "cannot be cancelled" may well mean "already cancelled".
+      return mayHaveActed
+        ? { kind: 'sent', ambiguous: true }
+        : { kind: 'refused', errorType: answer.errorType, message: answer.message };
+    }
+    // Refused before any work: nothing was done by this send.
+    if (mayHaveActed) return { kind: 'not-taken' };
+    if (Date.now() - firstRefusalMs >= REFUSALS_FOR_MS) {
+      return { kind: 'refused', errorType: answer.errorType, message: `${answer.message} (refused for 10 minutes)` };
+    }
+    await condition(() => run.interrupted, answer.retryAfterMs ?? pauseMs);
+    pauseMs = Math.min(pauseMs * 2, 30_000);
+  }
+}
+
+async function sendOnce(
+  run: OrderRun,
+  record: CancellationRecord,
+  quote: CancelFeeQuote,
+  at: string,
+): Promise<CancelSendOutcome> {
+  let answer: CancelSendOutcome;
+  try {
+    answer = await sendCancel({
+      customerReferenceNo: run.state.customerReferenceNo,
+      supplierReferenceNo: run.state.order?.supplierReferenceNo ?? '',
+      reason: record.reason,
+      context: run.context,
+    });
+  } catch (err) {
+    // The activity itself failed (a timeout, a lost worker): the Cancel may have gone out.
+    answer = { kind: 'ambiguous', errorType: failureType(err), message: 'Cancel activity failed' };
+  }
+  record.cancelAttempts.push({
+    at,
+    result: answer.kind,
+    quote,
+    ...(answer.kind !== 'accepted' ? { error: answer.errorType } : {}),
+  });
+  if (answer.kind === 'accepted' && answer.serviceFee) record.serviceFee = answer.serviceFee;
+  return answer;
+}

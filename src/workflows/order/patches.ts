@@ -1,0 +1,12 @@
+/**
+ * The patch ids of orderWorkflow. Each guards a change of commands: runs started before it replay on the old
+ * path. Remove the old path (and deprecate the patch) once no run from before it can be open.
+ */
+export const ORDER_PATCHES = {
+  /**
+   * 2026-11-24: the order workflow runs on demand, one run per piece of work (a cancellation, a quote, a check),
+   * instead of waiting from confirmation until check-in. Runs started before keep ./legacy, which open orders
+   * need until the last check-in of a booking confirmed before the deploy.
+   */
+  onDemand: 'order-on-demand',
+} as const;

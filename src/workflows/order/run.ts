@@ -1,0 +1,202 @@
+/**
+ * One on-demand run of orderWorkflow: the order's state (what the `orderState` query answers), what the steps
+ * share, and how the run reports itself (`BookingStage` = `order-<stage>`, the Web UI's details, the metric).
+ */
+import { log, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import type { BookingActivities, OrderView, QueryOrderOutcome } from '../../activities/booking';
+import { BookingStageKey, RECOVERY_DEFAULTS } from '../../contract/definitions';
+import type {
+  CancelBookingAnswer,
+  CancelBookingRequest,
+  CancelFeeQuote,
+  OrderOutcome,
+  OrderStage,
+  OrderState,
+  OrderSummary,
+  OrderWorkflowInput,
+  PollRecord,
+  RecoveryPolicy,
+} from '../../contract';
+import { cancelFeeAt } from '../cancel-fee';
+import { orderQueryActivity } from './activities';
+import { countOrderOutcome } from './metrics';
+
+const MAX_POLLS_KEPT = 200;
+
+/** A cancelBooking update waiting for its turn; the handler returns `answer` or fails with `refusal`. */
+export interface QueuedRequest {
+  request: CancelBookingRequest;
+  answer?: CancelBookingAnswer;
+  refusal?: { type: string; message: string };
+}
+
+export interface OrderRun {
+  /** Mutated in place: the query handler holds this very object. */
+  state: OrderState;
+  input: OrderWorkflowInput;
+  recovery: RecoveryPolicy;
+  context: NonNullable<OrderWorkflowInput['context']> & { sessionId: string; traceId: string };
+  traceId: string;
+  queryOrder: BookingActivities['queryOrder'];
+  /** cancelBooking updates, in arrival order; the main loop takes them one at a time. */
+  requests: QueuedRequest[];
+  /** The request being worked on, if any. */
+  current?: QueuedRequest;
+  /** Supplier hints received (`supplierOrderUpdate`) and the count already acted on. */
+  hints: number;
+  hintsSeen: number;
+  /** An operator cancelled the run: what is in flight finishes, nothing new is sent. */
+  interrupted: boolean;
+  /** The order's state as last read (profile-independent: confirmed, cancelled, …). */
+  orderState?: OrderView['state'];
+  /** The run's outcome so far: a cancellation's outweighs a quote's. */
+  outcome?: OrderOutcome;
+}
+
+export function newOrderRun(input: OrderWorkflowInput): OrderRun {
+  const traceId = workflowInfo().workflowId;
+  return {
+    state: { stage: 'checking', customerReferenceNo: input.customerReferenceNo },
+    input,
+    recovery: {
+      ...RECOVERY_DEFAULTS,
+      ...input.recovery,
+      delaysSeconds: [...(input.recovery?.delaysSeconds ?? RECOVERY_DEFAULTS.delaysSeconds)],
+    },
+    context: {
+      ...input.context,
+      sessionId: input.sessionId ?? `order-${input.customerReferenceNo}`,
+      traceId,
+    },
+    traceId,
+    queryOrder: orderQueryActivity(),
+    requests: [],
+    hints: 0,
+    hintsSeen: 0,
+    interrupted: false,
+  };
+}
+
+/** The fee that applies now, from the order as last read, in the order's own currency. */
+export function quoteNow(run: OrderRun): CancelFeeQuote {
+  const order = run.state.order;
+  return cancelFeeAt(order?.cancelPolicy, Date.now(), order?.price?.currency);
+}
+
+export function setOrderStage(run: OrderRun, stage: OrderStage): void {
+  run.state.stage = stage;
+  upsertSearchAttributes([{ key: BookingStageKey, value: `order-${stage}` }]);
+  setCurrentDetails(describeOrder(run.state));
+}
+
+/** Outcomes a person must follow up: an ERROR line each, and the alert on order_outcomes_total. */
+const NEEDS_A_PERSON = new Set<OrderOutcome['kind']>([
+  'cancel-failed',
+  'cancel-unresolved',
+  'cancel-stopped',
+  'changed-by-supplier',
+]);
+
+/** Records the run's outcome: state, stage, metric, and an ERROR line when a person must act. */
+export function finishOrder(run: OrderRun, outcome: OrderOutcome): OrderOutcome {
+  run.state.outcome = outcome;
+  if (run.state.cancellation) run.state.cancellation.nextPollAt = undefined;
+  setOrderStage(run, finalStage(run, outcome));
+  countOrderOutcome(outcome.kind);
+  if (NEEDS_A_PERSON.has(outcome.kind)) {
+    log.error(`Order ${outcome.kind}: needs manual follow-up`, {
+      customerReferenceNo: run.state.customerReferenceNo,
+      orderStage: outcome.kind,
+      ...('reason' in outcome ? { reason: outcome.reason } : {}),
+    });
+  }
+  return outcome;
+}
+
+/**
+ * The stage a run ends in. A check that found the order cancelled (or cancel-failed) as expected ends in that
+ * stage, so the sweep and the next check, which read the last run's stage, still see that we know of it.
+ */
+function finalStage(run: OrderRun, outcome: OrderOutcome): OrderStage {
+  if (outcome.kind === 'checked' && (run.orderState === 'cancelled' || run.orderState === 'cancel-failed')) {
+    return run.orderState;
+  }
+  return outcome.kind === 'failed' ? 'closed' : outcome.kind;
+}
+
+/** One QueryOrders of the order; an error (after the activity's own retries) is recorded, never decisive. */
+export async function readOrder(
+  run: OrderRun,
+  anchorMs: number,
+  trigger: PollRecord['trigger'],
+  polls?: PollRecord[],
+): Promise<QueryOrderOutcome | { kind: 'error'; error: string }> {
+  const at = new Date();
+  const record: PollRecord = {
+    at: at.toISOString(),
+    sinceBookSeconds: Math.round((at.getTime() - anchorMs) / 1000),
+    trigger,
+    result: 'error',
+  };
+  try {
+    const result = await run.queryOrder({ customerReferenceNo: run.state.customerReferenceNo, traceId: run.traceId });
+    record.result = result.kind;
+    if (result.kind === 'found') {
+      record.status = result.order.status;
+      run.state.order = summaryOf(result.order, run.state.order);
+      run.orderState = result.order.state;
+    }
+    return result;
+  } catch (err) {
+    record.error = failureType(err);
+    return { kind: 'error', error: record.error };
+  } finally {
+    if (polls) {
+      polls.push(record);
+      if (polls.length > MAX_POLLS_KEPT) polls.splice(0, polls.length - MAX_POLLS_KEPT);
+    }
+  }
+}
+
+export function failureType(err: unknown): string {
+  const e = err as { cause?: { type?: string; message?: string }; message?: string };
+  return e?.cause?.type ?? e?.cause?.message ?? String(e?.message ?? err);
+}
+
+/** The new status and references over what we knew; the cancel policy is kept when a poll lacks it. */
+function summaryOf(order: OrderView, before: OrderSummary | undefined): OrderSummary {
+  const { state: _state, ...summary } = order;
+  return { ...before, ...summary };
+}
+
+/** The view an operator sees in the Web UI. References and money only, no personal data. */
+export function describeOrder(s: OrderState): string {
+  const c = s.cancellation;
+  const lastPoll = c?.polls[c.polls.length - 1];
+  return [
+    `Stage: ${s.stage}`,
+    `Reference: ${s.customerReferenceNo}`,
+    s.order ? `Order status: ${s.order.status}` : 'Order: not read yet',
+    s.order?.checkIn ? `Check-in: ${s.order.checkIn}` : undefined,
+    c ? `Cancel requested at ${c.requestedAt} (${c.origin}); fee quoted: ${fee(c.quote.fee)}` : undefined,
+    c?.accepted ? `Accepted: ${accepted(c.accepted)}` : undefined,
+    c?.serviceFee ? `Supplier service fee: ${fee(c.serviceFee)}` : undefined,
+    c ? `Cancel sends: ${c.cancelAttempts.map((a) => a.result).join(', ') || 'none yet'}` : undefined,
+    lastPoll
+      ? `Last poll: ${lastPoll.at} → ${lastPoll.result}${lastPoll.status !== undefined ? ` (status ${lastPoll.status})` : ''}`
+      : undefined,
+    c?.nextPollAt ? `Next poll: ${c.nextPollAt}` : undefined,
+    s.outcome ? `Outcome: ${s.outcome.kind}` : undefined,
+  ]
+    .filter(Boolean)
+    .map((line) => `- ${line}`)
+    .join('\n');
+}
+
+export function fee(m: { amount: number; currency: string } | null | undefined): string {
+  return m ? `${m.amount} ${m.currency}` : 'unknown';
+}
+
+function accepted(a: NonNullable<NonNullable<OrderState['cancellation']>['accepted']>): string {
+  return a.kind === 'fee' ? `up to ${fee(a.fee)}` : a.kind === 'free' ? 'only while free' : 'any fee';
+}

@@ -1,0 +1,122 @@
+/**
+ * The pieces of work an order run does, each from a fresh QueryOrders read of the order: answer a cancelBooking
+ * request (quote, or cancel at the quoted fee), cancel on its own (onCancelAfterBook, an orphan of the sweep),
+ * or check the order against what its booking reported (a supplier callback).
+ */
+import type { OrderOutcome, OrderWorkflowInput } from '../../contract';
+import { sameFee, type AcceptedFee } from '../cancel-fee';
+import { judgeOrder } from './activities';
+import { cancelOrder } from './cancel';
+import type { OrderWorkflowArgs } from './index';
+import { fee, quoteNow, readOrder, setOrderStage, type OrderRun, type QueuedRequest } from './run';
+
+/** Answers one cancelBooking request; the run's outcome becomes the request's, a cancellation's over a quote's. */
+export async function answerRequest(run: OrderRun, queued: QueuedRequest, input: OrderWorkflowArgs): Promise<void> {
+  const refuse = (type: string, message: string, outcome?: OrderOutcome) => {
+    queued.refusal = { type, message };
+    if (outcome && (!run.outcome || run.outcome.kind === 'quoted')) run.outcome = outcome;
+    if (outcome) setOrderStage(run, outcome.kind === 'quoted' ? 'quoted' : 'not-cancellable');
+  };
+  if (run.interrupted) return refuse('OrderRunCancelled', 'The order run was cancelled by an operator: ask again');
+  setOrderStage(run, 'checking');
+  const read = await readOrder(run, Date.now(), 'request');
+  if (read.kind === 'error') return refuse('OrderUnreadable', `The order could not be read (${read.error}): ask again`);
+  const order = run.state.order;
+  if (read.kind === 'not-found' || !order) {
+    const reason = 'the supplier lists no order for this reference';
+    return refuse('OrderNotFound', `The order cannot be cancelled: ${reason}`, { kind: 'not-cancellable', reason });
+  }
+  if (run.orderState !== 'confirmed') {
+    const reason = `the order is ${run.orderState} (status ${order.status})`;
+    return refuse('OrderNotCancellable', `The order cannot be cancelled now: ${reason}`, {
+      kind: 'not-cancellable',
+      order,
+      reason,
+    });
+  }
+  const quote = quoteNow(run);
+  const { request } = queued;
+  if (!request.confirm) {
+    queued.answer = { kind: 'quote', quote };
+    if (!run.outcome) run.outcome = { kind: 'quoted', order, quote };
+    setOrderStage(run, 'quoted');
+    return;
+  }
+  // Refused below, the request still got the run to quote: that is its outcome, nothing was sent.
+  const quoted: OrderOutcome = { kind: 'quoted', order, quote };
+  if (request.acceptedFee === undefined) {
+    return refuse('FeeNotAccepted', 'acceptedFee: required to cancel (ask for a quote first)', quoted);
+  }
+  // The fee of a fresh quote: a deadline may have passed since the caller's.
+  if (!sameFee(request.acceptedFee, quote.fee)) {
+    const message = `The cancellation fee now is ${fee(quote.fee)}, not ${fee(request.acceptedFee)}: quote again`;
+    return refuse('FeeChanged', message, quoted);
+  }
+  run.outcome = await cancelOrder(
+    run,
+    {
+      reason: request.reason ?? 'cancelled by the caller',
+      ...(request.requestedBy ? { requestedBy: request.requestedBy } : {}),
+      origin: 'caller',
+      accepted: { kind: 'fee', fee: request.acceptedFee },
+      onAnswer: (answer) => {
+        queued.answer = answer;
+      },
+    },
+    input,
+  );
+}
+
+/** A cancellation asked for without a caller waiting: onCancelAfterBook, or an orphan the sweep cancels. */
+export async function cancelOnItsOwn(
+  run: OrderRun,
+  auto: NonNullable<OrderWorkflowInput['autoCancel']>,
+  input: OrderWorkflowArgs,
+): Promise<OrderOutcome> {
+  const read = await readOrder(run, Date.now(), 'request');
+  const order = run.state.order;
+  if (read.kind !== 'found' || !order) {
+    const reason =
+      read.kind === 'error'
+        ? `asked to cancel (${auto.reason}), but the order could not be read (${read.error})`
+        : `asked to cancel (${auto.reason}), but the supplier lists no order`;
+    return { kind: read.kind === 'error' ? 'changed-by-supplier' : 'not-cancellable', reason };
+  }
+  if (run.orderState !== 'confirmed') {
+    return { kind: 'not-cancellable', order, reason: `the order is ${run.orderState} (status ${order.status})` };
+  }
+  const accepted: AcceptedFee = auto.onlyIfFree
+    ? { kind: 'free' }
+    : auto.maxFee
+      ? { kind: 'fee', fee: auto.maxFee }
+      : { kind: 'any' };
+  return cancelOrder(run, { reason: auto.reason, origin: auto.origin, accepted }, input);
+}
+
+/**
+ * Checks the order against what its booking reported, by the sweep's rule (judgeOrder). A supplier callback is
+ * never trusted: QueryOrders says what the order is. A booking we reported confirmed whose order the supplier
+ * cancelled or failed, an order no booking stands for, or an order that cannot be read: `changed-by-supplier`,
+ * an ERROR line and the metric, for a person.
+ */
+export async function checkOrder(
+  run: OrderRun,
+  check: NonNullable<OrderWorkflowInput['check']> | undefined,
+): Promise<OrderOutcome> {
+  setOrderStage(run, 'checking');
+  const read = await readOrder(run, Date.now(), 'supplier-hint');
+  const order = run.state.order;
+  if (read.kind === 'error') {
+    return { kind: 'changed-by-supplier', reason: `the order could not be read to check it (${read.error})` };
+  }
+  if (read.kind === 'not-found' || !order) {
+    return { kind: 'not-cancellable', reason: 'the supplier lists no order for this reference' };
+  }
+  const judged = await judgeOrder({
+    customerReferenceNo: run.state.customerReferenceNo,
+    status: order.status,
+    ...(check?.lastOrderStage ? { lastOrderStage: check.lastOrderStage } : {}),
+  });
+  if (judged.verdict === 'ok') return { kind: 'checked', order };
+  return { kind: 'changed-by-supplier', order, reason: `${judged.verdict}: ${judged.reason ?? 'order and booking disagree'}` };
+}
