@@ -89,6 +89,8 @@ export interface SandboxOrderView {
   createdAt: string;
   queriesSeen: number;
   test: string;
+  /** A Cancel the sandbox took: when, and the service fee it charged (the policy's fee at that moment). */
+  cancel?: { requestedAt: string; serviceFee: Money };
 }
 
 export interface SandboxStats {
@@ -620,6 +622,9 @@ export async function startSandbox(overrides: Partial<SandboxOptions> = {}): Pro
       createdAt: new Date(o.createdAt).toISOString(),
       queriesSeen: o.queriesSeen,
       test: o.test,
+      ...(o.cancel
+        ? { cancel: { requestedAt: new Date(o.cancel.requestedAt).toISOString(), serviceFee: o.cancel.serviceFee } }
+        : {}),
     }));
 
   const stats = (): SandboxStats => {
