@@ -41,6 +41,7 @@ jest.mock('@temporalio/workflow', () => {
 const NO_SUPPLIER_REQUEST: Record<string, string> = {
   validateBookingRequest: 'checks the input against the contract schemas, no I/O',
   lookUpBookings: 'reads Temporal only',
+  judgeOrder: 'reads Temporal only (the order status comes in its input)',
 };
 
 async function proxiedByTheWorkflows(): Promise<Map<string, number[]>> {
@@ -50,6 +51,8 @@ async function proxiedByTheWorkflows(): Promise<Map<string, number[]>> {
   booking.queryOrderActivity(true);
   const order = await import('../../src/workflows/order/activities');
   order.orderQueryActivity();
+  // Runs started before on-demand still call the old Cancel activity (cancelOrder).
+  await import('../../src/workflows/order/legacy/activities');
   const { reconciliationSweepWorkflow } = await import('../../src/workflows/reconciliation');
   await reconciliationSweepWorkflow({
     lookbackMinutes: 60,
@@ -88,11 +91,11 @@ test('every activity the worker registers is either in the rule or sends no supp
   expect(names.filter((n) => !inRule.has(n) && !(n in NO_SUPPLIER_REQUEST))).toEqual([]);
 });
 
-test('Cancel is bound by its activity: a client timeout within 10 s of it is refused, naming cancelOrder', () => {
+test('Cancel is bound by its activities: a client timeout within 10 s of them is refused, naming both', () => {
   const base = { SUPPLIER_TOKEN: 't' };
   expect(supplierTimeoutBoundMs('cancel')).toBe(20_000);
   expect(() => loadConfig({ ...base, SUPPLIER_PROFILE: '{"timeoutsMs":{"cancel":25000}}' })).toThrow(
-    /SUPPLIER_PROFILE\.timeoutsMs\.cancel: must be at most 20000 ms, 10 s below the cancelOrder activity's own 30 s timeout/,
+    /SUPPLIER_PROFILE\.timeoutsMs\.cancel: must be at most 20000 ms, 10 s below the cancelOrder and sendCancel activities' own 30 s timeout/,
   );
   expect(
     loadConfig({ ...base, SUPPLIER_PROFILE: '{"timeoutsMs":{"cancel":20000}}' }).supplier.profile.timeoutsMs.cancel,
