@@ -27,6 +27,7 @@ import {
   type BookingRig,
 } from '../harness/booking';
 import {
+  BookingStageKey,
   bookingWorkflowId,
   bookingStateQuery,
   cancelBookingUpdate,
@@ -38,6 +39,7 @@ import {
   type OrderWorkflowInput,
 } from '../../src/contract';
 import { cancelFeeAt } from '../../src/workflows/cancel-fee';
+import { temporalCallbackTarget } from '../../src/callbacks/temporal-target';
 import type { bookingWorkflow, orderWorkflow } from '../../src/workflows';
 import { expectWorkerWarnings } from '../harness/quiet-worker-logs';
 
@@ -45,14 +47,22 @@ let env: TestWorkflowEnvironment;
 let rig: BookingRig;
 let client: Client;
 
+/** The sandbox's clock is the server's, aligned again before each test (the tests before may have skipped time). */
+let clockOffsetMs = 0;
+
 beforeAll(async () => {
   env = await connectTimeSkipping();
-  rig = await createBookingRig(env, 'order-wf', { sandboxNow: await alignedClock(env) });
+  const aligned = await alignedClock(env);
+  clockOffsetMs = aligned() - Date.now();
+  rig = await createBookingRig(env, 'order-wf', { sandboxNow: () => Date.now() + clockOffsetMs });
   client = new Client({ connection: env.connection, namespace: env.namespace ?? 'default' });
 });
 afterAll(async () => {
   await rig?.close();
   await env?.teardown();
+});
+beforeEach(async () => {
+  clockOffsetMs = (await env.currentTimeMs()) - Date.now();
 });
 afterEach(() => expectAtMostOneOrderPerReference(rig.sandbox));
 
@@ -206,8 +216,9 @@ describe('the Cancel rule: only answers that prove nothing was done are refusals
 
   test('a fee deadline passing between a lost Cancel and its re-send: re-quoted, stopped, not charged', async () => {
     expectWorkerWarnings(/^ERROR Order cancel-stopped: needs manual follow-up/);
-    // Free for 2 minutes after booking; the first Cancel never reaches the hotel (504, nothing taken).
-    const ref = await confirmed({ test: 'confirmAfterMs=0&freeCancelForMs=120000&cancel=lost&cancelTimes=1' });
+    // Free for 2 minutes after booking; the Cancels of the first 5 minutes never reach the hotel (504, nothing
+    // taken): a first send whose answer is lost, however it is retried.
+    const ref = await confirmed({ test: 'confirmAfterMs=0&freeCancelForMs=120000&cancel=lost&cancelTimes=12' });
     const answer = await cancelRequest(ref, { confirm: true, acceptedFee: { currency: 'USD', amount: 0 } });
     expect(answer).toMatchObject({ kind: 'cancel-requested', ambiguous: true });
     // The re-send point is the first poll ≥ 10 minutes after the send: past the free window.
@@ -268,6 +279,37 @@ describe('an operator cancels an order run', () => {
     expect(outcome).toMatchObject({ kind: 'cancel-unresolved', interrupted: true });
     expect((await handle.describe()).status.name).toBe('COMPLETED');
     expect(cancelCalls(ref)).toHaveLength(1);
+  });
+});
+
+describe('a supplier callback for a booking no workflow follows', () => {
+  /** What the callback receiver does with a verified callback (src/callbacks/temporal-target.ts). */
+  const callback = (ref: string, status: number) =>
+    temporalCallbackTarget(client, { taskQueue: rig.taskQueue }).signal({ customerReferenceNo: ref, status });
+
+  test('the supplier cancelled a confirmed booking: the check verifies it and reports it to a person', async () => {
+    expectWorkerWarnings(/^ERROR Order changed-by-supplier: needs manual follow-up/);
+    const ref = await confirmed({ test: 'confirmAfterMs=0' });
+    rig.sandbox.setOrderStatus(ref, 3);
+    expect(await callback(ref, 3)).toBe('order');
+    const outcome: OrderOutcome = await settled(orderHandle(ref));
+    expect(outcome).toMatchObject({ kind: 'changed-by-supplier', order: { status: 3 }, reason: /mismatch/ });
+  });
+
+  test('a callback that agrees with the booking is verified and ends `checked`, nobody paged', async () => {
+    const ref = await confirmed({ test: 'confirmAfterMs=0' });
+    expect(await callback(ref, 2)).toBe('order');
+    expect(await settled(orderHandle(ref))).toMatchObject({ kind: 'checked', order: { status: 2 } });
+  });
+
+  test('after our own cancellation a callback is verified as known: `checked`, the stage stays order-cancelled', async () => {
+    const ref = await confirmed({ test: 'confirmAfterMs=0&cancelAfterQueries=1' });
+    await cancelRequest(ref, { confirm: true, acceptedFee: { currency: 'USD', amount: 0 } });
+    expect((await settled(orderHandle(ref))).kind).toBe('cancelled');
+    expect(await callback(ref, 3)).toBe('order');
+    expect(await settled(orderHandle(ref))).toMatchObject({ kind: 'checked', order: { status: 3 } });
+    const stage = (await orderHandle(ref).describe()).typedSearchAttributes.get(BookingStageKey);
+    expect(stage).toBe('order-cancelled');
   });
 });
 
