@@ -9,7 +9,7 @@ import { bookingWorkflowId, orderWorkflowId, BookingStageKey } from '../contract
 import type { SupplierClient } from '../supplier/interface';
 import type { SupplierProfile } from '../supplier/profile';
 import type { TemporalServices } from '../temporal/setup';
-import type { BookingView, WorkflowView } from '../workflows/reconciliation/classify';
+import { classifyOrder, type BookingView, type WorkflowView } from '../workflows/reconciliation/classify';
 import { decidingOrder } from '../supplier/orders';
 import type { HotelOrder } from '../supplier/schemas';
 import { reportOrderConflict, toFailure, viewOf, type OrderView } from './booking';
@@ -88,6 +88,25 @@ export function createReconciliationActivities({ supplier, profile, temporal: t,
       } catch (err) {
         throw toFailure(err, ['SupplierBadRequest', 'SupplierForbidden']);
       }
+    },
+
+    /**
+     * One order judged by the sweep's rule, for an order run's check: the booking as Temporal has it now, and as the
+     * order workflow what the reference's last order run said (the calling run is running and must not count).
+     */
+    async judgeOrder({
+      customerReferenceNo,
+      status,
+      lastOrderStage,
+    }: {
+      customerReferenceNo: string;
+      status: number;
+      lastOrderStage?: string;
+    }): Promise<{ verdict: 'ok' | 'orphan' | 'mismatch'; reason?: string }> {
+      const booking = await view(bookingWorkflowId(customerReferenceNo));
+      const order: WorkflowView = lastOrderStage ? { status: 'completed', stage: lastOrderStage } : { status: 'none' };
+      const finding = classifyOrder(status, { booking, order }, profile.orderStatus);
+      return finding.verdict === 'ok' ? { verdict: 'ok' } : { verdict: finding.verdict, reason: finding.reason };
     },
 
     /** For each reference, its booking and order workflows as Temporal has them now. */
