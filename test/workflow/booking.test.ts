@@ -411,14 +411,14 @@ describe('what a booking writes (PATCHES.fewerTasks)', () => {
     const request = bookingRequest({ test: 'confirmAfterMs=0' });
     const handle = await startBookingWithHelper(env.client, request, { taskQueue: rig.taskQueue });
     expect((await handle.result()).kind).toBe('confirmed');
-    // One patch marker (standing for the three older ones) and the local activities' markers: the input
-    // check, CheckAvail, the order hand-off. The SDK upserts TemporalChangeVersion with the patch marker;
-    // the stage is upserted on Book and at the outcome only.
+    // Two patch markers (fewerTasks, standing for the three older ones, and orderOnDemand: no order hand-off)
+    // and the local activities' markers: the input check, CheckAvail. The SDK upserts TemporalChangeVersion with
+    // each patch marker, both in the first task; the stage is upserted on Book and at the outcome only.
     expect(await counts(handle.workflowId)).toEqual({
       workflowTasks: 2,
       activities: 1,
       markers: 4,
-      upserts: [['TemporalChangeVersion'], ['BookingStage'], ['BookingStage']],
+      upserts: [['TemporalChangeVersion'], ['TemporalChangeVersion'], ['BookingStage'], ['BookingStage']],
     });
     const attributes = (await handle.describe()).typedSearchAttributes;
     expect(attributes.get(BookingStageKey)).toBe('confirmed');
@@ -430,8 +430,8 @@ describe('what a booking writes (PATCHES.fewerTasks)', () => {
     const handle = await startBooking(env, rig, request);
     expect((await handle.result()).kind).toBe('confirmed');
     const { upserts } = await counts(handle.workflowId);
-    expect(upserts[1]?.sort()).toEqual(['BookingStage', 'CustomerReferenceNo']);
-    expect(upserts).toHaveLength(4);
+    expect(upserts[2]?.sort()).toEqual(['BookingStage', 'CustomerReferenceNo']);
+    expect(upserts).toHaveLength(5);
     const attributes = (await handle.describe()).typedSearchAttributes;
     expect(attributes.get(BookingStageKey)).toBe('confirmed');
     expect(attributes.get(CustomerReferenceNoKey)).toBe(request.customerReferenceNo);

@@ -30,7 +30,7 @@ export async function handOffOrder(run: BookingRun, outcome: BookingOutcome): Pr
   const { request, state } = run;
   const policy = request.onCancelAfterBook ?? 'report';
   const cancelNow = state.cancelRequested && policy !== 'report';
-  const onDemand = run.fewerTasks && patched(PATCHES.orderOnDemand);
+  const onDemand = run.orderOnDemand;
   if (onDemand && !cancelNow) return outcome;
   const input: OrderWorkflowInput = {
     customerReferenceNo: request.customerReferenceNo,

@@ -41,6 +41,9 @@ export async function bookingWorkflow(input: BookingWorkflowInput): Promise<Book
   setHandler(bookingStateQuery, () => live.state);
   // First, before any other patch is asked: a run with this marker skips the older ones (see patches.ts).
   const fewerTasks = patched(PATCHES.fewerTasks);
+  // Asked at the start, beside fewerTasks, so its marker shares the first task's change-version upsert; a run
+  // started before it keeps handing its order over at confirmation.
+  const orderOnDemand = fewerTasks && patched(PATCHES.orderOnDemand);
   const queryOrder = queryOrderActivity(fewerTasks);
 
   // A resumed run is past Book: a cancel arriving while its input is re-checked must not end it.
@@ -49,7 +52,13 @@ export async function bookingWorkflow(input: BookingWorkflowInput): Promise<Book
     : checkInput(input, fewerTasks));
   if (!input.resume) live.state = startingState(request);
   const checkAvail = checkAvailActivity(fewerTasks);
-  const run = newRun(live.state, request, recovery, { queryOrder, checkAvail, fewerTasks, resumed: !!input.resume });
+  const run = newRun(live.state, request, recovery, {
+    queryOrder,
+    checkAvail,
+    fewerTasks,
+    orderOnDemand,
+    resumed: !!input.resume,
+  });
   listen(run);
   // Also set here, not only by the client helper, for bookings started from other languages or the CLI;
   // since PATCHES.fewerTasks, by the first stage's upsert, and only when the start did not carry it.

@@ -30,6 +30,8 @@ export interface BookingRun {
   checkAvail: BookingActivities['checkAvail'];
   /** PATCHES.fewerTasks: local activities where safe, search attributes upserted only where they change. */
   fewerTasks: boolean;
+  /** PATCHES.orderOnDemand: a confirmed booking starts no order workflow unless its caller cancelled it meanwhile. */
+  orderOnDemand: boolean;
   /** Supplier hints received (the `supplierOrderUpdate` signal); each one triggers a verifying poll. */
   hints: number;
   /** The price a person is asked to approve, while one is. */
@@ -44,6 +46,7 @@ export interface RunSetup {
   queryOrder: BookingActivities['queryOrder'];
   checkAvail: BookingActivities['checkAvail'];
   fewerTasks: boolean;
+  orderOnDemand: boolean;
   resumed: boolean;
 }
 
@@ -51,7 +54,7 @@ export function newRun(
   state: BookingState,
   request: ParsedBookingRequest,
   recovery: RecoveryPolicy,
-  { queryOrder, checkAvail, fewerTasks, resumed }: RunSetup,
+  { queryOrder, checkAvail, fewerTasks, orderOnDemand, resumed }: RunSetup,
 ): BookingRun {
   const traceId = workflowInfo().workflowId;
   // One derivation of the session id (startingState), carried over continue-as-new in the state.
@@ -67,6 +70,7 @@ export function newRun(
     queryOrder,
     checkAvail,
     fewerTasks,
+    orderOnDemand,
     hints: 0,
     enteredStages,
   };
