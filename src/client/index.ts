@@ -10,6 +10,7 @@ import {
   Client,
   Connection,
   WorkflowExecutionAlreadyStartedError,
+  WithStartWorkflowOperation,
   type ClientPlugin,
   type WorkflowHandle,
 } from '@temporalio/client';
@@ -27,12 +28,14 @@ import {
   BookingStages,
   CustomerReferenceNoKey,
   DEFAULT_TASK_QUEUE,
+  ORDER_WORKFLOW_TYPE,
   WORKFLOW_TYPE,
   type BookingOutcome,
   type BookingState,
   type CancelBookingAnswer,
   type OrderOutcome,
   type OrderState,
+  type OrderWorkflowInput,
   type PriceApproval,
 } from '../contract';
 import { describeIssues } from '../values';
@@ -171,7 +174,10 @@ export function awaitOutcome(client: Client, customerReferenceNo: string): Promi
   return getBookingHandle(client, customerReferenceNo).result();
 }
 
-/** A confirmed booking's order workflow (`order:<reference>`): cancellation and the order's fate until check-in. */
+/**
+ * A booking's order workflow (`order:<reference>`). It runs on demand: each cancelBooking starts a run (or joins
+ * the one running), which ends when its piece of work is done; this handle follows the latest run.
+ */
 export function getOrderHandle(client: Client, customerReferenceNo: string): WorkflowHandle<typeof orderWorkflow> {
   return client.workflow.getHandle<typeof orderWorkflow>(orderWorkflowId(customerReferenceNo));
 }
@@ -180,23 +186,47 @@ export function getOrderState(client: Client, customerReferenceNo: string): Prom
   return getOrderHandle(client, customerReferenceNo).query(orderStateQuery);
 }
 
+export interface CancelBookingOptions {
+  /** The task queue an order run starts on: default BOOKING_TASK_QUEUE, else `hotel-booking`. */
+  taskQueue?: string;
+}
+
 /**
  * Cancels a confirmed booking, in two steps: `{ confirm: false }` answers the fee that applies now;
- * `{ confirm: true, acceptedFee: <that fee> }` sends Cancel and answers once the supplier took it. Refused
- * (WorkflowUpdateFailedError, with the reason) when the order is not confirmed or the fee has changed
- * since. The cancellation's end (cancelled, cancel-failed) is the order workflow's result: awaitOrderOutcome.
+ * `{ confirm: true, acceptedFee: <that fee> }` sends Cancel and answers once the supplier took it. The order
+ * workflow runs on demand, so this is an Update-With-Start: it starts `order:<reference>` (or joins the run
+ * in progress) and sends the cancelBooking update in one call. Refused (WorkflowUpdateFailedError, with the
+ * reason) when the order is not confirmed, missing, or the fee has changed since. The cancellation's end
+ * (cancelled, cancel-failed, ...) is the order run's result: awaitOrderOutcome.
  */
 export async function cancelBooking(
   client: Client,
   customerReferenceNo: string,
   request: CancelBookingRequest,
+  options: CancelBookingOptions = {},
 ): Promise<CancelBookingAnswer> {
   const parsed = CancelBookingRequest.safeParse(request);
   if (!parsed.success) throw new InvalidBookingRequestError(describeIssues(parsed.error));
-  return getOrderHandle(client, customerReferenceNo).executeUpdate(cancelBookingUpdate, { args: [parsed.data] });
+  const input: OrderWorkflowInput = { customerReferenceNo };
+  return client.workflow.executeUpdateWithStart(cancelBookingUpdate, {
+    args: [parsed.data],
+    startWorkflowOperation: new WithStartWorkflowOperation<typeof orderWorkflow>(ORDER_WORKFLOW_TYPE, {
+      workflowId: orderWorkflowId(customerReferenceNo),
+      taskQueue: options.taskQueue ?? process.env.BOOKING_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
+      args: [input],
+      // Joins a run in progress; after a run ended, the next request starts a new one under the same id.
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+      typedSearchAttributes: [{ key: CustomerReferenceNoKey, value: customerReferenceNo }],
+      staticSummary: `Order · ref ${customerReferenceNo}`,
+    }),
+  });
 }
 
-/** Waits for the order's end: cancelled, cancel-failed, cancel-unresolved, failed, or closed at check-in. */
+/**
+ * Waits for the latest order run's end: for a cancellation cancelled, cancel-failed, cancel-unresolved,
+ * cancel-refused or cancel-stopped; `quoted` after a quote only (schema/order-outcome.schema.json).
+ */
 export function awaitOrderOutcome(client: Client, customerReferenceNo: string): Promise<OrderOutcome> {
   return getOrderHandle(client, customerReferenceNo).result();
 }

@@ -81,6 +81,9 @@ func compare(t *testing.T, where string, typ reflect.Type, s *schema, checkRequi
 	for i := range typ.NumField() {
 		f := typ.Field(i)
 		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" {
+			continue // not JSON (OrderOutcome.Raw)
+		}
 		fields[name] = true
 		p, ok := s.Properties[name]
 		if !ok {
@@ -232,3 +235,92 @@ func TestCancelUpdateMatchesTheSchema(t *testing.T) {
 		t.Errorf("order workflow id %q", OrderWorkflowID("r-1"))
 	}
 }
+
+func TestOrderOutcomeAndStateMatchTheSchema(t *testing.T) {
+	s := loadSchema(t, "order-outcome.schema.json")
+	// OrderOutcome flattens the union, like Outcome.
+	compare(t, "OrderOutcome", reflect.TypeFor[OrderOutcome](), s, false)
+	var kinds []string
+	for _, variant := range s.AnyOf {
+		kinds = append(kinds, variant.Properties["kind"].Const)
+		if record, ok := variant.Properties["cancellation"]; ok {
+			// Not checkRequired: a nullable Money and the accepted union merge to schemas with no required keys.
+			compare(t, "CancellationRecord", reflect.TypeFor[CancellationRecord](), record, false)
+		}
+	}
+	want := []string{
+		OrderKindCancelled, OrderKindCancelFailed, OrderKindCancelUnresolved, OrderKindClosed, OrderKindFailed,
+		OrderKindQuoted, OrderKindCancelRefused, OrderKindCancelStopped, OrderKindChecked,
+		OrderKindChangedBySupplier, OrderKindNotCancellable,
+	}
+	if !reflect.DeepEqual(kinds, want) {
+		t.Errorf("order outcome kinds %v, this package knows %v", kinds, want)
+	}
+	state := loadSchema(t, "order-state.schema.json")
+	compare(t, "OrderState", reflect.TypeFor[OrderState](), state, false)
+	var stages []string
+	raw, _ := os.ReadFile(filepath.Join("..", "..", "..", "schema", "order-state.schema.json"))
+	var withEnum struct {
+		Properties struct {
+			Stage struct {
+				Enum []string `json:"enum"`
+			} `json:"stage"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(raw, &withEnum); err != nil {
+		t.Fatal(err)
+	}
+	stages = withEnum.Properties.Stage.Enum
+	if !reflect.DeepEqual(stages, OrderStages) {
+		t.Errorf("order stages %v, this package knows %v", stages, OrderStages)
+	}
+}
+
+func TestCancelBookingIsAnUpdateWithStart(t *testing.T) {
+	t.Setenv(TaskQueueVariable, "from-env")
+	ref := NewReference()
+	c := &mocks.Client{}
+	op := &startOperation{}
+	handle := &mocks.WorkflowUpdateHandle{}
+	var start client.StartWorkflowOptions
+	var update client.UpdateWithStartWorkflowOptions
+	c.On("NewWithStartWorkflowOperation", mock.Anything, OrderWorkflowType, OrderWorkflowInput{CustomerReferenceNo: ref}).
+		Run(func(args mock.Arguments) { start = args.Get(0).(client.StartWorkflowOptions) }).
+		Return(op).Once()
+	c.On("UpdateWithStartWorkflow", mock.Anything, mock.Anything).
+		Run(func(args mock.Arguments) { update = args.Get(1).(client.UpdateWithStartWorkflowOptions) }).
+		Return(handle, nil).Once()
+	handle.On("Get", mock.Anything, mock.Anything).
+		Run(func(args mock.Arguments) { *args.Get(1).(*CancelAnswer) = CancelAnswer{Kind: CancelKindQuote} }).
+		Return(nil).Once()
+	answer, err := QuoteCancellation(context.Background(), c, ref, "")
+	if err != nil || answer.Kind != CancelKindQuote {
+		t.Fatalf("QuoteCancellation: %v %v", answer, err)
+	}
+	if start.ID != "order:"+ref || start.TaskQueue != "from-env" {
+		t.Errorf("id %q on %q", start.ID, start.TaskQueue)
+	}
+	if start.WorkflowIDConflictPolicy != enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING ||
+		start.WorkflowIDReusePolicy != enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE {
+		t.Errorf("policies %v %v", start.WorkflowIDConflictPolicy, start.WorkflowIDReusePolicy)
+	}
+	if v, ok := start.TypedSearchAttributes.GetKeyword(customerReferenceNoKey); !ok || v != ref {
+		t.Errorf("search attribute CustomerReferenceNo = %q", v)
+	}
+	if start.StaticSummary != "Order · ref "+ref {
+		t.Errorf("summary %q", start.StaticSummary)
+	}
+	if update.StartWorkflowOperation != client.WithStartWorkflowOperation(op) || update.UpdateOptions.UpdateName != CancelBookingUpdate ||
+		update.UpdateOptions.WorkflowID != "order:"+ref ||
+		!reflect.DeepEqual(update.UpdateOptions.Args, []interface{}{CancelRequest{Confirm: false}}) ||
+		update.UpdateOptions.WaitForStage != client.WorkflowUpdateStageCompleted {
+		t.Errorf("update options %+v", update)
+	}
+	c.AssertExpectations(t)
+	handle.AssertExpectations(t)
+}
+
+// startOperation stands for the SDK's start operation (it has no mock).
+type startOperation struct{}
+
+func (*startOperation) Get(context.Context) (client.WorkflowRun, error) { return nil, nil }

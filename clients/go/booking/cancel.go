@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 )
 
 const (
-	// OrderWorkflowType is the workflow a confirmed booking hands its order to, open for cancellation until check-in.
+	// OrderWorkflowType is a booking's order workflow, run on demand: each CancelBooking starts a run (or joins
+	// the one in progress) that ends when its piece of work is done.
 	OrderWorkflowType = "orderWorkflow"
 	// CancelBookingUpdate is the order workflow's update: Confirm false quotes the fee, Confirm true with it cancels.
 	CancelBookingUpdate = "cancelBooking"
@@ -17,7 +20,7 @@ const (
 	OrderStatusCancelled = 3
 )
 
-// OrderWorkflowID is the workflow id of a confirmed booking's order.
+// OrderWorkflowID is the workflow id of a booking's order runs (one id, a run per request).
 func OrderWorkflowID(customerReferenceNo string) string {
 	return "order:" + customerReferenceNo
 }
@@ -56,18 +59,39 @@ type CancelAnswer struct {
 	Reason     string         `json:"reason,omitempty"`
 }
 
-// CancelBooking sends the cancelBooking update to the confirmed booking's order workflow and waits for its
-// answer, like the TypeScript client's cancelBooking: Confirm false answers the fee that applies now; Confirm
-// true with that fee sends Cancel and answers once the supplier took or refused it. The update is refused
-// (an error) when the order is not confirmed, is being cancelled already, or the fee changed since the quote.
-// The cancellation's end is the order workflow's result: AwaitOrderOutcome.
-func CancelBooking(ctx context.Context, c client.Client, customerReferenceNo string, request CancelRequest) (CancelAnswer, error) {
+// OrderWorkflowInput is the order workflow's start argument when a cancel request starts a run.
+type OrderWorkflowInput struct {
+	CustomerReferenceNo string `json:"customerReferenceNo"`
+}
+
+// CancelBooking sends the cancelBooking update to the booking's order workflow and waits for its answer, like
+// the TypeScript client's cancelBooking. The order workflow runs on demand, so this is an Update-With-Start: one
+// call starts an order run (or joins the one in progress) on taskQueue (else BOOKING_TASK_QUEUE, else
+// hotel-booking) and sends the update. Confirm false answers the fee that applies now; Confirm true with that fee
+// sends Cancel and answers once the supplier took or refused it. The update fails (an error) when the order is
+// not confirmed, missing, or the fee changed since the quote. The cancellation's end: AwaitOrderOutcome.
+func CancelBooking(ctx context.Context, c client.Client, customerReferenceNo string, request CancelRequest, taskQueue string) (CancelAnswer, error) {
 	var answer CancelAnswer
-	handle, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		WorkflowID:   OrderWorkflowID(customerReferenceNo),
-		UpdateName:   CancelBookingUpdate,
-		Args:         []interface{}{request},
-		WaitForStage: client.WorkflowUpdateStageCompleted,
+	if taskQueue == "" {
+		taskQueue = getenv(TaskQueueVariable, DefaultTaskQueue)
+	}
+	start := c.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
+		ID:        OrderWorkflowID(customerReferenceNo),
+		TaskQueue: taskQueue,
+		// Joins a run in progress; after a run ended, the next request starts a new one under the same id.
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		TypedSearchAttributes:    temporal.NewSearchAttributes(customerReferenceNoKey.ValueSet(customerReferenceNo)),
+		StaticSummary:            "Order · ref " + customerReferenceNo,
+	}, OrderWorkflowType, OrderWorkflowInput{CustomerReferenceNo: customerReferenceNo})
+	handle, err := c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
+		StartWorkflowOperation: start,
+		UpdateOptions: client.UpdateWorkflowOptions{
+			WorkflowID:   OrderWorkflowID(customerReferenceNo),
+			UpdateName:   CancelBookingUpdate,
+			Args:         []interface{}{request},
+			WaitForStage: client.WorkflowUpdateStageCompleted,
+		},
 	})
 	if err != nil {
 		return answer, err
@@ -77,8 +101,8 @@ func CancelBooking(ctx context.Context, c client.Client, customerReferenceNo str
 }
 
 // QuoteCancellation is the fee a cancellation costs now (CancelBooking with Confirm false): nothing is cancelled.
-func QuoteCancellation(ctx context.Context, c client.Client, customerReferenceNo string) (CancelAnswer, error) {
-	return CancelBooking(ctx, c, customerReferenceNo, CancelRequest{Confirm: false})
+func QuoteCancellation(ctx context.Context, c client.Client, customerReferenceNo, taskQueue string) (CancelAnswer, error) {
+	return CancelBooking(ctx, c, customerReferenceNo, CancelRequest{Confirm: false}, taskQueue)
 }
 
 // ErrFeeOverLimit means CancelAtQuotedFee did not cancel: the quoted fee was over the caller's limit or unknown.
@@ -87,8 +111,8 @@ var ErrFeeOverLimit = errors.New("the cancellation fee is over the limit (or unk
 // CancelAtQuotedFee quotes, then cancels accepting exactly the quoted fee. With maxFee set, it cancels only
 // when the fee is known, in maxFee's currency and at most its amount; otherwise it returns the quote and
 // ErrFeeOverLimit.
-func CancelAtQuotedFee(ctx context.Context, c client.Client, customerReferenceNo, reason string, maxFee *Money) (CancelAnswer, error) {
-	quote, err := QuoteCancellation(ctx, c, customerReferenceNo)
+func CancelAtQuotedFee(ctx context.Context, c client.Client, customerReferenceNo, reason string, maxFee *Money, taskQueue string) (CancelAnswer, error) {
+	quote, err := QuoteCancellation(ctx, c, customerReferenceNo, taskQueue)
 	if err != nil {
 		return quote, err
 	}
@@ -96,12 +120,12 @@ func CancelAtQuotedFee(ctx context.Context, c client.Client, customerReferenceNo
 	if maxFee != nil && (fee == nil || fee.Currency != maxFee.Currency || fee.Amount > maxFee.Amount) {
 		return quote, ErrFeeOverLimit
 	}
-	return CancelBooking(ctx, c, customerReferenceNo, CancelRequest{Confirm: true, AcceptedFee: fee, Reason: reason})
+	return CancelBooking(ctx, c, customerReferenceNo, CancelRequest{Confirm: true, AcceptedFee: fee, Reason: reason}, taskQueue)
 }
 
-// AwaitOrderOutcome waits for the order workflow's result (schema/order-outcome.schema.json): its kind is
-// cancelled, cancel-failed, cancel-unresolved, closed (check-in came) or failed. Returned as raw JSON, with
-// Kind and the order's status read from it.
+// AwaitOrderOutcome waits for the latest order run's result (schema/order-outcome.schema.json): after a
+// cancellation cancelled, cancel-failed, cancel-unresolved, cancel-refused or cancel-stopped; quoted after a quote
+// only. Raw keeps the whole result as the workflow returned it.
 func AwaitOrderOutcome(ctx context.Context, c client.Client, customerReferenceNo string) (OrderOutcome, error) {
 	var raw json.RawMessage
 	if err := c.GetWorkflow(ctx, OrderWorkflowID(customerReferenceNo), "").Get(ctx, &raw); err != nil {
@@ -113,9 +137,82 @@ func AwaitOrderOutcome(ctx context.Context, c client.Client, customerReferenceNo
 	return outcome, err
 }
 
-// OrderOutcome is how the order's life ended; Raw is the whole result as the workflow returned it.
+// The kinds of an OrderOutcome.
+const (
+	OrderKindCancelled         = "cancelled"
+	OrderKindCancelFailed      = "cancel-failed"
+	OrderKindCancelUnresolved  = "cancel-unresolved"
+	OrderKindClosed            = "closed" // legacy: check-in came
+	OrderKindFailed            = "failed" // legacy: Failed after it was confirmed
+	OrderKindQuoted            = "quoted"
+	OrderKindCancelRefused     = "cancel-refused"
+	OrderKindCancelStopped     = "cancel-stopped"
+	OrderKindChecked           = "checked"
+	OrderKindChangedBySupplier = "changed-by-supplier"
+	OrderKindNotCancellable    = "not-cancellable"
+)
+
+// OrderOutcome is how an order run ended, the union flattened: Order (absent only for changed-by-supplier and
+// not-cancellable), Cancellation (the cancel kinds), Interrupted (cancel-unresolved, an operator cancelled the
+// run), Quote (quoted), ErrorType and Reason (cancel-refused; Reason also cancel-stopped, changed-by-supplier,
+// not-cancellable), FeeNow (cancel-stopped). Raw is the whole result as the workflow returned it.
 type OrderOutcome struct {
-	Kind  string          `json:"kind"`
-	Order Order           `json:"order"`
-	Raw   json.RawMessage `json:"-"`
+	Kind         string              `json:"kind"`
+	Order        *Order              `json:"order,omitempty"`
+	Cancellation *CancellationRecord `json:"cancellation,omitempty"`
+	Interrupted  bool                `json:"interrupted,omitempty"`
+	Quote        *CancelFeeQuote     `json:"quote,omitempty"`
+	ErrorType    string              `json:"errorType,omitempty"`
+	Reason       string              `json:"reason,omitempty"`
+	FeeNow       *Money              `json:"feeNow,omitempty"`
+	Raw          json.RawMessage     `json:"-"`
+}
+
+// CancellationRecord is a cancellation in progress or done. Origin: "caller", "auto" or "reconciliation".
+type CancellationRecord struct {
+	RequestedAt    string                `json:"requestedAt"`
+	Reason         string                `json:"reason"`
+	RequestedBy    string                `json:"requestedBy,omitempty"`
+	Origin         string                `json:"origin"`
+	Quote          CancelFeeQuote        `json:"quote"`
+	Accepted       *CancellationAccepted `json:"accepted,omitempty"`
+	ServiceFee     *Money                `json:"serviceFee,omitempty"`
+	CancelAttempts []CancelAttempt       `json:"cancelAttempts"`
+	Polls          []Poll                `json:"polls"`
+	NextPollAt     string                `json:"nextPollAt,omitempty"`
+	DeadlineAt     string                `json:"deadlineAt,omitempty"`
+}
+
+// CancellationAccepted is what a cancellation accepted, checked before every send: Kind "fee" (at most Fee; nil:
+// an unknown fee was accepted), "free" (only while free) or "any".
+type CancellationAccepted struct {
+	Kind string `json:"kind"`
+	Fee  *Money `json:"fee,omitempty"`
+}
+
+// CancelAttempt is one Cancel send. Result: "accepted", "refused" (never reached the supplier), "rejected"
+// (refused in words proving nothing was done), "ambiguous" (may have acted) or "not-sent". Quote: the fee quoted
+// just before the send.
+type CancelAttempt struct {
+	At     string          `json:"at"`
+	Result string          `json:"result"`
+	Error  string          `json:"error,omitempty"`
+	Quote  *CancelFeeQuote `json:"quote,omitempty"`
+}
+
+// OrderState is the orderState query's answer (schema/order-state.schema.json). Order is absent until the run's
+// first QueryOrders answered; OpenUntil is set on runs started before on-demand only.
+type OrderState struct {
+	Stage               string              `json:"stage"`
+	CustomerReferenceNo string              `json:"customerReferenceNo"`
+	Order               *Order              `json:"order,omitempty"`
+	OpenUntil           string              `json:"openUntil,omitempty"`
+	Cancellation        *CancellationRecord `json:"cancellation,omitempty"`
+	Outcome             *OrderOutcome       `json:"outcome,omitempty"`
+}
+
+// OrderStages are the values of OrderState.Stage.
+var OrderStages = []string{
+	"confirmed", "cancelling", "cancelled", "cancel-failed", "cancel-unresolved", "closed",
+	"checking", "quoted", "cancel-refused", "cancel-stopped", "checked", "changed-by-supplier", "not-cancellable",
 }

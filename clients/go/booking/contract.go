@@ -157,7 +157,7 @@ type BookAttempt struct {
 type Poll struct {
 	At               string  `json:"at"`
 	SinceBookSeconds float64 `json:"sinceBookSeconds"`
-	Trigger          string  `json:"trigger"` // "schedule" or "supplier-hint"
+	Trigger          string  `json:"trigger"` // "schedule", "supplier-hint" or "request"
 	Result           string  `json:"result"`  // "found", "not-found" or "error"
 	Status           *int    `json:"status,omitempty"`
 	Error            string  `json:"error,omitempty"`

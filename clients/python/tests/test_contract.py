@@ -76,6 +76,28 @@ class TestTypesMatchTheSchema(unittest.TestCase):
         self.assertMatches(contract.CancelFeeQuote, kinds["quote"]["properties"]["quote"])
         self.assertEqual(contract.order_workflow_id("r-1"), "order:r-1")
 
+    def test_the_order_outcome_and_state(self):
+        kinds = {branch["properties"]["kind"]["const"]: branch for branch in schema("order-outcome.schema.json")["anyOf"]}
+        self.assertEqual(set(kinds), set(contract.ORDER_OUTCOME_TYPES))
+        self.assertEqual(set(get_args(contract.OrderOutcome)), set(contract.ORDER_OUTCOME_TYPES.values()))
+        for kind, branch in kinds.items():
+            self.assertMatches(contract.ORDER_OUTCOME_TYPES[kind], branch)
+        self.assertMatches(contract.Order, kinds["quoted"]["properties"]["order"])
+        self.assertMatches(contract.CancelFeeQuote, kinds["quoted"]["properties"]["quote"])
+        record = kinds["cancel-stopped"]["properties"]["cancellation"]
+        self.assertMatches(contract.CancellationRecord, record)
+        self.assertMatches(contract.CancelAttempt, record["properties"]["cancelAttempts"]["items"])
+        self.assertMatches(contract.CancelFeeQuote, record["properties"]["cancelAttempts"]["items"]["properties"]["quote"])
+        self.assertMatches(contract.Poll, record["properties"]["polls"]["items"])
+        accepted = {b["properties"]["kind"]["const"]: b for b in record["properties"]["accepted"]["anyOf"]}
+        self.assertEqual(set(accepted), set(contract.ACCEPTED_TYPES))
+        self.assertEqual(set(get_args(contract.CancellationAccepted)), set(contract.ACCEPTED_TYPES.values()))
+        for kind, branch in accepted.items():
+            self.assertMatches(contract.ACCEPTED_TYPES[kind], branch)
+        state = schema("order-state.schema.json")
+        self.assertMatches(contract.OrderState, state)
+        self.assertMatches(contract.CancellationRecord, state["properties"]["cancellation"])
+
     def test_the_names(self):
         description = schema("booking-request.schema.json")["description"]
         self.assertIn(f"workflow type {contract.WORKFLOW_TYPE}", description)

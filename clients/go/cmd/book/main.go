@@ -94,17 +94,17 @@ func run(ref, ratePkg, scenario, taskQueue, cancelReason string) (int, error) {
 	if cancelReason == "" {
 		return 0, nil
 	}
-	return cancelConfirmed(ctx, c, ref, cancelReason)
+	return cancelConfirmed(ctx, c, ref, cancelReason, taskQueue)
 }
 
 // cancelConfirmed quotes, cancels at the quoted fee and follows the order to its end, printing one JSON line
 // {"quote", "answer", "outcome"}. Exit 0 when the order ended cancelled, 2 otherwise.
-func cancelConfirmed(ctx context.Context, c client.Client, ref, reason string) (int, error) {
-	quote, err := booking.QuoteCancellation(ctx, c, ref)
+func cancelConfirmed(ctx context.Context, c client.Client, ref, reason, taskQueue string) (int, error) {
+	quote, err := booking.QuoteCancellation(ctx, c, ref, taskQueue)
 	if err != nil {
 		return 1, err
 	}
-	answer, err := booking.CancelBooking(ctx, c, ref, booking.CancelRequest{Confirm: true, AcceptedFee: quote.Quote.Fee, Reason: reason})
+	answer, err := booking.CancelBooking(ctx, c, ref, booking.CancelRequest{Confirm: true, AcceptedFee: quote.Quote.Fee, Reason: reason}, taskQueue)
 	if err != nil {
 		return 1, err
 	}

@@ -12,7 +12,7 @@ import traceback
 import uuid
 from typing import Any, Coroutine, Mapping, NoReturn, Optional, cast
 
-from temporalio.client import Client, WorkflowHandle
+from temporalio.client import Client, WithStartWorkflowOperation, WorkflowHandle
 from temporalio.common import (
     SearchAttributeKey,
     SearchAttributePair,
@@ -27,6 +27,7 @@ from .contract import (
     CANCEL_BOOKING_UPDATE,
     CUSTOMER_REFERENCE_NO_ATTRIBUTE,
     DEFAULT_TASK_QUEUE,
+    ORDER_WORKFLOW_TYPE,
     WORKFLOW_TYPE,
     BookingOutcome,
     BookingRequest,
@@ -61,6 +62,10 @@ async def connect(env: Optional[Mapping[str, str]] = None) -> Client:
     )
 
 
+def _task_queue(task_queue: Optional[str]) -> str:
+    return task_queue or os.environ.get("BOOKING_TASK_QUEUE") or DEFAULT_TASK_QUEUE
+
+
 def _check(request: BookingRequest) -> None:
     # The workflow validates everything; these are the fields the start itself depends on.
     missing = [name for name in _REQUIRED if name not in request]
@@ -86,7 +91,7 @@ async def start_booking(
             WORKFLOW_TYPE,
             request,
             id=workflow_id(ref),
-            task_queue=task_queue or os.environ.get("BOOKING_TASK_QUEUE") or DEFAULT_TASK_QUEUE,
+            task_queue=_task_queue(task_queue),
             # A retried start while the booking runs attaches to it; after it ended, the id is never reused.
             id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
             id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
@@ -106,35 +111,59 @@ async def await_outcome(client: Client, customer_reference_no: str) -> BookingOu
 
 
 async def cancel_booking(
-    client: Client, customer_reference_no: str, request: CancelBookingRequest
+    client: Client,
+    customer_reference_no: str,
+    request: CancelBookingRequest,
+    task_queue: Optional[str] = None,
 ) -> CancelBookingAnswer:
-    """Sends the `cancelBooking` update to the confirmed booking's order workflow (`order:<reference>`).
+    """Sends the `cancelBooking` update to the booking's order workflow (`order:<reference>`), starting it.
 
+    The order workflow runs on demand, so this is an Update-With-Start: one call starts an order run (or joins
+    the one in progress) on `task_queue`, else BOOKING_TASK_QUEUE, else `hotel-booking`, and sends the update.
     In two steps, like the TypeScript client's cancelBooking: `{"confirm": False}` answers the fee that applies
     now (`{"kind": "quote", "quote": {"fee", "basis", "changesAt"}}`); `{"confirm": True, "acceptedFee": <that
     fee>}` sends Cancel and answers once the supplier took it (`cancel-requested`, with its `serviceFee`) or
     refused it (`cancel-refused`). Refused with temporalio's WorkflowUpdateFailedError when the order is not
-    confirmed, is being cancelled already, or the fee changed since the quote. Its end: await_order_outcome.
+    confirmed, missing, or the fee changed since the quote. Its end: await_order_outcome.
     """
     if not isinstance(request.get("confirm"), bool):
         raise InvalidBookingRequestError("confirm: must be true or false")
-    handle = client.get_workflow_handle(order_workflow_id(customer_reference_no))
-    return cast(CancelBookingAnswer, await handle.execute_update(CANCEL_BOOKING_UPDATE, request))
+    start = WithStartWorkflowOperation(
+        ORDER_WORKFLOW_TYPE,
+        {"customerReferenceNo": customer_reference_no},
+        id=order_workflow_id(customer_reference_no),
+        task_queue=_task_queue(task_queue),
+        # Joins a run in progress; after a run ended, the next request starts a new one under the same id.
+        id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+        id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
+        search_attributes=TypedSearchAttributes([SearchAttributePair(_CUSTOMER_REFERENCE_NO, customer_reference_no)]),
+        static_summary=f"Order · ref {customer_reference_no}",
+    )
+    return cast(
+        CancelBookingAnswer,
+        await client.execute_update_with_start_workflow(CANCEL_BOOKING_UPDATE, request, start_workflow_operation=start),
+    )
 
 
-async def quote_cancellation(client: Client, customer_reference_no: str) -> CancelBookingAnswer:
+async def quote_cancellation(
+    client: Client, customer_reference_no: str, task_queue: Optional[str] = None
+) -> CancelBookingAnswer:
     """The fee a cancellation costs now: `cancel_booking` with `confirm: False` (nothing is cancelled)."""
-    return await cancel_booking(client, customer_reference_no, {"confirm": False})
+    return await cancel_booking(client, customer_reference_no, {"confirm": False}, task_queue)
 
 
 async def cancel_at_quoted_fee(
-    client: Client, customer_reference_no: str, reason: Optional[str] = None, max_fee: Optional[Money] = None
+    client: Client,
+    customer_reference_no: str,
+    reason: Optional[str] = None,
+    max_fee: Optional[Money] = None,
+    task_queue: Optional[str] = None,
 ) -> CancelBookingAnswer:
     """Quotes, then cancels accepting exactly the quoted fee; with `max_fee`, only when the fee is at most that.
 
     Returns the quote unchanged (kind `quote`) when it is over `max_fee`, or unknown while a limit is set.
     """
-    answer = await quote_cancellation(client, customer_reference_no)
+    answer = await quote_cancellation(client, customer_reference_no, task_queue)
     quote = answer["quote"]
     fee = quote["fee"]
     if max_fee is not None and (
@@ -144,11 +173,12 @@ async def cancel_at_quoted_fee(
     request: CancelBookingRequest = {"confirm": True, "acceptedFee": fee}
     if reason:
         request["reason"] = reason
-    return await cancel_booking(client, customer_reference_no, request)
+    return await cancel_booking(client, customer_reference_no, request, task_queue)
 
 
 async def await_order_outcome(client: Client, customer_reference_no: str) -> OrderOutcome:
-    """Waits for the order's end (cancelled, cancel-failed, cancel-unresolved, failed, or closed at check-in)."""
+    """Waits for the latest order run's end: after a cancellation cancelled, cancel-failed, cancel-unresolved,
+    cancel-refused or cancel-stopped; `quoted` after a quote only (schema/order-outcome.schema.json)."""
     handle = client.get_workflow_handle(order_workflow_id(customer_reference_no))
     return cast(OrderOutcome, await handle.result())
 

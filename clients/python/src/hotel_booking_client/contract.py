@@ -173,7 +173,7 @@ class BookAttempt(TypedDict):
 class Poll(TypedDict):
     at: str
     sinceBookSeconds: float
-    trigger: Literal["schedule", "supplier-hint"]
+    trigger: Literal["schedule", "supplier-hint", "request"]
     result: Literal["found", "not-found", "error"]
     status: NotRequired[int]
     error: NotRequired[str]
@@ -220,7 +220,7 @@ ORDER_STATE_QUERY = "orderState"
 
 
 def order_workflow_id(customer_reference_no: str) -> str:
-    """A confirmed booking's order workflow, open for cancellation until check-in."""
+    """A booking's order workflow: started on demand by each cancel_booking (Update-With-Start)."""
     return f"order:{customer_reference_no}"
 
 
@@ -265,6 +265,180 @@ CANCEL_ANSWER_TYPES: Dict[str, Any] = {
     "cancel-refused": CancelRefusedAnswer,
 }
 
-OrderOutcome = Dict[str, Any]
-"""The order workflow's result (schema/order-outcome.schema.json): `kind` is cancelled, cancel-failed,
-cancel-unresolved, closed or failed; `order` the order; `cancellation` the cancellation's record."""
+class FeeAccepted(TypedDict):
+    kind: Literal["fee"]
+    fee: Union[Money, None]
+
+
+class FreeAccepted(TypedDict):
+    kind: Literal["free"]
+
+
+class AnyFeeAccepted(TypedDict):
+    kind: Literal["any"]
+
+
+CancellationAccepted = Union[FeeAccepted, FreeAccepted, AnyFeeAccepted]
+"""What a cancellation accepted, checked again before every send: at most a fee (None: an unknown fee), only
+while free, or any fee (onCancelAfterBook `cancel`)."""
+
+ACCEPTED_TYPES: Dict[str, Any] = {"fee": FeeAccepted, "free": FreeAccepted, "any": AnyFeeAccepted}
+
+
+class CancelAttempt(TypedDict):
+    """One Cancel send. `rejected`: refused in words proving nothing was done; `refused`: never reached the
+    supplier; `ambiguous`: may have acted; `not-sent`: stopped before sending."""
+
+    at: str
+    result: Literal["accepted", "refused", "rejected", "ambiguous", "not-sent"]
+    error: NotRequired[str]
+    quote: NotRequired[CancelFeeQuote]
+
+
+class CancellationRecord(TypedDict):
+    requestedAt: str
+    reason: str
+    requestedBy: NotRequired[str]
+    origin: Literal["caller", "auto", "reconciliation"]
+    quote: CancelFeeQuote
+    accepted: NotRequired[CancellationAccepted]
+    serviceFee: NotRequired[Money]
+    cancelAttempts: List[CancelAttempt]
+    polls: List[Poll]
+    nextPollAt: NotRequired[str]
+    deadlineAt: NotRequired[str]
+
+
+class OrderCancelledOutcome(TypedDict):
+    kind: Literal["cancelled"]
+    order: Order
+    cancellation: NotRequired[CancellationRecord]
+
+
+class OrderCancelFailedOutcome(TypedDict):
+    kind: Literal["cancel-failed"]
+    order: Order
+    cancellation: CancellationRecord
+
+
+class OrderCancelUnresolvedOutcome(TypedDict):
+    kind: Literal["cancel-unresolved"]
+    order: Order
+    cancellation: CancellationRecord
+    interrupted: NotRequired[bool]
+    """Set when an operator cancelled the run before the order settled."""
+
+
+class OrderClosedOutcome(TypedDict):
+    """(legacy) Check-in came."""
+
+    kind: Literal["closed"]
+    order: Order
+
+
+class OrderFailedOutcome(TypedDict):
+    """(legacy) The supplier reported the order Failed after it was confirmed."""
+
+    kind: Literal["failed"]
+    order: Order
+
+
+class OrderQuotedOutcome(TypedDict):
+    """Only a quote was asked for: nothing was sent."""
+
+    kind: Literal["quoted"]
+    order: Order
+    quote: CancelFeeQuote
+
+
+class OrderCancelRefusedOutcome(TypedDict):
+    kind: Literal["cancel-refused"]
+    order: Order
+    cancellation: CancellationRecord
+    errorType: str
+    reason: str
+
+
+class OrderCancelStoppedOutcome(TypedDict):
+    """The fee before a send was above what was accepted: nothing more was sent; a person decides."""
+
+    kind: Literal["cancel-stopped"]
+    order: Order
+    cancellation: CancellationRecord
+    feeNow: Union[Money, None]
+    reason: str
+
+
+class OrderCheckedOutcome(TypedDict):
+    kind: Literal["checked"]
+    order: Order
+
+
+class OrderChangedBySupplierOutcome(TypedDict):
+    kind: Literal["changed-by-supplier"]
+    order: NotRequired[Order]
+    reason: str
+
+
+class OrderNotCancellableOutcome(TypedDict):
+    kind: Literal["not-cancellable"]
+    order: NotRequired[Order]
+    reason: str
+
+
+OrderOutcome = Union[
+    OrderCancelledOutcome,
+    OrderCancelFailedOutcome,
+    OrderCancelUnresolvedOutcome,
+    OrderClosedOutcome,
+    OrderFailedOutcome,
+    OrderQuotedOutcome,
+    OrderCancelRefusedOutcome,
+    OrderCancelStoppedOutcome,
+    OrderCheckedOutcome,
+    OrderChangedBySupplierOutcome,
+    OrderNotCancellableOutcome,
+]
+"""How an order workflow run ends (schema/order-outcome.schema.json), a union on `kind`. Since on-demand, a run
+does one piece of work (a cancellation, a quote, a check); `closed` and `failed` end runs started before."""
+
+ORDER_OUTCOME_TYPES: Dict[str, Any] = {
+    "cancelled": OrderCancelledOutcome,
+    "cancel-failed": OrderCancelFailedOutcome,
+    "cancel-unresolved": OrderCancelUnresolvedOutcome,
+    "closed": OrderClosedOutcome,
+    "failed": OrderFailedOutcome,
+    "quoted": OrderQuotedOutcome,
+    "cancel-refused": OrderCancelRefusedOutcome,
+    "cancel-stopped": OrderCancelStoppedOutcome,
+    "checked": OrderCheckedOutcome,
+    "changed-by-supplier": OrderChangedBySupplierOutcome,
+    "not-cancellable": OrderNotCancellableOutcome,
+}
+
+
+class OrderState(TypedDict):
+    """The `orderState` query's answer (schema/order-state.schema.json)."""
+
+    stage: Literal[
+        "confirmed",
+        "cancelling",
+        "cancelled",
+        "cancel-failed",
+        "cancel-unresolved",
+        "closed",
+        "checking",
+        "quoted",
+        "cancel-refused",
+        "cancel-stopped",
+        "checked",
+        "changed-by-supplier",
+        "not-cancellable",
+    ]
+    customerReferenceNo: str
+    order: NotRequired[Order]
+    """Absent until the run's first QueryOrders answered."""
+    openUntil: NotRequired[str]
+    """(legacy) When a run started before on-demand closes (check-in)."""
+    cancellation: NotRequired[CancellationRecord]
+    outcome: NotRequired[OrderOutcome]
