@@ -674,6 +674,7 @@ export async function startSandbox(overrides: Partial<SandboxOptions> = {}): Pro
     const order = store.get(ref);
     if (!order) return false;
     order.forcedStatus = status;
+    order.forcedAt = now();
     announce(order);
     return true;
   };

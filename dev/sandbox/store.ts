@@ -26,6 +26,8 @@ export interface StoredOrder {
   listAfterQueries?: number;
   listAfterMs?: number;
   forcedStatus?: number;
+  /** When the status was forced (POST /_sandbox/orders/status): a supplier-side change's time, e.g. its cancelTime. */
+  forcedAt?: number;
   price: Money;
   holder: Holder;
   guests: Guest[];
@@ -210,7 +212,7 @@ export class OrderStore {
       respectGrossRate: false,
       ...(status === s.cancelled
         ? {
-            cancelTime: new Date(order.cancel?.requestedAt ?? order.createdAt).toISOString(),
+            cancelTime: new Date(order.cancel?.requestedAt ?? order.forcedAt ?? order.createdAt).toISOString(),
             cancelReason: order.cancel?.reason ?? order.statusRemark ?? 'Cancelled by the hotel',
             ...(order.cancel
               ? {

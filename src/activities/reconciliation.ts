@@ -27,7 +27,19 @@ export interface ListOrdersInput {
   start: string;
   end: string;
   traceId: string;
+  /**
+   * Which time the window is of (spec §4.4): `booking` (bookingTimeWindow, the default), `cancelled`
+   * (cancelledTimeWindow: cancellations, the supplier's own included) or `checkIn` (checkInTimeWindow).
+   */
+  filter?: SweepFilter;
 }
+export type SweepFilter = 'booking' | 'cancelled' | 'checkIn';
+
+const WINDOW_FIELD = {
+  booking: 'bookingTimeWindow',
+  cancelled: 'cancelledTimeWindow',
+  checkIn: 'checkInTimeWindow',
+} as const;
 export interface ListOrdersResult {
   orders: OrderView[];
   unreadable: number;
@@ -74,11 +86,11 @@ export function createReconciliationActivities({ supplier, profile, temporal: t,
   }
 
   return {
-    /** One page of the sweep: every order booked in [start, end], each read on its own, one per reference. */
-    async listOrdersBooked({ start, end, traceId }: ListOrdersInput): Promise<ListOrdersResult> {
+    /** One page of the sweep: every order whose `filter` time is in [start, end], each read on its own, one per reference. */
+    async listOrdersBooked({ start, end, traceId, filter = 'booking' }: ListOrdersInput): Promise<ListOrdersResult> {
       try {
         const listing = await supplier.queryOrders(
-          { bookingTimeWindow: { start, end } },
+          { [WINDOW_FIELD[filter]]: { start, end } },
           { traceId, signal: Context.current().cancellationSignal },
         );
         return {

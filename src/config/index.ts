@@ -95,6 +95,18 @@ export const EnvSchema = EncryptionEnv.extend({
   /** on: an orphan found Confirmed is cancelled (through an order workflow, with the fee that applies). Off by default. */
   RECONCILIATION_CANCEL_ORPHANS: onOff('off'),
   /**
+   * The most an orphan's automatic cancellation may cost, as `<amount> <currency>` (e.g. `50 USD`). Default `0`:
+   * only free cancellations. Checked again before every Cancel send; above it the order run stops for a person.
+   * Orphans are cancelled only where this namespace has a booking workflow for the reference (evidence we made
+   * the order), never orders another system made on the same supplier account.
+   */
+  RECONCILIATION_ORPHAN_FEE_CEILING: z
+    .string()
+    .regex(/^\s*\d+(\.\d+)?(\s+[A-Z]{3})?\s*$/, 'expected "<amount> <currency>", e.g. "50 USD", or "0"')
+    .default('0'),
+  /** Orders checking in within this many hours are listed by check-in time too (still Confirmed?). */
+  RECONCILIATION_CHECK_IN_HOURS: intFromEnv(48),
+  /**
    * on: this worker accepts bookings whose `recovery.testing` is true, with recovery settings below the
    * production floors (re-send sooner than 10 minutes, short deadlines). For the sandbox, tests, chaos runs
    * and benchmarks only: never on a worker that books for real.
@@ -163,6 +175,10 @@ export interface ReconciliationConfig {
   settleMinutes: number;
   sliceMinutes: number;
   cancelOrphans: boolean;
+  /** The most an orphan's cancellation may cost; amount 0 (the default): only free. */
+  orphanFeeCeiling?: { currency: string; amount: number };
+  /** Orders checking in within this many hours are listed too; default 48. */
+  checkInHours?: number;
 }
 
 /** Raised at start for a bad environment; the message names each variable. Never includes values. */
@@ -237,6 +253,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       settleMinutes: e.RECONCILIATION_SETTLE_MINUTES,
       sliceMinutes: e.RECONCILIATION_SLICE_MINUTES,
       cancelOrphans: e.RECONCILIATION_CANCEL_ORPHANS === 'on',
+      orphanFeeCeiling: feeCeiling(e.RECONCILIATION_ORPHAN_FEE_CEILING),
+      checkInHours: e.RECONCILIATION_CHECK_IN_HOURS,
     },
     worker: {
       maxConcurrentActivities: e.WORKER_MAX_CONCURRENT_ACTIVITIES,
@@ -355,4 +373,10 @@ function issueLines(variable: string | undefined, issues: readonly z.core.$ZodIs
 
 function definedOnly(env: Record<string, string | undefined>): Record<string, string> {
   return Object.fromEntries(Object.entries(env).filter((kv): kv is [string, string] => kv[1] !== undefined));
+}
+
+/** `50 USD` → { amount: 50, currency: 'USD' }; a bare `0` means "only free" (any currency). */
+function feeCeiling(text: string): { currency: string; amount: number } {
+  const [amount, currency] = text.trim().split(/\s+/);
+  return { amount: Number(amount), currency: currency ?? 'USD' };
 }

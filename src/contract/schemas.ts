@@ -549,6 +549,10 @@ export const SweepInput = z.object({
   sliceMinutes: z.number().int().positive(),
   /** Cancel orphans found Confirmed (through an order workflow each). */
   cancelOrphans: z.boolean(),
+  /** The most an orphan's cancellation may cost (amount 0: only free). Absent: only free. */
+  orphanFeeCeiling: Money.optional(),
+  /** Also list orders checking in within this many hours (still Confirmed?). Absent: 48. */
+  checkInHours: z.number().int().positive().optional(),
 });
 export type SweepInput = z.infer<typeof SweepInput>;
 
@@ -567,9 +571,13 @@ export const SweepResult = z.object({
   window: z.object({ start: z.string(), end: z.string() }),
   requests: z.number().int(),
   ordersSeen: z.number().int(),
-  /** Orders whose decision fields could not be read (drift): counted, never judged. */
+  /** Orders whose decision fields could not be read (drift): never judged, and a finding (the sweep is not clean). */
   unreadable: z.number().int(),
   orphans: z.array(SweepFinding),
   mismatches: z.array(SweepFinding),
+  /** Listings that failed for good (e.g. a 400): what they cover was not seen; a finding. */
+  failedSlices: z
+    .array(z.object({ filter: z.string(), start: z.string(), end: z.string(), error: z.string() }))
+    .optional(),
 });
 export type SweepResult = z.infer<typeof SweepResult>;

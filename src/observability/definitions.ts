@@ -97,6 +97,21 @@ export const BOOKING_METRICS = define({
       'Order workflow runs ended, by outcome kind; cancel-failed, cancel-unresolved, cancel-stopped and ' +
       'changed-by-supplier need a person.',
   },
+  sweeps: {
+    /** Recorded by the sweep's code (src/workflows/reconciliation/metrics.ts); a sweep that fails records nothing. */
+    name: 'reconciliation_sweeps',
+    kind: 'counter',
+    labels: ['result'],
+    values: { result: ['clean', 'findings'] },
+    help: 'Reconciliation sweeps ended, by result (clean, findings). No increase for a whole interval: sweeps fail or do not run.',
+  },
+  sweepFindings: {
+    name: 'reconciliation_findings',
+    kind: 'counter',
+    labels: ['kind'],
+    values: { kind: ['orphan', 'mismatch', 'unreadable', 'failed-slice'] },
+    help: 'Reconciliation findings, by kind (orphan, mismatch, unreadable order, failed listing): each needs a person.',
+  },
   /** Recorded on the worker side (src/observability/metrics.ts), like the rest below. */
   supplierRequestDuration: {
     name: 'booking_supplier_request_duration',

@@ -27,6 +27,8 @@ export async function ensureReconciliationSchedule(
     settleMinutes: r.settleMinutes,
     sliceMinutes: r.sliceMinutes,
     cancelOrphans: r.cancelOrphans,
+    ...(r.orphanFeeCeiling ? { orphanFeeCeiling: r.orphanFeeCeiling } : {}),
+    ...(r.checkInHours ? { checkInHours: r.checkInHours } : {}),
     statuses: profile.orderStatus,
   };
   const options = {

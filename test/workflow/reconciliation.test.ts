@@ -33,9 +33,16 @@ let env: TestWorkflowEnvironment;
 let rig: BookingRig;
 let client: Client;
 
+/** The sandbox's clock is the server's, aligned again where a test skips time. */
+let clockOffsetMs = 0;
+const realign = async () => {
+  clockOffsetMs = (await env.currentTimeMs()) - Date.now();
+};
+
 beforeAll(async () => {
   env = await connectTimeSkipping();
-  rig = await createBookingRig(env, 'sweep-wf', { sandboxNow: await alignedClock(env) });
+  clockOffsetMs = (await alignedClock(env))() - Date.now();
+  rig = await createBookingRig(env, 'sweep-wf', { sandboxNow: () => Date.now() + clockOffsetMs });
   client = new Client({ connection: env.connection, namespace: env.namespace ?? 'default' });
 });
 afterAll(async () => {
@@ -48,6 +55,7 @@ const sweepInput = (cancelOrphans: boolean): SweepWorkflowInput => ({
   settleMinutes: 0,
   sliceMinutes: 15,
   cancelOrphans,
+  checkInHours: 6,
   statuses: defaultSupplierProfile.orderStatus,
 });
 
@@ -118,7 +126,9 @@ test('the sweep reports every orphan and mismatch, and nothing else', async () =
   rig.sandbox.setOrderStatus(drifted.customerReferenceNo, defaultSupplierProfile.orderStatus.failed);
 
   const result = await runSweep(false);
-  expect(result.requests).toBe(4);
+  // 4 slices of booking time, 4 of cancellation time, 1 of check-in time (6 h in 90-minute slices: 4).
+  expect(result.requests).toBe(12);
+  expect(result.failedSlices).toEqual([]);
   expect(result.ordersSeen).toBe(rig.sandbox.orders().length);
   expect(result.orphans.map((o) => o.customerReferenceNo).sort()).toEqual(
     [direct, terminated.customerReferenceNo].sort(),
@@ -130,21 +140,62 @@ test('the sweep reports every orphan and mismatch, and nothing else', async () =
   await runningHandle.terminate('end of test');
 });
 
-test('with cancelOrphans, an orphan found Confirmed is cancelled through its own order workflow', async () => {
-  expectWorkerWarnings(/^ERROR Reconciliation (orphan|mismatch): /);
+test('with cancelOrphans, only an orphan of ours is cancelled, within the fee ceiling; another system\'s is reported', async () => {
+  expectWorkerWarnings(/^ERROR Reconciliation (orphan|mismatch): /, /^ERROR Order cancel-stopped: needs manual follow-up/);
   await rig.endOrderWorkflows();
   rig.sandbox.reset();
-  // A Cancel settles at once, so the order workflow's first poll finds it Cancelled.
+  // A Cancel settles at once, so the order run's first poll finds it Cancelled.
   rig.sandbox.configure({ confirmAfterMs: 0 });
-  const direct = await orderWithoutBooking();
+  // Another system's order on the same account: no booking workflow of ours stands for it.
+  const theirs = await orderWithoutBooking();
+  // Ours: bookings terminated after their Book (orphans); one still free to cancel, one past free cancellation.
+  // Confirmed 3 s after Book (real time: nothing here skips it), by when their bookings are terminated.
+  const free = bookingRequest({ test: 'book=504AfterCreate&confirmAfterMs=3000&cancelAfterQueries=1' });
+  const costly = bookingRequest({ test: 'book=504AfterCreate&confirmAfterMs=3000&freeCancel=0' });
+  for (const request of [free, costly]) {
+    const handle = await startBooking(request);
+    await parked(handle);
+    await handle.terminate('made an orphan for the test');
+  }
+  await eventually(async () =>
+    rig.sandbox.orders().every((o) => o.status === defaultSupplierProfile.orderStatus.confirmed) ? true : undefined,
+  );
   const result = await runSweep(true);
-  expect(result.orphans).toEqual([
-    expect.objectContaining({ customerReferenceNo: direct, cancelling: orderWorkflowId(direct) }),
+  expect(result.orphans.map((o) => o.customerReferenceNo).sort()).toEqual(
+    [theirs, free.customerReferenceNo, costly.customerReferenceNo].sort(),
+  );
+  expect(result.orphans.find((o) => o.customerReferenceNo === theirs)?.cancelling).toBeUndefined();
+  await expect(client.workflow.getHandle(orderWorkflowId(theirs)).describe()).rejects.toThrow(/not found/i);
+
+  const order = (ref: string) => settled(client.workflow.getHandle<typeof orderWorkflow>(orderWorkflowId(ref)));
+  expect(await order(free.customerReferenceNo)).toMatchObject({
+    kind: 'cancelled',
+    cancellation: { origin: 'reconciliation', accepted: { kind: 'fee', fee: { amount: 0 } } },
+  });
+  // The default ceiling is "only free": above it nothing is sent and a person decides.
+  expect(await order(costly.customerReferenceNo)).toMatchObject({ kind: 'cancel-stopped' });
+  const statusOf = (ref: string) => rig.sandbox.orders().find((o) => o.customerReferenceNo === ref)?.status;
+  expect(statusOf(free.customerReferenceNo)).toBe(3);
+  expect(statusOf(costly.customerReferenceNo)).toBe(2);
+  expect(statusOf(theirs)).toBe(2);
+});
+
+test('the supplier cancelling a confirmed booking without a callback is found by the cancellation window', async () => {
+  expectWorkerWarnings(/^ERROR Reconciliation (orphan|mismatch): /, /^ERROR Order cancel-stopped/);
+  await rig.endOrderWorkflows();
+  rig.sandbox.reset();
+  const booked = bookingRequest({ test: 'confirmAfterMs=0' });
+  expect((await settled(await startBooking(booked))).kind).toBe('confirmed');
+  // Hours later, out of the sweep's booking-time window, the hotel cancels; no callback is sent.
+  await env.sleep('3 hours');
+  await realign();
+  rig.sandbox.setOrderStatus(booked.customerReferenceNo, defaultSupplierProfile.orderStatus.cancelled);
+  const result = await runSweep(false);
+  expect(result.mismatches).toEqual([
+    expect.objectContaining({
+      customerReferenceNo: booked.customerReferenceNo,
+      status: 3,
+      reason: expect.stringContaining('booking confirmed'),
+    }),
   ]);
-  const outcome = await settled(client.workflow.getHandle<typeof orderWorkflow>(orderWorkflowId(direct)));
-  expect(outcome).toMatchObject({ kind: 'cancelled', cancellation: { origin: 'reconciliation' } });
-  expect(rig.sandbox.orders().find((o) => o.customerReferenceNo === direct)?.status).toBe(3);
-  // The next sweep finds nothing: the cancelled orphan is accounted for by its order workflow.
-  const again = await runSweep(false);
-  expect(again).toMatchObject({ ordersSeen: 1, orphans: [], mismatches: [] });
 });

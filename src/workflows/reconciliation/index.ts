@@ -7,13 +7,23 @@
  * for the latter) and one ERROR log line per finding. With `cancelOrphans`, an orphan found Confirmed gets
  * an order workflow that cancels it (the same Cancel and follow-up as a caller's, fee recorded).
  */
-import { log, proxyActivities, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import {
+  log,
+  patched,
+  proxyActivities,
+  setCurrentDetails,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { OrderView } from '../../activities/booking';
 import type { OrderActivities } from '../../activities/order';
-import type { ReconciliationActivities } from '../../activities/reconciliation';
+import type { ReconciliationActivities, SweepFilter } from '../../activities/reconciliation';
 import { ACTIVITY_TIMEOUT_SECONDS, BookingStageKey, queryOrdersTaskQueue } from '../../contract/definitions';
 import type { SweepFinding, SweepInput, SweepResult } from '../../contract';
+import type { Money } from '../../values';
 import { classifyOrder, slices, type StatusCodes } from './classify';
+import { countSweep } from './metrics';
+import { SWEEP_PATCHES } from './patches';
 
 /** References looked up per activity. */
 const LOOKUP_CHUNK = 100;
@@ -22,6 +32,7 @@ const LOOKUP_CHUNK = 100;
 export type SweepWorkflowInput = SweepInput & { statuses: StatusCodes };
 
 export async function reconciliationSweepWorkflow(input: SweepWorkflowInput): Promise<SweepResult> {
+  const wholeLife = patched(SWEEP_PATCHES.wholeLife);
   const { listOrdersBooked } = proxyActivities<ReconciliationActivities>({
     taskQueue: queryOrdersTaskQueue(workflowInfo().taskQueue),
     startToCloseTimeout: `${ACTIVITY_TIMEOUT_SECONDS.listOrders} seconds`,
@@ -34,17 +45,45 @@ export async function reconciliationSweepWorkflow(input: SweepWorkflowInput): Pr
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 5 },
   });
 
-  const endMs = Date.now() - input.settleMinutes * 60_000;
+  const nowMs = Date.now();
+  const endMs = nowMs - input.settleMinutes * 60_000;
   const startMs = endMs - input.lookbackMinutes * 60_000;
+  const sliceMs = input.sliceMinutes * 60_000;
   const traceId = workflowInfo().workflowId;
+  const listings: Array<{ filter: SweepFilter; start: string; end: string }> = [
+    ...slices(startMs, endMs, sliceMs).map((s) => ({ filter: 'booking' as const, ...s })),
+    // Since the patch, the order's whole life: cancellations in the window (the supplier's own among them), and
+    // orders checking in soon, still Confirmed or not.
+    ...(wholeLife
+      ? [
+          ...slices(startMs, nowMs, sliceMs).map((s) => ({ filter: 'cancelled' as const, ...s })),
+          ...slices(nowMs, nowMs + (input.checkInHours ?? 48) * 3600_000, sliceMs * 6).map((s) => ({
+            filter: 'checkIn' as const,
+            ...s,
+          })),
+        ]
+      : []),
+  ];
   const orders = new Map<string, OrderView>();
+  const failedSlices: NonNullable<SweepResult['failedSlices']> = [];
   let unreadable = 0;
   let requests = 0;
-  for (const slice of slices(startMs, endMs, input.sliceMinutes * 60_000)) {
-    const page = await listOrdersBooked({ ...slice, traceId });
+  for (const { filter, start, end } of listings) {
     requests++;
-    unreadable += page.unreadable;
-    for (const order of page.orders) orders.set(order.customerReferenceNo, order);
+    if (!wholeLife) {
+      const page = await listOrdersBooked({ start, end, traceId });
+      unreadable += page.unreadable;
+      for (const order of page.orders) orders.set(order.customerReferenceNo, order);
+      continue;
+    }
+    try {
+      const page = await listOrdersBooked({ start, end, traceId, filter });
+      unreadable += page.unreadable;
+      for (const order of page.orders) orders.set(order.customerReferenceNo, order);
+    } catch (err) {
+      // A listing refused for good (a 400): what it covers is unseen, which is a finding, not a reason to stop.
+      failedSlices.push({ filter, start, end, error: failureType(err) });
+    }
   }
 
   const refs = [...orders.keys()];
@@ -64,8 +103,10 @@ export async function reconciliationSweepWorkflow(input: SweepWorkflowInput): Pr
         reason: finding.reason,
       };
       if (finding.verdict === 'orphan') {
-        if (input.cancelOrphans && order.state === 'confirmed' && view.order.status === 'none') {
-          entry.cancelling = await cancelOrphan(order);
+        // Only an order we made (a booking workflow stands for its reference, ended or not) is ours to cancel.
+        const ours = !wholeLife || view.booking.status !== 'none';
+        if (input.cancelOrphans && ours && order.state === 'confirmed' && view.order.status === 'none') {
+          entry.cancelling = await cancelOrphan(order, wholeLife ? (input.orphanFeeCeiling ?? FREE_ONLY) : undefined);
         }
         orphans.push(entry);
       } else mismatches.push(entry);
@@ -73,12 +114,13 @@ export async function reconciliationSweepWorkflow(input: SweepWorkflowInput): Pr
   }
 
   const window = { start: new Date(startMs).toISOString(), end: new Date(endMs).toISOString() };
-  const findings = orphans.length + mismatches.length;
+  const findings = orphans.length + mismatches.length + (wholeLife ? unreadable + failedSlices.length : 0);
   upsertSearchAttributes([
     { key: BookingStageKey, value: findings > 0 ? 'reconciliation-findings' : 'reconciliation-clean' },
   ]);
   setCurrentDetails(
-    `- Window: ${window.start} → ${window.end}\n- Orders: ${orders.size}\n- Orphans: ${orphans.length}\n- Mismatches: ${mismatches.length}`,
+    `- Window: ${window.start} → ${window.end}\n- Orders: ${orders.size}\n- Orphans: ${orphans.length}\n` +
+      `- Mismatches: ${mismatches.length}\n- Unreadable: ${unreadable}\n- Failed listings: ${failedSlices.length}`,
   );
   for (const f of [
     ...orphans.map((o) => ({ ...o, kind: 'orphan' })),
@@ -91,7 +133,33 @@ export async function reconciliationSweepWorkflow(input: SweepWorkflowInput): Pr
       ...(f.cancelling ? { cancelling: f.cancelling } : {}),
     });
   }
-  return { window, requests, ordersSeen: orders.size, unreadable, orphans, mismatches };
+  if (wholeLife && unreadable > 0) {
+    log.error(`Reconciliation: ${unreadable} orders could not be read (drift); they were not judged`, { unreadable });
+  }
+  for (const f of failedSlices) log.error(`Reconciliation: a listing failed, its window was not seen`, { ...f });
+  countSweep(findings > 0 ? 'findings' : 'clean', {
+    orphan: orphans.length,
+    mismatch: mismatches.length,
+    unreadable,
+    'failed-slice': failedSlices.length,
+  });
+  return {
+    window,
+    requests,
+    ordersSeen: orders.size,
+    unreadable,
+    orphans,
+    mismatches,
+    ...(wholeLife ? { failedSlices } : {}),
+  };
+}
+
+/** Cancel orphans only while free unless configured otherwise: any amount 0 means free (see feeWithin). */
+const FREE_ONLY = { currency: 'USD', amount: 0 };
+
+function failureType(err: unknown): string {
+  const e = err as { cause?: { type?: string; message?: string }; message?: string };
+  return e?.cause?.type ?? e?.cause?.message ?? String(e?.message ?? err);
 }
 
 const { startOrderWorkflow } = proxyActivities<OrderActivities>({
@@ -99,15 +167,23 @@ const { startOrderWorkflow } = proxyActivities<OrderActivities>({
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },
 });
 
-/** Starts the orphan's order workflow with an automatic cancel; a workflow of its own, it outlives this sweep. */
-async function cancelOrphan(order: OrderView): Promise<string> {
+/**
+ * Starts the orphan's order run with an automatic cancel; a workflow of its own, it outlives this sweep. Since the
+ * patch the run reads the order fresh and cancels only within `maxFee`, re-checked before every send.
+ */
+async function cancelOrphan(order: OrderView, maxFee: Money | undefined): Promise<string> {
   const { state: _state, ...summary } = order;
   const { workflowId } = await startOrderWorkflow({
     customerReferenceNo: order.customerReferenceNo,
     // No booking session to continue: the sweep's own, derived from the reference.
     sessionId: `reconciliation-${order.customerReferenceNo}`,
-    order: summary,
-    autoCancel: { reason: 'orphan order: no booking stands for it', onlyIfFree: false, origin: 'reconciliation' },
+    ...(maxFee ? {} : { order: summary }),
+    autoCancel: {
+      reason: 'orphan order: no booking stands for it',
+      onlyIfFree: false,
+      origin: 'reconciliation',
+      ...(maxFee ? { maxFee } : {}),
+    },
   });
   return workflowId;
 }
