@@ -167,6 +167,9 @@ describe('dashboards and alert rules name only metrics the worker exports', () =
     expect(rules.groups[0]!.rules.map((r) => r.alert)).toEqual([
       'BookingUnresolved',
       'SupplierOrderConflict',
+      'OrderNeedsPerson',
+      'ReconciliationFindings',
+      'ReconciliationNotRunning',
       'BookingRecoveryBacklogGrowing',
       'SupplierRateLimiting',
       'SupplierServerErrors',
