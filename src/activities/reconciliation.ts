@@ -9,7 +9,7 @@ import { bookingWorkflowId, orderWorkflowId, BookingStageKey } from '../contract
 import type { SupplierClient } from '../supplier/interface';
 import type { SupplierProfile } from '../supplier/profile';
 import type { TemporalServices } from '../temporal/setup';
-import { classifyOrder, type BookingView, type WorkflowView } from '../workflows/reconciliation/classify';
+import { classifyOrder, type BookingView, type WorkflowView } from '../reconciliation/classify';
 import { decidingOrder } from '../supplier/orders';
 import type { HotelOrder } from '../supplier/schemas';
 import { reportOrderConflict, toFailure, viewOf, type OrderView } from './booking';

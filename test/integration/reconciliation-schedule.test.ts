@@ -35,6 +35,7 @@ const config = (everyMinutes: number): ReconciliationConfig => ({
   settleMinutes: 0,
   sliceMinutes: 30,
   cancelOrphans: false,
+  checkInHours: 6,
 });
 
 test('created once, then updated in place; a triggered run sweeps on the worker', async () => {
@@ -60,5 +61,6 @@ test('created once, then updated in place; a triggered run sweeps on the worker'
     throw new Error('the schedule started nothing');
   })();
   const result: SweepResult = await env.client.workflow.getHandle(runId).result();
-  expect(result).toMatchObject({ requests: 2, orphans: [], mismatches: [] });
+  // 2 slices of booking time, 2 of cancellation time, 2 of check-in time (6 h in 3-hour slices).
+  expect(result).toMatchObject({ requests: 6, orphans: [], mismatches: [], failedSlices: [] });
 });

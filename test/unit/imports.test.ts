@@ -44,3 +44,8 @@ test('workflow code takes values only from zod-free modules (schemas as types on
   );
   expect(valueImports).toEqual([]);
 });
+
+test('activities take nothing from workflow code (shared rules live where both may import them)', () => {
+  // Types only (`import type`) are erased; a value import would run workflow code in the activity worker.
+  expect(importsOf('activities').filter((i) => !i.typeOnly && /\/workflows(\/|$)/.test(i.from))).toEqual([]);
+});

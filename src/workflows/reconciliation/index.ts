@@ -21,7 +21,7 @@ import type { ReconciliationActivities, SweepFilter } from '../../activities/rec
 import { ACTIVITY_TIMEOUT_SECONDS, BookingStageKey, queryOrdersTaskQueue } from '../../contract/definitions';
 import type { SweepFinding, SweepInput, SweepResult } from '../../contract';
 import type { Money } from '../../values';
-import { classifyOrder, slices, type StatusCodes } from './classify';
+import { classifyOrder, slices, type StatusCodes } from '../../reconciliation/classify';
 import { countSweep } from './metrics';
 import { SWEEP_PATCHES } from './patches';
 
