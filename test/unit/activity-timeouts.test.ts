@@ -34,6 +34,7 @@ jest.mock('@temporalio/workflow', () => {
     upsertSearchAttributes: () => undefined,
     setCurrentDetails: () => undefined,
     log: { info: () => undefined, warn: () => undefined, error: () => undefined },
+    metricMeter: { createCounter: () => ({ add: () => undefined }) },
   };
 });
 
