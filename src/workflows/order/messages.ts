@@ -34,7 +34,8 @@ function validateCancel(run: OrderRun, request: CancelBookingRequest): void {
   if (run.state.stage === 'cancelling') throw new Error('A cancellation is already being sent or followed');
 }
 
-function requestIssues(request: CancelBookingRequest): string[] {
+/** What is wrong with a request's shape, each issue naming its field (the legacy runs' validator reads it too). */
+export function requestIssues(request: CancelBookingRequest): string[] {
   const r = (request ?? {}) as Partial<Record<keyof CancelBookingRequest, unknown>>;
   const issues: string[] = [];
   if (typeof r.confirm !== 'boolean') issues.push('confirm: expected boolean');

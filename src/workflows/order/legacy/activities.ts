@@ -1,7 +1,7 @@
 /** The activities as orderWorkflow calls them. */
-import { proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { proxyActivities } from '@temporalio/workflow';
 import type { BookingActivities } from '../../../activities/booking';
-import { ACTIVITY_TIMEOUT_SECONDS, queryOrdersTaskQueue } from '../../../contract/definitions';
+import { ACTIVITY_TIMEOUT_SECONDS } from '../../../contract/definitions';
 
 /**
  * Cancel is retried by Temporal on anything that may be passing (429, 5xx, timeouts): a second Cancel of
@@ -14,12 +14,5 @@ export const { cancelOrder } = proxyActivities<BookingActivities>({
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });
 
-/** QueryOrders on the rate-limited companion queue (the fleet-wide cap), as the booking's polls. */
-export function orderQueryActivity(): BookingActivities['queryOrder'] {
-  return proxyActivities<BookingActivities>({
-    startToCloseTimeout: `${ACTIVITY_TIMEOUT_SECONDS.queryOrders} seconds`,
-    scheduleToCloseTimeout: '5 minutes',
-    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
-    taskQueue: queryOrdersTaskQueue(workflowInfo().taskQueue),
-  }).queryOrder;
-}
+/** QueryOrders as on-demand runs call it (the same options, the same rate-limited queue). */
+export { orderQueryActivity } from '../activities';

@@ -4,6 +4,7 @@ import { cancelBookingUpdate, orderStateQuery, supplierOrderUpdateSignal } from 
 import type { CancelBookingAnswer, CancelBookingRequest } from '../../../contract';
 import type { Money } from '../../../values';
 import { sameFee } from '../../cancel-fee';
+import { requestIssues } from '../messages';
 import { quoteNow, type OrderRun, type PendingCancel } from './run';
 
 export function listenOrder(run: OrderRun): void {
@@ -44,25 +45,6 @@ function validateCancel(run: OrderRun, request: CancelBookingRequest): void {
   if (!sameFee(request.acceptedFee, fee)) {
     throw new Error(`The cancellation fee now is ${show(fee)}, not ${show(request.acceptedFee)}: quote again`);
   }
-}
-
-function requestIssues(request: CancelBookingRequest): string[] {
-  const r = (request ?? {}) as Partial<Record<keyof CancelBookingRequest, unknown>>;
-  const issues: string[] = [];
-  if (typeof r.confirm !== 'boolean') issues.push('confirm: expected boolean');
-  if (r.acceptedFee !== undefined && r.acceptedFee !== null) {
-    const fee = r.acceptedFee as Partial<Money>;
-    if (typeof fee.currency !== 'string' || fee.currency === '') issues.push('acceptedFee.currency: expected string');
-    if (typeof fee.amount !== 'number' || !Number.isFinite(fee.amount))
-      issues.push('acceptedFee.amount: expected number');
-  }
-  if (r.reason !== undefined && (typeof r.reason !== 'string' || r.reason === '' || r.reason.length > 500)) {
-    issues.push('reason: expected 1 to 500 characters');
-  }
-  if (r.requestedBy !== undefined && (typeof r.requestedBy !== 'string' || r.requestedBy === '')) {
-    issues.push('requestedBy: expected a non-empty string');
-  }
-  return issues;
 }
 
 function show(m: Money | null | undefined): string {
