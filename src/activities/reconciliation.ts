@@ -5,7 +5,7 @@
  */
 import { temporal } from '@temporalio/proto';
 import { Context } from '@temporalio/activity';
-import { bookingWorkflowId, orderWorkflowId, BookingStageKey } from '../contract';
+import { bookingWorkflowId, orderWorkflowId, BookingStageKey, BookingStages } from '../contract';
 import type { SupplierClient } from '../supplier/interface';
 import type { SupplierProfile } from '../supplier/profile';
 import type { TemporalServices } from '../temporal/setup';
@@ -46,10 +46,27 @@ export interface ListOrdersResult {
 }
 
 const Status = temporal.api.enums.v1.WorkflowExecutionStatus;
+/** Stages of a booking still at work; a completed booking's stage is its outcome kind. */
+const RUNNING_STAGES = new Set<string>(BookingStages.filter((s) => s !== 'completed'));
 const GRPC_NOT_FOUND = 5;
 
 export function createReconciliationActivities({ supplier, profile, temporal: t, meters }: ReconciliationDeps) {
+  /**
+   * A closed booking whose stage still reads as a running one (`booking`, `recovering`, …) was seen on the
+   * production engine right after its nodes restarted: the final upsert is in the history, the describe's copy
+   * lags. Asked again a few times before it is judged, so a lagging copy is not reported as a mismatch.
+   */
   async function view(workflowId: string): Promise<WorkflowView> {
+    for (let attempt = 1; ; attempt++) {
+      const seen = await describeOnce(workflowId);
+      const lagging = seen.status === 'completed' && seen.stage !== undefined && RUNNING_STAGES.has(seen.stage);
+      if (!lagging || attempt >= 5) return seen;
+      await new Promise((resolve) => setTimeout(resolve, 500 * attempt));
+      Context.current().heartbeat();
+    }
+  }
+
+  async function describeOnce(workflowId: string): Promise<WorkflowView> {
     try {
       const { workflowExecutionInfo: info } = await t.services.workflowService.describeWorkflowExecution({
         namespace: t.namespace,
