@@ -1,5 +1,7 @@
 /**
  * `npm run book -- [options]`: start a booking against the running stack and follow it live.
+ * `npm run book -- quote --ref <ref>` and `npm run book -- cancel --ref <ref>`: a confirmed booking's
+ * cancellation fee now, and its cancellation at that fee (./cancel.ts).
  *
  *   --ref <uuid>            the booking reference (default: a new one; printed so you can retry with it).
  *                           A reference that already has a workflow attaches to it: nothing is booked twice.
@@ -10,6 +12,13 @@
  *   --task-queue <name>     default BOOKING_TASK_QUEUE or hotel-booking
  *   --reconnect-seconds <n> how long to keep trying when the Temporal service goes away (default 60)
  *   --json                  print only the outcome, as JSON (connection notices go to stderr)
+ *
+ * quote / cancel, with --ref (required), --task-queue and --json (one line: {"quote", "answer", "outcome"}):
+ *   --yes                   cancel without asking (otherwise asked on a terminal; refused without one)
+ *   --max-fee <amount><currency>, e.g. 20USD: cancel only if the quoted fee is known and at most this
+ *   --reason <text>         why, recorded on the cancellation
+ *   Exit codes: 0 quoted / the order ended cancelled, 1 an error or a refused request (the reason is printed:
+ *   not confirmed, no order, the fee changed), 2 not cancelled (declined, over --max-fee, or another outcome).
  *
  * Exit codes, so scripts can rely on them:
  *   0  the outcome is `confirmed`
@@ -34,6 +43,7 @@ import {
   type ConnectClientOptions,
 } from '../client';
 import { clientTracingFromEnv } from '../observability/tracing';
+import { runCancel } from './cancel';
 
 const EXIT_CONFIRMED = 0;
 const EXIT_NOT_CONFIRMED = 2;
@@ -46,7 +56,8 @@ const PROBE_MS = 2_000;
 /** A query that takes longer means the worker is busy or away, not the service. */
 const QUERY_MS = 5_000;
 
-const { values } = parseArgs({
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
   options: {
     ref: { type: 'string' },
     'rate-pkg': { type: 'string', default: 'pkg-demo-deluxe' },
@@ -57,12 +68,15 @@ const { values } = parseArgs({
     'task-queue': { type: 'string' },
     'reconnect-seconds': { type: 'string', default: '60' },
     json: { type: 'boolean', default: false },
+    yes: { type: 'boolean', default: false },
+    'max-fee': { type: 'string' },
+    reason: { type: 'string' },
   },
 });
 
-function parseMoney(text: string): { amount: number; currency: string } {
+function parseMoney(text: string, flag = '--expected-price'): { amount: number; currency: string } {
   const m = /^([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]{3})$/.exec(text.trim());
-  if (!m) throw new Error(`--expected-price: expected an amount and a currency, e.g. 180USD (got "${text}")`);
+  if (!m) throw new Error(`${flag}: expected an amount and a currency, e.g. 180USD (got "${text}")`);
   return { amount: Number(m[1]), currency: m[2]!.toUpperCase() };
 }
 
@@ -233,7 +247,31 @@ function reconnectSeconds(text: string): number {
   return n;
 }
 
+/** `quote` / `cancel`: one request each way, no reconnect loop (a lost connection is an error; ask again). */
+async function cancelVerb(verb: 'quote' | 'cancel'): Promise<number> {
+  if (!values.ref) throw new Error(`${verb}: --ref <reference> is required`);
+  const maxFee = values['max-fee'] ? parseMoney(values['max-fee'], '--max-fee') : undefined;
+  const client = await connectClient(withStackKeys(process.env));
+  try {
+    return await runCancel(client, {
+      verb,
+      reference: values.ref,
+      yes: values.yes!,
+      json: values.json!,
+      ...(maxFee ? { maxFee } : {}),
+      ...(values.reason ? { reason: values.reason } : {}),
+      ...(values['task-queue'] ? { taskQueue: values['task-queue'] } : {}),
+    });
+  } finally {
+    await client.connection.close().catch(() => undefined);
+  }
+}
+
 async function main(): Promise<number> {
+  const [verb = 'book', ...extra] = positionals;
+  if (extra.length > 0) throw new Error(`unexpected arguments: ${extra.join(' ')}`);
+  if (verb === 'quote' || verb === 'cancel') return cancelVerb(verb);
+  if (verb !== 'book') throw new Error(`unknown command "${verb}": book (the default), quote or cancel`);
   const reconnectMs = reconnectSeconds(values['reconnect-seconds']!) * 1000;
   const reference = values.ref ?? newReference();
   const request: BookingRequest = {
