@@ -11,11 +11,12 @@ import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from '
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { Client } from '@temporalio/client';
 import type { Payload } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { temporal } from '@temporalio/proto';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import { bookingWorkflowId, CustomerReferenceNoKey } from '../../src/contract';
+import { bookingWorkflowId, CustomerReferenceNoKey, ORDER_WORKFLOW_TYPE, orderWorkflowId } from '../../src/contract';
 import { createEncryptionCodec, ENCRYPTED_ENCODING } from '../../src/codec/encryption';
 import { scanHistory } from '../../dev/codec/scan';
 import { connectDevServer } from '../harness/temporal';
@@ -310,18 +311,22 @@ describe('a Go program books by name on the dev server, with the encrypting work
     await expect(env.client.workflow.getHandle(bookingWorkflowId(ref)).describe()).rejects.toThrow(/not found/i);
   });
 
-  test('cmd/book -cancel: a Go program cancels the confirmed booking at the quoted fee; the order ends Cancelled', async () => {
+  test('cmd/book -cancel: a Go program cancels a confirmed booking no order workflow follows, at the quoted fee', async () => {
     const ref = randomUUID();
     // Past free cancellation (freeCancel=0): the policy's fee applies; the Cancel settles at once.
-    const run = await runProgram(
-      book,
-      ['-ref', ref, '-scenario', 'confirmAfterMs=0&freeCancel=0', '-cancel', 'guest changed plans'],
-      callerEnv(),
-    );
+    const booked = await runProgram(book, ['-ref', ref, '-scenario', 'confirmAfterMs=0&freeCancel=0'], callerEnv());
+    expect(booked).toMatchObject({ code: 0 });
+    const confirmed = lastJson(booked);
+    expect(confirmed).toMatchObject({ kind: 'confirmed', order: { customerReferenceNo: ref, status: 2 } });
+    // On demand: a confirmed booking starts no order workflow; CancelBooking's Update-With-Start does.
+    await expect(env.client.workflow.getHandle(orderWorkflowId(ref)).describe()).rejects.toThrow(/not found/i);
+
+    // Again with the reference: it attaches to the finished booking, then cancels. The task queue as a flag.
+    const { BOOKING_TASK_QUEUE: queue, ...noQueue } = callerEnv();
+    const run = await runProgram(book, ['-ref', ref, '-task-queue', queue, '-cancel', 'guest changed plans'], noQueue);
     expect(run).toMatchObject({ code: 0 });
     const lines = run.stdout.trim().split('\n');
-    const confirmed = JSON.parse(lines[lines.length - 2]!);
-    expect(confirmed).toMatchObject({ kind: 'confirmed', order: { customerReferenceNo: ref, status: 2 } });
+    expect(JSON.parse(lines[lines.length - 2]!)).toEqual(confirmed);
     const { quote, answer, outcome } = lastJson(run);
     expect(quote).toMatchObject({ kind: 'quote', quote: { basis: 'policy', fee: { currency: 'USD' } } });
     const fee = quote.quote.fee as { currency: string; amount: number };
@@ -335,6 +340,25 @@ describe('a Go program books by name on the dev server, with the encrypting work
     });
     expect(ordersFor(ref)).toEqual([expect.objectContaining({ status: 3 })]);
     expectNoKeyMaterial(run);
+
+    // Cancelled now: CancelBooking's update fails, and the error carries the order run's reason.
+    const again = await runProgram(book, ['-ref', ref, '-cancel', 'once more'], callerEnv());
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('The order cannot be cancelled now: the order is cancelled');
+
+    // Each order run was started as documented: type, the booking task queue, the search attribute, the summary.
+    const runs = [];
+    for await (const w of env.client.workflow.list({ query: `WorkflowId = '${orderWorkflowId(ref)}'` })) runs.push(w);
+    expect(runs.length).toBeGreaterThanOrEqual(1);
+    for (const r of runs) {
+      expect(r.type).toBe(ORDER_WORKFLOW_TYPE);
+      expect(r.taskQueue).toBe(rig.taskQueue);
+      expect(r.typedSearchAttributes.get(CustomerReferenceNoKey)).toBe(ref);
+    }
+    // The summary is a payload like any other: the caller's codec sealed it, the workers' opens it.
+    const decoding = new Client({ connection: env.client.connection, dataConverter: testDataConverter() });
+    const described = await decoding.workflow.getHandle(orderWorkflowId(ref)).describe();
+    expect(await described.staticSummary()).toBe(`Order · ref ${ref}`);
   });
 
   test('the example in clients/go/README.md works as written', async () => {

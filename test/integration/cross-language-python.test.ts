@@ -10,11 +10,12 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { Client } from '@temporalio/client';
 import type { Payload } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { temporal } from '@temporalio/proto';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import { bookingWorkflowId, CustomerReferenceNoKey } from '../../src/contract';
+import { bookingWorkflowId, CustomerReferenceNoKey, ORDER_WORKFLOW_TYPE, orderWorkflowId } from '../../src/contract';
 import { createEncryptionCodec, ENCRYPTED_ENCODING } from '../../src/codec/encryption';
 import { scanHistory } from '../../dev/codec/scan';
 import { connectDevServer } from '../harness/temporal';
@@ -313,16 +314,46 @@ async def main():
 run_and_exit(main())
 `;
 
-test('a Python program cancels a confirmed booking: the fee quoted, accepted, charged, and the order Cancelled', async () => {
-  const ref = randomUUID();
-  // Past free cancellation (freeCancel=0): the policy's fee applies; the Cancel settles at once.
+/** The order runs of a reference (one per piece of work), oldest first. */
+async function orderRuns(ref: string) {
+  const runs = [];
+  for await (const w of env.client.workflow.list({ query: `WorkflowId = '${orderWorkflowId(ref)}'` })) runs.push(w);
+  return runs.sort((a, b) => a.startTime.getTime() - b.startTime.getTime());
+}
+
+/** Each order run was started by the client's Update-With-Start as documented: type, queue, search attribute. */
+async function expectStartedByTheClient(ref: string): Promise<void> {
+  const runs = await orderRuns(ref);
+  expect(runs.length).toBeGreaterThanOrEqual(1);
+  for (const run of runs) {
+    expect(run.type).toBe(ORDER_WORKFLOW_TYPE);
+    expect(run.taskQueue).toBe(rig.taskQueue);
+    expect(run.typedSearchAttributes.get(CustomerReferenceNoKey)).toBe(ref);
+  }
+  // The summary is a payload like any other: the caller's codec sealed it, the workers' opens it.
+  const decoding = new Client({ connection: env.client.connection, dataConverter: testDataConverter() });
+  const described = await decoding.workflow.getHandle(orderWorkflowId(ref), runs[0]!.runId).describe();
+  expect(await described.staticSummary()).toBe(`Order · ref ${ref}`);
+}
+
+/** Books with the package's book program (past free cancellation); no order workflow follows the booking. */
+async function confirmedByPython(ref: string, scenario = 'confirmAfterMs=0&freeCancel=0') {
   const booked = await runPython(
-    ['-m', 'hotel_booking_client.book', '--ref', ref, '--scenario', 'confirmAfterMs=0&freeCancel=0'],
+    ['-m', 'hotel_booking_client.book', '--ref', ref, '--scenario', scenario],
     callerEnv(),
   );
   expectExit(booked, 0);
   const confirmed = lastJson(booked);
   expect(confirmed).toMatchObject({ kind: 'confirmed', order: { customerReferenceNo: ref, status: 2 } });
+  // On demand: a confirmed booking starts no order workflow; the cancel helpers start one.
+  await expect(env.client.workflow.getHandle(orderWorkflowId(ref)).describe()).rejects.toThrow(/not found/i);
+  return confirmed;
+}
+
+test('a Python program cancels a confirmed booking no order workflow follows: the fee quoted, accepted, charged, and the order Cancelled', async () => {
+  const ref = randomUUID();
+  // Past free cancellation (freeCancel=0): the policy's fee applies; the Cancel settles at once.
+  const confirmed = await confirmedByPython(ref);
 
   const run = await runPython(['-', ref], callerEnv(), PYTHON_CANCEL);
   expectExit(run, 0);
@@ -338,4 +369,54 @@ test('a Python program cancels a confirmed booking: the fee quoted, accepted, ch
     cancellation: { origin: 'caller', reason: 'guest changed plans', serviceFee: fee },
   });
   expect(ordersFor(ref)).toEqual([expect.objectContaining({ status: 3 })]);
+  await expectStartedByTheClient(ref);
+});
+
+/**
+ * cancel_at_quoted_fee over its limit, a fee that is not the fee now, a reference with no order: the task queue
+ * as an argument (no BOOKING_TASK_QUEUE); a failed update prints its error type and the workflow's reason.
+ */
+const PYTHON_REFUSALS = `
+import json, sys
+from temporalio.client import WorkflowUpdateFailedError
+from hotel_booking_client import cancel_at_quoted_fee, cancel_booking, connect, run_and_exit
+
+async def failure(call):
+    try:
+        return {"answer": await call}
+    except WorkflowUpdateFailedError as error:
+        return {"error": type(error).__name__, "reason": str(error.cause)}
+
+async def main():
+    client = await connect()
+    booked, unknown, queue = sys.argv[1:4]
+    usd1 = {"amount": 1, "currency": "USD"}
+    over = await cancel_at_quoted_fee(client, booked, max_fee=usd1, task_queue=queue)
+    changed = await failure(cancel_booking(client, booked, {"confirm": True, "acceptedFee": usd1}, task_queue=queue))
+    none = await failure(cancel_booking(client, unknown, {"confirm": False}, task_queue=queue))
+    print(json.dumps({"over": over, "changed": changed, "none": none}))
+
+run_and_exit(main())
+`;
+
+test('Python cancel helpers that must not cancel: over max_fee, a changed fee, no order (the update fails with the reason)', async () => {
+  const [ref, unknown] = [randomUUID(), randomUUID()];
+  await confirmedByPython(ref);
+  const { BOOKING_TASK_QUEUE: queue, ...noQueue } = callerEnv();
+  const run = await runPython(['-', ref, unknown, queue], noQueue, PYTHON_REFUSALS);
+  expectExit(run, 0);
+  const { over, changed, none } = lastJson(run);
+  // Over the limit: the quote comes back and nothing is sent.
+  expect(over).toMatchObject({ kind: 'quote', quote: { basis: 'policy' } });
+  expect(changed).toEqual({
+    error: 'WorkflowUpdateFailedError',
+    reason: expect.stringMatching(/The cancellation fee now is .*, not 1 USD: quote again/),
+  });
+  expect(none).toEqual({
+    error: 'WorkflowUpdateFailedError',
+    reason: expect.stringContaining('cannot be cancelled: the supplier lists no order for this reference'),
+  });
+  expect(ordersFor(ref)).toEqual([expect.objectContaining({ status: 2 })]);
+  await expectStartedByTheClient(ref);
+  await expectStartedByTheClient(unknown);
 });
