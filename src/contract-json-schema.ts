@@ -11,6 +11,7 @@ import {
   CancelBookingRequest,
   OrderOutcome,
   OrderState,
+  OrderWorkflowInput,
   PriceApproval,
   SupplierOrderUpdate,
 } from './contract';
@@ -50,8 +51,20 @@ export function contractJsonSchemas(): Record<string, unknown> {
     ),
     'cancel-booking-request.schema.json': doc(
       'CancelBookingRequest',
-      'Argument of the cancelBooking update, sent to workflow id order:<customerReferenceNo> (workflow type orderWorkflow).',
+      'Argument of the cancelBooking update of workflow type orderWorkflow, sent with Update-With-Start (the order ' +
+        'workflow runs on demand): workflow id order:<customerReferenceNo>, task queue hotel-booking (the ' +
+        "bookings' queue), start input order-workflow-start.schema.json, workflow id conflict policy USE_EXISTING " +
+        '(join a run in progress), workflow id reuse policy ALLOW_DUPLICATE (after a run ended, start a new one), ' +
+        'search attribute CustomerReferenceNo. The update fails, with the reason, when the order is not confirmed, ' +
+        'the supplier lists no order, or the fee accepted is not the fee now.',
       CancelBookingRequest,
+      'input',
+    ),
+    'order-workflow-start.schema.json': doc(
+      'OrderWorkflowStart',
+      "Start input of orderWorkflow a caller sends with its cancelBooking update; the workflow's other input " +
+        'fields are for its own starts (autoCancel, check).',
+      OrderWorkflowInput.pick({ customerReferenceNo: true }),
       'input',
     ),
     'cancel-booking-answer.schema.json': doc(
@@ -62,13 +75,15 @@ export function contractJsonSchemas(): Record<string, unknown> {
     ),
     'order-state.schema.json': doc(
       'OrderState',
-      'Answer of the orderState query (orderWorkflow).',
+      'Answer of the orderState query (orderWorkflow, its latest run).',
       OrderState,
       'output',
     ),
     'order-outcome.schema.json': doc(
       'OrderOutcome',
-      'Result of orderWorkflow: how the order ended (cancelled, cancel-failed, cancel-unresolved, failed, closed).',
+      'Result of an orderWorkflow run (one piece of work): quoted, cancelled, cancel-failed, cancel-unresolved, ' +
+        'cancel-refused, cancel-stopped, checked, changed-by-supplier, not-cancellable; closed and failed end runs ' +
+        'started before the order workflow ran on demand.',
       OrderOutcome,
       'output',
     ),

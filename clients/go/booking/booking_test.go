@@ -27,6 +27,8 @@ type schema struct {
 	AnyOf      []*schema          `json:"anyOf"`
 	Pattern    string             `json:"pattern"`
 	Const      string             `json:"const"`
+	// Description: the root's says how a caller sends it (names, policies).
+	Description string `json:"description"`
 }
 
 func loadSchema(t *testing.T, name string) *schema {
@@ -230,6 +232,19 @@ func TestCancelUpdateMatchesTheSchema(t *testing.T) {
 	}
 	if want := []string{CancelKindQuote, CancelKindRequested, CancelKindRefused}; !reflect.DeepEqual(kinds, want) {
 		t.Errorf("cancel answer kinds %v, this package knows %v", kinds, want)
+	}
+	// The start input CancelBooking sends with the update, and how the schema says to send it.
+	compare(t, "OrderWorkflowInput", reflect.TypeFor[OrderWorkflowInput](), loadSchema(t, "order-workflow-start.schema.json"), true)
+	how := loadSchema(t, "cancel-booking-request.schema.json").Description
+	for _, words := range []string{
+		"update of workflow type " + OrderWorkflowType + ", sent with Update-With-Start",
+		"task queue " + DefaultTaskQueue,
+		"conflict policy USE_EXISTING",
+		"reuse policy ALLOW_DUPLICATE",
+	} {
+		if !strings.Contains(how, words) {
+			t.Errorf("cancel-booking-request.schema.json's description does not say %q", words)
+		}
 	}
 	if OrderWorkflowID("r-1") != "order:r-1" {
 		t.Errorf("order workflow id %q", OrderWorkflowID("r-1"))

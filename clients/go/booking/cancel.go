@@ -59,7 +59,8 @@ type CancelAnswer struct {
 	Reason     string         `json:"reason,omitempty"`
 }
 
-// OrderWorkflowInput is the order workflow's start argument when a cancel request starts a run.
+// OrderWorkflowInput is the order workflow's start argument when a cancel request starts a run
+// (schema/order-workflow-start.schema.json; the workflow's other input fields are for its own starts).
 type OrderWorkflowInput struct {
 	CustomerReferenceNo string `json:"customerReferenceNo"`
 }

@@ -6,10 +6,20 @@ import os
 import subprocess
 import sys
 import unittest
+from unittest import mock
 from pathlib import Path
 from typing import get_args, get_type_hints
 
-from hotel_booking_client import InvalidBookingRequestError, contract, start_booking, workflow_id
+from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
+
+from hotel_booking_client import (
+    InvalidBookingRequestError,
+    cancel_at_quoted_fee,
+    contract,
+    quote_cancellation,
+    start_booking,
+    workflow_id,
+)
 from hotel_booking_client.book import demo_request
 
 # In the orchestrator's repository the schema sits three folders up; elsewhere point at it or skip.
@@ -65,6 +75,7 @@ class TestTypesMatchTheSchema(unittest.TestCase):
 
     def test_the_cancel_update(self):
         self.assertMatches(contract.CancelBookingRequest, schema("cancel-booking-request.schema.json"))
+        self.assertMatches(contract.OrderWorkflowStart, schema("order-workflow-start.schema.json"))
         kinds = {
             branch["properties"]["kind"]["const"]: branch
             for branch in schema("cancel-booking-answer.schema.json")["anyOf"]
@@ -103,6 +114,11 @@ class TestTypesMatchTheSchema(unittest.TestCase):
         self.assertIn(f"workflow type {contract.WORKFLOW_TYPE}", description)
         self.assertIn(f"task queue {contract.DEFAULT_TASK_QUEUE}", description)
         self.assertIn("workflow id booking:<customerReferenceNo>", description)
+        cancel = schema("cancel-booking-request.schema.json")["description"]
+        self.assertIn(f"update of workflow type {contract.ORDER_WORKFLOW_TYPE}, sent with Update-With-Start", cancel)
+        self.assertIn("workflow id order:<customerReferenceNo>", cancel)
+        self.assertIn("conflict policy USE_EXISTING", cancel)
+        self.assertIn("reuse policy ALLOW_DUPLICATE", cancel)
 
 
 class TestStartRules(unittest.TestCase):
@@ -125,6 +141,79 @@ class TestStartRules(unittest.TestCase):
     def test_the_demo_request_has_the_scenario_as_its_test_header(self):
         self.assertEqual(demo_request("r", "pkg", "confirmAfterMs=0")["context"], {"test": "confirmAfterMs=0"})
         self.assertNotIn("context", demo_request("r", "pkg", None))
+
+
+class _StartOperation:
+    """Stands for temporalio's WithStartWorkflowOperation: keeps what the helper passed it."""
+
+    def __init__(self, workflow, arg, **options):
+        self.workflow, self.arg, self.options = workflow, arg, options
+
+
+class _UpdateWithStartClient:
+    """Records execute_update_with_start_workflow calls and answers each from `answers`."""
+
+    def __init__(self, *answers):
+        self.answers = list(answers)
+        self.calls = []
+
+    async def execute_update_with_start_workflow(self, update, arg, *, start_workflow_operation):
+        self.calls.append((update, arg, start_workflow_operation))
+        return self.answers.pop(0)
+
+
+class TestCancelIsAnUpdateWithStart(unittest.TestCase):
+    REF = "3f1c5a52-8a4e-4e0b-9a54-5c4a4f6c1e11"
+
+    def setUp(self):
+        saved = os.environ.pop("BOOKING_TASK_QUEUE", None)
+        self.addCleanup(lambda: saved is None or os.environ.__setitem__("BOOKING_TASK_QUEUE", saved))
+        patcher = mock.patch("hotel_booking_client.booking.WithStartWorkflowOperation", _StartOperation)
+        patcher.start()
+        self.addCleanup(patcher.stop)
+
+    def test_a_quote_starts_or_joins_the_order_run_on_the_booking_task_queue(self):
+        client = _UpdateWithStartClient({"kind": "quote", "quote": {"fee": None, "basis": "unknown"}})
+        os.environ["BOOKING_TASK_QUEUE"] = "from-env"
+        asyncio.run(quote_cancellation(client, self.REF))  # type: ignore[arg-type]
+        update, arg, start = client.calls[0]
+        self.assertEqual((update, arg), (contract.CANCEL_BOOKING_UPDATE, {"confirm": False}))
+        self.assertEqual((start.workflow, start.arg), (contract.ORDER_WORKFLOW_TYPE, {"customerReferenceNo": self.REF}))
+        options = start.options
+        self.assertEqual(options["id"], f"order:{self.REF}")
+        self.assertEqual(options["task_queue"], "from-env")
+        self.assertEqual(options["id_conflict_policy"], WorkflowIDConflictPolicy.USE_EXISTING)
+        self.assertEqual(options["id_reuse_policy"], WorkflowIDReusePolicy.ALLOW_DUPLICATE)
+        self.assertEqual(
+            [(p.key.name, p.value) for p in options["search_attributes"].search_attributes],
+            [(contract.CUSTOMER_REFERENCE_NO_ATTRIBUTE, self.REF)],
+        )
+        self.assertEqual(options["static_summary"], f"Order · ref {self.REF}")
+
+    def test_cancel_at_quoted_fee_accepts_exactly_the_quote_on_the_queue_given(self):
+        fee = {"amount": 12.5, "currency": "EUR"}
+        client = _UpdateWithStartClient(
+            {"kind": "quote", "quote": {"fee": fee, "basis": "policy"}},
+            {"kind": "cancel-requested", "quote": {"fee": fee, "basis": "policy"}, "ambiguous": False},
+        )
+        asyncio.run(cancel_at_quoted_fee(client, self.REF, "moved", task_queue="q-1"))  # type: ignore[arg-type]
+        (_, quote, first), (_, cancel, second) = client.calls
+        self.assertEqual(quote, {"confirm": False})
+        self.assertEqual(cancel, {"confirm": True, "acceptedFee": fee, "reason": "moved"})
+        self.assertEqual((first.options["task_queue"], second.options["task_queue"]), ("q-1", "q-1"))
+        # Without a queue or the variable: the contract's default.
+        client = _UpdateWithStartClient({"kind": "quote", "quote": {"fee": fee, "basis": "policy"}})
+        asyncio.run(quote_cancellation(client, self.REF))  # type: ignore[arg-type]
+        self.assertEqual(client.calls[0][2].options["task_queue"], contract.DEFAULT_TASK_QUEUE)
+
+    def test_over_max_fee_nothing_is_sent_after_the_quote(self):
+        quote = {"fee": {"amount": 30, "currency": "USD"}, "basis": "policy"}
+        client = _UpdateWithStartClient({"kind": "quote", "quote": quote})
+        answer = asyncio.run(
+            cancel_at_quoted_fee(client, self.REF, max_fee={"amount": 20, "currency": "USD"})  # type: ignore[arg-type]
+        )
+        self.assertEqual(answer["kind"], "quote")
+        self.assertEqual(len(client.calls), 1)
 
 
 class TestRunAndExit(unittest.TestCase):

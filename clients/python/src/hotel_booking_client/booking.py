@@ -35,6 +35,7 @@ from .contract import (
     CancelBookingRequest,
     Money,
     OrderOutcome,
+    OrderWorkflowStart,
     order_workflow_id,
     workflow_id,
 )
@@ -128,9 +129,10 @@ async def cancel_booking(
     """
     if not isinstance(request.get("confirm"), bool):
         raise InvalidBookingRequestError("confirm: must be true or false")
+    start_input: OrderWorkflowStart = {"customerReferenceNo": customer_reference_no}
     start = WithStartWorkflowOperation(
         ORDER_WORKFLOW_TYPE,
-        {"customerReferenceNo": customer_reference_no},
+        start_input,
         id=order_workflow_id(customer_reference_no),
         task_queue=_task_queue(task_queue),
         # Joins a run in progress; after a run ended, the next request starts a new one under the same id.

@@ -224,6 +224,12 @@ def order_workflow_id(customer_reference_no: str) -> str:
     return f"order:{customer_reference_no}"
 
 
+class OrderWorkflowStart(TypedDict):
+    """The order workflow's start input sent with a cancel request (schema/order-workflow-start.schema.json)."""
+
+    customerReferenceNo: str
+
+
 class CancelBookingRequest(TypedDict):
     confirm: bool
     acceptedFee: NotRequired[Union[Money, None]]
