@@ -53,17 +53,43 @@ const GRPC_NOT_FOUND = 5;
 export function createReconciliationActivities({ supplier, profile, temporal: t, meters }: ReconciliationDeps) {
   /**
    * A closed booking whose stage still reads as a running one (`booking`, `recovering`, …) was seen on the
-   * production engine right after its nodes restarted: the final upsert is in the history, the describe's copy
-   * lags. Asked again a few times before it is judged, so a lagging copy is not reported as a mismatch.
+   * production engine after its nodes restarted: the final upsert is in the history, the describe's copy is not.
+   * Asked again twice, then read from the history's last stage upsert, so the copy is not reported as a mismatch.
    */
   async function view(workflowId: string): Promise<WorkflowView> {
     for (let attempt = 1; ; attempt++) {
       const seen = await describeOnce(workflowId);
       const lagging = seen.status === 'completed' && seen.stage !== undefined && RUNNING_STAGES.has(seen.stage);
-      if (!lagging || attempt >= 5) return seen;
+      if (!lagging) return seen;
+      if (attempt >= 3) {
+        // Still lagging: the history is the source of truth; its last stage upsert is the outcome.
+        const stage = await lastStageInHistory(workflowId).catch(() => undefined);
+        return stage ? { ...seen, stage } : seen;
+      }
       await new Promise((resolve) => setTimeout(resolve, 500 * attempt));
       Context.current().heartbeat();
     }
+  }
+
+  /** The `BookingStage` of the last upsert in a workflow's history, read from its end (search attributes are not encrypted). */
+  async function lastStageInHistory(workflowId: string): Promise<string | undefined> {
+    let nextPageToken: Uint8Array | undefined;
+    for (let page = 0; page < 5; page++) {
+      const answer = await t.services.workflowService.getWorkflowExecutionHistoryReverse({
+        namespace: t.namespace,
+        execution: { workflowId },
+        maximumPageSize: 50,
+        ...(nextPageToken ? { nextPageToken } : {}),
+      });
+      for (const event of answer.history?.events ?? []) {
+        const fields = event.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields;
+        const stage = stageOf(fields?.[BookingStageKey.name]?.data);
+        if (stage) return stage;
+      }
+      if (!answer.nextPageToken || answer.nextPageToken.length === 0) return undefined;
+      nextPageToken = answer.nextPageToken;
+    }
+    return undefined;
   }
 
   async function describeOnce(workflowId: string): Promise<WorkflowView> {
