@@ -16,7 +16,8 @@ import type { CancelBookingAnswer, CancelFeeQuote, CancellationRecord, OrderOutc
 import { feeWithin, type AcceptedFee } from '../cancel-fee';
 import { pollOffsetSeconds } from '../schedule';
 import { sendCancel } from './activities';
-import { describeOrder, failureType, fee, quoteNow, readOrder, setOrderStage, type OrderRun } from './run';
+import { failureType } from '../failure';
+import { describeOrder, fee, quoteNow, readOrder, setOrderStage, type OrderRun } from './run';
 import type { OrderWorkflowArgs, orderWorkflow } from './index';
 
 /** How long the first send keeps trying while the supplier refuses before any work (429): Book's figure. */
@@ -124,14 +125,21 @@ export async function follow(
       const ended = endingOf(run, record);
       if (ended) return ended;
     }
-    if (run.interrupted) return { kind: 'cancel-unresolved', order: state.order!, cancellation: record, interrupted: true };
+    if (run.interrupted)
+      return { kind: 'cancel-unresolved', order: state.order!, cancellation: record, interrupted: true };
     if (!early && dueMs >= deadlineMs) return { kind: 'cancel-unresolved', order: state.order!, cancellation: record };
     const stillConfirmed = poll.kind === 'found' && run.orderState === 'confirmed';
     if (!early && ambiguous && stillConfirmed && maySendAgain(run, record, Date.now() - anchorMs)) {
       // The last send's ending was unclear and nothing changed long after: it most likely never arrived.
       const again = await send(run, plan, record, { mayHaveActed: true });
       if (again.kind === 'stopped') {
-        return { kind: 'cancel-stopped', order: state.order!, cancellation: record, feeNow: again.quote.fee, reason: again.reason };
+        return {
+          kind: 'cancel-stopped',
+          order: state.order!,
+          cancellation: record,
+          feeNow: again.quote.fee,
+          reason: again.reason,
+        };
       }
       if (again.kind === 'sent') {
         ambiguous = again.ambiguous;
@@ -148,7 +156,11 @@ export function endingOf(run: OrderRun, record: CancellationRecord): OrderOutcom
   if (run.orderState === 'cancelled') return { kind: 'cancelled', order, cancellation: record };
   if (run.orderState === 'cancel-failed') return { kind: 'cancel-failed', order, cancellation: record };
   if (run.orderState === 'failed') {
-    return { kind: 'changed-by-supplier', order, reason: `the order failed (status ${order.status}) while being cancelled` };
+    return {
+      kind: 'changed-by-supplier',
+      order,
+      reason: `the order failed (status ${order.status}) while being cancelled`,
+    };
   }
   return undefined;
 }

@@ -18,6 +18,7 @@ import type {
   RecoveryPolicy,
 } from '../../contract';
 import { cancelFeeAt } from '../cancel-fee';
+import { failureType } from '../failure';
 import { orderQueryActivity } from './activities';
 import { countOrderOutcome } from './metrics';
 
@@ -156,11 +157,6 @@ export async function readOrder(
       if (polls.length > MAX_POLLS_KEPT) polls.splice(0, polls.length - MAX_POLLS_KEPT);
     }
   }
-}
-
-export function failureType(err: unknown): string {
-  const e = err as { cause?: { type?: string; message?: string }; message?: string };
-  return e?.cause?.type ?? e?.cause?.message ?? String(e?.message ?? err);
 }
 
 /** The new status and references over what we knew; the cancel policy is kept when a poll lacks it. */

@@ -23,6 +23,7 @@ import type { SweepFinding, SweepInput, SweepResult } from '../../contract';
 import type { Money } from '../../values';
 import { classifyOrder, slices, type StatusCodes } from '../../reconciliation/classify';
 import { countSweep } from './metrics';
+import { failureType } from '../failure';
 import { SWEEP_PATCHES } from './patches';
 
 /** References looked up per activity. */
@@ -156,11 +157,6 @@ export async function reconciliationSweepWorkflow(input: SweepWorkflowInput): Pr
 
 /** Cancel orphans only while free unless configured otherwise: any amount 0 means free (see feeWithin). */
 const FREE_ONLY = { currency: 'USD', amount: 0 };
-
-function failureType(err: unknown): string {
-  const e = err as { cause?: { type?: string; message?: string }; message?: string };
-  return e?.cause?.type ?? e?.cause?.message ?? String(e?.message ?? err);
-}
 
 const { startOrderWorkflow } = proxyActivities<OrderActivities>({
   startToCloseTimeout: '30 seconds',
