@@ -1,22 +1,26 @@
 /**
- * Re-records the replay histories: runs every scenario of test/replay/scenarios.ts on a real dev
- * server against the sandbox supplier, and writes the full history of each workflow's last run (for
- * a continue-as-new chain, the run that resumed: the first runs are like any other recovery) to
- * test/replay/histories/<version>, one folder per shape of the workflow's histories.
+ * Records the replay histories of one workflow type: runs every scenario of that type (booking:
+ * test/replay/scenarios.ts; order and sweep: test/replay/order-scenarios.ts) on a real dev server against the
+ * sandbox supplier, and writes the full history of each scenario's last run (for a continue-as-new chain, the
+ * run that resumed) to test/replay/histories/<type>/<version>, with recorded.json (the code's fingerprint, see
+ * test/replay/fingerprint.ts).
  *
- *   npm run record-histories [-- <version>]      (default: CURRENT_VERSION)
+ *   npm run record-histories -- <booking|order|sweep> [<version>]   (default: the type's newest folder)
  *
- * After a patched workflow change, record a new version folder and keep the old ones: the replay
- * test replays them all, so both the old path (runs started before the patch) and the new one stay
- * covered. Drop a folder only once no running booking can be on that shape. Never re-record to
- * silence a failure.
+ * After a patched workflow change, record a new version folder and keep the old ones: the replay test replays
+ * them all, so both the old path (runs started before the patch) and the new one stay covered. Recording again
+ * into an existing folder is refused when the current code cannot replay the histories there (a change that
+ * breaks running workflows: patch it) or when the new histories carry a patch marker the old ones lack (a new
+ * shape: give it a new folder). Drop a folder only once no running workflow can be on that shape.
  */
-import { writeFileSync, mkdirSync, readdirSync, unlinkSync } from 'node:fs';
+import { writeFileSync, mkdirSync, readdirSync, readFileSync, unlinkSync, existsSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { SearchAttributeType } from '@temporalio/common';
-import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { historyFromJSON, historyToJSON } from '@temporalio/common/lib/proto-utils';
+import type { temporal } from '@temporalio/proto';
 import { createBookingWorker } from '../src/worker';
 import {
   approvePriceChangeUpdate,
@@ -34,13 +38,59 @@ import { ticketTokens } from '../src/supplier/token';
 import { resolveServerExecutable } from '../dev/temporal/binaries';
 import { bookingRequest, testProfile } from '../test/harness/booking';
 import { replayScenarios, type ReplayScenario } from '../test/replay/scenarios';
+import { orderScenarios, sweepScenarios, type RecordingContext } from '../test/replay/order-scenarios';
+import { WORKFLOW_TYPES, workflowFingerprint, type WorkflowFolder } from '../test/replay/fingerprint';
 
-/**
- * The newest shape: a re-sent Book decides only on an order, and is never sent after Book answered with
- * one (PATCHES.resendDecidesOnlyOnOrder), on top of v5's fewer workflow tasks (PATCHES.fewerTasks).
- */
-const CURRENT_VERSION = 'v6-resend-decides-only-on-order';
-const OUT = path.resolve(__dirname, '../test/replay/histories', process.argv[2] ?? CURRENT_VERSION);
+const HISTORIES = path.resolve(__dirname, '../test/replay/histories');
+
+function target(): { folder: WorkflowFolder; out: string } {
+  const folder = process.argv[2] as WorkflowFolder;
+  if (!(folder in WORKFLOW_TYPES)) {
+    throw new Error(`usage: npm run record-histories -- <${Object.keys(WORKFLOW_TYPES).join('|')}> [<version>]`);
+  }
+  const existing = existsSync(path.join(HISTORIES, folder))
+    ? readdirSync(path.join(HISTORIES, folder))
+        .filter((d) => !d.startsWith('.'))
+        .sort()
+    : [];
+  const version = process.argv[3] ?? existing.at(-1);
+  if (!version) throw new Error(`no ${folder} histories yet: name the first version folder`);
+  return { folder, out: path.join(HISTORIES, folder, version) };
+}
+
+const historyFiles = (dir: string) =>
+  existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.json') && f !== 'recorded.json') : [];
+
+/** The patch markers a history recorded. */
+function markers(history: temporal.api.history.v1.IHistory): Set<string> {
+  const ids = new Set<string>();
+  for (const event of history.events ?? []) {
+    const details = event.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.[0]?.data;
+    if (details) ids.add((JSON.parse(Buffer.from(details).toString()) as { id: string }).id);
+  }
+  return ids;
+}
+
+/** Refuses to overwrite histories the current code cannot replay: they stand for workflows running now. */
+async function replayExisting(out: string): Promise<Set<string>> {
+  const seen = new Set<string>();
+  for (const file of historyFiles(out)) {
+    const { workflowId, history } = JSON.parse(readFileSync(path.join(out, file), 'utf8'));
+    const parsed = historyFromJSON(history);
+    for (const id of markers(parsed)) seen.add(id);
+    await Worker.runReplayHistory(
+      { workflowsPath: require.resolve('../src/workflows'), dataConverter: testDataConverter() },
+      parsed,
+      workflowId,
+    ).catch((err: unknown) => {
+      throw new Error(
+        `${path.relative(HISTORIES, out)}/${file} no longer replays (${String(err)}): the change breaks running ` +
+          'workflows. Guard it with patched() and record a new version folder; never re-record to silence this.',
+      );
+    });
+  }
+  return seen;
+}
 
 async function waitFor<T>(check: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -94,10 +144,30 @@ async function main(): Promise<void> {
     recoveryTesting: true,
   });
 
-  mkdirSync(OUT, { recursive: true });
-  for (const f of readdirSync(OUT)) if (f.endsWith('.json')) unlinkSync(path.join(OUT, f));
+  const { folder, out } = target();
+  const previousMarkers = await replayExisting(out);
+  const recorded: Array<{ name: string; body: string; markers: Set<string> }> = [];
 
-  const record = async (scenario: ReplayScenario) => {
+  /** Keeps the latest run's history under `workflowId`, after checking it ended as the scenario expects. */
+  const keep = async (name: string, expected: string, workflowId: string) => {
+    // The latest run: a handle without a run id follows continue-as-new.
+    const handle = client.workflow.getHandle(workflowId);
+    const result = (await handle.result()) as { kind?: string } | undefined;
+    const outcome = result?.kind ?? 'sweep';
+    if (outcome !== expected) {
+      throw new Error(`${name}: expected outcome ${expected}, got ${outcome}; nothing written`);
+    }
+    const history = await handle.fetchHistory();
+    const body = JSON.stringify(
+      { scenario: name, workflowId, outcome, history: JSON.parse(historyToJSON(history)) },
+      null,
+      1,
+    );
+    recorded.push({ name, body: `${body}\n`, markers: markers(history) });
+    console.log(`${name.padEnd(40)} ${outcome.padEnd(20)} ${history.events?.length ?? 0} events`);
+  };
+
+  const recordBooking = async (scenario: ReplayScenario) => {
     const request = bookingRequest({ ...scenario.request, test: scenario.test });
     const handle = await startBooking(client, request, { taskQueue });
     if (scenario.steer === 'approve-price' || scenario.steer === 'refuse-price') {
@@ -117,35 +187,16 @@ async function main(): Promise<void> {
       await waitFor(async () => ((await handle.query(bookingStateQuery)).polls.length >= 1 ? true : undefined));
       await handle.signal(supplierOrderUpdateSignal, { customerReferenceNo: request.customerReferenceNo, status: 2 });
     }
-    const outcome = await handle.result();
-    if (outcome.kind !== scenario.expected) {
-      throw new Error(
-        `${scenario.name}: expected outcome ${scenario.expected}, got ${outcome.kind}; nothing written for it`,
-      );
-    }
-    // The latest run: a handle without a run id follows continue-as-new.
-    const history = await client.workflow.getHandle(handle.workflowId).fetchHistory();
-    const file = path.join(OUT, `${scenario.name}.json`);
-    writeFileSync(
-      file,
-      JSON.stringify(
-        {
-          scenario: scenario.name,
-          workflowId: handle.workflowId,
-          outcome: outcome.kind,
-          history: JSON.parse(historyToJSON(history)),
-        },
-        null,
-        1,
-      ) + '\n',
-    );
-    console.log(`${scenario.name.padEnd(32)} ${outcome.kind.padEnd(16)} ${history.events?.length ?? 0} events`);
+    await keep(scenario.name, scenario.expected, handle.workflowId);
   };
 
+  const ctx: RecordingContext = { client, taskQueue, sandbox, supplier, waitFor };
   try {
     // One at a time, so each history holds only its own scenario's timing.
     await worker.runUntil(async () => {
-      for (const scenario of replayScenarios) await record(scenario);
+      if (folder === 'booking') for (const scenario of replayScenarios) await recordBooking(scenario);
+      const others = folder === 'order' ? orderScenarios : folder === 'sweep' ? sweepScenarios : [];
+      for (const scenario of others) await keep(scenario.name, scenario.expected, await scenario.run(ctx));
     });
   } finally {
     await supplier.close();
@@ -153,6 +204,28 @@ async function main(): Promise<void> {
     await sandbox.close();
     await env.teardown();
   }
+
+  // A patch marker the folder's histories lack is a new shape: it needs a folder of its own, beside the old.
+  const added = [...new Set(recorded.flatMap((r) => [...r.markers]))].filter((id) => !previousMarkers.has(id));
+  if (historyFiles(out).length > 0 && added.length > 0) {
+    throw new Error(
+      `the new histories carry patch markers ${added.join(', ')} that ${path.relative(HISTORIES, out)} lacks: ` +
+        `record them in a new folder (npm run record-histories -- ${folder} <next-version>) and keep this one`,
+    );
+  }
+  mkdirSync(out, { recursive: true });
+  for (const f of historyFiles(out)) unlinkSync(path.join(out, f));
+  for (const { name, body } of recorded) writeFileSync(path.join(out, `${name}.json`), body);
+  const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+  writeFileSync(
+    path.join(out, 'recorded.json'),
+    JSON.stringify(
+      { workflowType: WORKFLOW_TYPES[folder].type, fingerprint: workflowFingerprint(folder), commit },
+      null,
+      2,
+    ) + '\n',
+  );
+  console.log(`wrote ${recorded.length} histories to ${path.relative(process.cwd(), out)}`);
 }
 
 main().catch((err) => {

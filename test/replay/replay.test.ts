@@ -1,11 +1,12 @@
 /**
- * Replays every committed history (test/replay/histories/<version>/, recorded from real runs on the
- * dev server by `npm run record-histories`) against the current workflow code, with its real workflow
- * id. Each version folder is one shape of history that running bookings may have (before and after
- * each patch). A failure here means a change would break bookings already running: use patching
- * (see README).
+ * Replays every committed history (test/replay/histories/<type>/<version>/, recorded from real runs on the
+ * dev server by `npm run record-histories`) against the current workflow code, with its real workflow id. Each
+ * version folder is one shape of history that running workflows of that type may have (before and after each
+ * patch). A failure here means a change would break workflows already running: use patching (see the
+ * README, "Changing the workflow safely"). Every workflow type the worker registers has histories, and code that changed since its
+ * type's newest histories were recorded fails until they are recorded again.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Worker } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
@@ -14,15 +15,23 @@ import { workflowBundle } from '../harness/temporal';
 import { bookingRequest, personalValues } from '../harness/booking';
 import { scanHistory } from '../../dev/codec/scan';
 import { testDataConverter } from '../fixtures/encryption';
+import * as registered from '../../src/workflows';
+import { WORKFLOW_TYPES, workflowFingerprint, type WorkflowFolder } from './fingerprint';
 
 const dir = path.join(__dirname, 'histories');
-const versions = readdirSync(dir, { withFileTypes: true })
-  .filter((d) => d.isDirectory())
-  .map((d) => d.name)
-  .sort();
+const folders = Object.keys(WORKFLOW_TYPES) as WorkflowFolder[];
+const subdirs = (at: string) =>
+  readdirSync(at, { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .map((d) => d.name)
+    .sort();
+/** `<type>/<version>` for every version folder, oldest first within a type. */
+const versions = folders.flatMap((folder) =>
+  existsSync(path.join(dir, folder)) ? subdirs(path.join(dir, folder)).map((v) => `${folder}/${v}`) : [],
+);
 const files = versions
   .flatMap((version) => readdirSync(path.join(dir, version)).map((f) => `${version}/${f}`))
-  .filter((f) => f.endsWith('.json'))
+  .filter((f) => f.endsWith('.json') && !f.endsWith('/recorded.json'))
   .sort();
 
 function load(file: string) {
@@ -30,16 +39,45 @@ function load(file: string) {
   return { workflowId: workflowId as string, history: historyFromJSON(history) };
 }
 
-test('there are recorded histories to replay, for every version', () => {
-  expect(versions.length).toBeGreaterThanOrEqual(2);
-  for (const version of versions) {
-    expect(files.filter((f) => f.startsWith(`${version}/`)).length).toBeGreaterThanOrEqual(10);
+/** The fewest histories a version folder holds: the booking's scenarios, and the few of an order or a sweep. */
+const FEWEST: Record<WorkflowFolder, number> = { booking: 10, order: 4, sweep: 2 };
+
+test('every workflow type the worker registers has recorded histories', () => {
+  expect(Object.keys(registered).sort()).toEqual(folders.map((f) => WORKFLOW_TYPES[f].type).sort());
+  for (const folder of folders) {
+    const own = versions.filter((v) => v.startsWith(`${folder}/`));
+    expect({ folder, versions: own.length > 0 }).toEqual({ folder, versions: true });
+    for (const version of own) {
+      expect({ version, histories: files.filter((f) => f.startsWith(`${version}/`)).length >= FEWEST[folder] }).toEqual(
+        { version, histories: true },
+      );
+    }
+  }
+});
+
+test.each(folders)("the %s workflow's code is the code its newest histories were recorded from", (folder) => {
+  const newest = versions.filter((v) => v.startsWith(`${folder}/`)).at(-1)!;
+  const recordedPath = path.join(dir, newest, 'recorded.json');
+  const recorded = existsSync(recordedPath)
+    ? (JSON.parse(readFileSync(recordedPath, 'utf8')) as { fingerprint: string }).fingerprint
+    : 'none';
+  const now = workflowFingerprint(folder);
+  if (recorded !== now) {
+    throw new Error(
+      `${WORKFLOW_TYPES[folder].type}'s code changed since test/replay/histories/${newest} was recorded ` +
+        `(fingerprint ${recorded}, now ${now}). If the change alters commands, guard it with patched() and record ` +
+        `a new folder: npm run record-histories -- ${folder} <next-version>. Otherwise record the newest again: ` +
+        `npm run record-histories -- ${folder} (it refuses to overwrite histories the new code cannot replay).`,
+    );
   }
 });
 
 test.each(files)('%s replays against the current workflow', async (file) => {
   const { workflowId, history } = load(file);
-  expect(workflowId).toMatch(/^booking:/);
+  const folder = file.split('/')[0] as WorkflowFolder;
+  expect(history.events?.[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name).toBe(
+    WORKFLOW_TYPES[folder].type,
+  );
   await expect(
     Worker.runReplayHistory(
       { workflowBundle: workflowBundle(), dataConverter: testDataConverter() },
@@ -109,7 +147,7 @@ test('a cancel arriving with the first task of a resumed run does not end it', a
  * another worker sends another number of upserts and fails with a nondeterminism error.
  */
 test('a history replays the same when its start event carries its search attributes without type metadata', async () => {
-  const file = files.find((f) => f.startsWith('v6-') && f.endsWith('/confirmed-at-once.json'));
+  const file = files.find((f) => f.startsWith('booking/v6-') && f.endsWith('/confirmed-at-once.json'));
   expect(file).toBeDefined();
   const { workflowId } = load(file!);
   const recorded = JSON.parse(readFileSync(path.join(dir, file!), 'utf8')).history as { events: JsonEvent[] };

@@ -2,7 +2,7 @@
  * (legacy) The order workflow as it was before order-on-demand (2026-11-24): started by every confirmed booking
  * and open until check-in. No new run takes this path; runs started before the deploy (and their continue-as-new
  * successors) finish on it unchanged, which the replay tier proves with their recorded histories
- * (test/replay/histories/v4-order-open-until-check-in). Delete this folder once no such run can be open: after
+ * (test/replay/histories/order/v1-open-until-check-in, recorded from the code before the deploy). Delete this folder once no such run can be open: after
  * the latest check-in date of the bookings confirmed before the deploy.
  *
  * orderWorkflow, the story of an order after its booking was confirmed: it waits, open for cancellation,
@@ -59,7 +59,11 @@ export async function legacyOrderWorkflow(input: OrderWorkflowArgs): Promise<Ord
       workflowInfo().historyLength >= run.recovery.continueAsNewAfterEvents
     ) {
       await condition(allHandlersFinished);
-      return continueAsNew<typeof legacyOrderWorkflow>({ ...input, autoCancel: undefined, resume: { state: run.state } });
+      return continueAsNew<typeof legacyOrderWorkflow>({
+        ...input,
+        autoCancel: undefined,
+        resume: { state: run.state },
+      });
     }
     const hintsSeen = run.hints;
     const untilMs = parseTimestamp(run.state.openUntil) - Date.now();

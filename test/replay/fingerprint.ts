@@ -1,0 +1,55 @@
+/**
+ * A fingerprint of each workflow type's code: every module its entry reaches by relative imports, compiled to
+ * JavaScript without comments and types, hashed. A comment or type change keeps the fingerprint; anything that
+ * may change the commands a workflow sends changes it. The replay tier compares it with the fingerprint written
+ * beside a type's newest recorded histories (test/replay/histories/<type>/<version>/recorded.json), so code
+ * that changed since its histories were recorded fails until they are recorded again (`npm run record-histories`),
+ * which refuses to overwrite histories the new code cannot replay.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import ts from 'typescript';
+
+const root = path.resolve(__dirname, '../..');
+
+/** Every workflow type the worker registers, by the folder its histories live in (test/replay/histories/<folder>). */
+export const WORKFLOW_TYPES = {
+  booking: { type: 'bookingWorkflow', entry: 'src/workflows/booking/index.ts' },
+  order: { type: 'orderWorkflow', entry: 'src/workflows/order/index.ts' },
+  sweep: { type: 'reconciliationSweepWorkflow', entry: 'src/workflows/reconciliation/index.ts' },
+} as const;
+export type WorkflowFolder = keyof typeof WORKFLOW_TYPES;
+
+/** The files a workflow's entry reaches (relative imports, type-only ones left out), repo-relative and sorted. */
+export function workflowModules(entry: string): string[] {
+  const seen = new Set<string>();
+  const visit = (file: string) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    const source = readFileSync(path.join(root, file), 'utf8');
+    const imports = /^\s*(import|export)\s+(?!type\s)[^'";]*?from\s+'(\.[^']+)'/gm;
+    for (const match of source.matchAll(imports)) visit(resolve(path.dirname(file), match[2]!));
+  };
+  visit(entry);
+  return [...seen].sort();
+}
+
+function resolve(dir: string, specifier: string): string {
+  const base = path.join(dir, specifier);
+  for (const candidate of [`${base}.ts`, path.join(base, 'index.ts')]) {
+    if (existsSync(path.join(root, candidate))) return candidate;
+  }
+  throw new Error(`cannot resolve ${specifier} from ${dir}`);
+}
+
+export function workflowFingerprint(folder: WorkflowFolder): string {
+  const hash = createHash('sha256');
+  for (const file of workflowModules(WORKFLOW_TYPES[folder].entry)) {
+    const { outputText } = ts.transpileModule(readFileSync(path.join(root, file), 'utf8'), {
+      compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.CommonJS, removeComments: true },
+    });
+    hash.update(`${file}\n${outputText}\n`);
+  }
+  return hash.digest('hex').slice(0, 16);
+}

@@ -1,0 +1,289 @@
+/**
+ * The order and sweep workflow scenarios whose histories are recorded from real runs on the dev server
+ * (scripts/record-histories.ts) and replayed by test/replay/replay.test.ts. Each drives the workflow as its
+ * callers do (Update-With-Start for cancelBooking, signal-with-start for a supplier callback, the booking's own
+ * onCancelAfterBook, the sweep's orphans) and names the workflow whose latest run is recorded.
+ *
+ * Order runs follow a Cancel on the recovery schedule; the scenarios scale it down to seconds
+ * (`recovery.testing`), as the booking scenarios do: the commands are those of the full schedule.
+ */
+import { randomUUID } from 'node:crypto';
+import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
+import {
+  bookingStateQuery,
+  cancelBookingUpdate,
+  CustomerReferenceNoKey,
+  ORDER_WORKFLOW_TYPE,
+  orderWorkflowId,
+  type BookingRequest,
+  type CancelBookingRequest,
+  type OrderWorkflowInput,
+} from '../../src/contract';
+import { startBooking } from '../../src/client';
+import { temporalCallbackTarget } from '../../src/callbacks/temporal-target';
+import { defaultSupplierProfile } from '../../src/supplier/profile';
+import type { SupplierClient } from '../../src/supplier/interface';
+import type { Sandbox } from '../../dev/sandbox/server';
+import type { orderWorkflow } from '../../src/workflows';
+import { bookingRequest, guests, holder } from '../harness/booking';
+
+export interface RecordingContext {
+  client: Client;
+  taskQueue: string;
+  sandbox: Sandbox;
+  supplier: SupplierClient;
+  waitFor<T>(check: () => Promise<T | undefined>, timeoutMs?: number): Promise<T>;
+}
+
+export interface WorkflowScenario {
+  name: string;
+  /** The outcome kind the recording must end with; the recorder refuses to write anything else. */
+  expected: string;
+  /** Drives the workflow to its end and returns the workflow id whose latest run is recorded. */
+  run(ctx: RecordingContext): Promise<string>;
+}
+
+/** Below the production bounds: a test schedule, which the recorder's worker accepts (RECOVERY_TESTING). */
+const fast = {
+  testing: true,
+  delaysSeconds: [1, 1, 2],
+  repeatEverySeconds: 2,
+  rebookAfterSeconds: 3,
+  deadlineSeconds: 60,
+};
+
+async function confirmedBooking(ctx: RecordingContext, test: string, extra: Partial<BookingRequest> = {}) {
+  const request = bookingRequest({ test, recovery: fast, ...extra });
+  const outcome = await (await startBooking(ctx.client, request, { taskQueue: ctx.taskQueue })).result();
+  if (outcome.kind !== 'confirmed') throw new Error(`the booking ended ${outcome.kind}, not confirmed`);
+  return request.customerReferenceNo;
+}
+
+/** cancelBooking as the client helper sends it (Update-With-Start), with the scaled schedule in the input. */
+function cancelRequest(ctx: RecordingContext, ref: string, request: CancelBookingRequest) {
+  const input: OrderWorkflowInput = { customerReferenceNo: ref, recovery: fast };
+  return ctx.client.workflow.executeUpdateWithStart(cancelBookingUpdate, {
+    args: [request],
+    startWorkflowOperation: new WithStartWorkflowOperation<typeof orderWorkflow>(ORDER_WORKFLOW_TYPE, {
+      workflowId: orderWorkflowId(ref),
+      taskQueue: ctx.taskQueue,
+      args: [input],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+      typedSearchAttributes: [{ key: CustomerReferenceNoKey, value: ref }],
+      staticSummary: `Order · ref ${ref}`,
+    }),
+  });
+}
+
+const free = { currency: 'USD', amount: 0 };
+
+/** Waits for the latest order run under the reference to close (its result is read by the recorder). */
+async function orderEnded(ctx: RecordingContext, ref: string): Promise<string> {
+  await ctx.client.workflow
+    .getHandle(orderWorkflowId(ref))
+    .result()
+    .catch(() => undefined);
+  return orderWorkflowId(ref);
+}
+
+async function cancelledDuringRecovery(
+  ctx: RecordingContext,
+  onCancelAfterBook: BookingRequest['onCancelAfterBook'],
+  test: string,
+) {
+  const request = bookingRequest({ onCancelAfterBook, test, recovery: fast });
+  const handle = await startBooking(ctx.client, request, { taskQueue: ctx.taskQueue });
+  await ctx.waitFor(async () => ((await handle.query(bookingStateQuery)).stage === 'recovering' ? true : undefined));
+  await handle.cancel();
+  const outcome = await handle.result();
+  if (outcome.kind !== 'confirmed') throw new Error(`the booking ended ${outcome.kind}, not confirmed`);
+  return orderEnded(ctx, request.customerReferenceNo);
+}
+
+export const orderScenarios: WorkflowScenario[] = [
+  {
+    name: 'quoted',
+    expected: 'quoted',
+    async run(ctx) {
+      const ref = await confirmedBooking(ctx, 'confirmAfterMs=0');
+      await cancelRequest(ctx, ref, { confirm: false });
+      return orderEnded(ctx, ref);
+    },
+  },
+  {
+    name: 'cancel-free',
+    expected: 'cancelled',
+    async run(ctx) {
+      const ref = await confirmedBooking(ctx, 'confirmAfterMs=0&cancelAfterQueries=2');
+      await cancelRequest(ctx, ref, { confirm: true, acceptedFee: free, reason: 'guest changed plans' });
+      return orderEnded(ctx, ref);
+    },
+  },
+  {
+    name: 'cancel-at-policy-fee',
+    expected: 'cancelled',
+    async run(ctx) {
+      const ref = await confirmedBooking(ctx, 'confirmAfterMs=0&freeCancel=0&cancelAfterQueries=2');
+      const quote = await cancelRequest(ctx, ref, { confirm: false });
+      if (quote.kind !== 'quote') throw new Error('expected a quote');
+      await orderEnded(ctx, ref);
+      await cancelRequest(ctx, ref, { confirm: true, acceptedFee: quote.quote.fee });
+      return orderEnded(ctx, ref);
+    },
+  },
+  {
+    name: 'fee-changed-refused',
+    expected: 'quoted',
+    async run(ctx) {
+      const ref = await confirmedBooking(ctx, 'confirmAfterMs=0&freeCancel=0');
+      await cancelRequest(ctx, ref, { confirm: true, acceptedFee: { currency: 'USD', amount: 1 } }).catch(
+        () => undefined,
+      );
+      return orderEnded(ctx, ref);
+    },
+  },
+  {
+    name: 'cancel-lost-then-refused',
+    expected: 'cancelled',
+    async run(ctx) {
+      const ref = await confirmedBooking(
+        ctx,
+        'confirmAfterMs=0&cancel=504AfterAccept&cancelTimes=1&cancelRepeat=refuse&cancelAfterQueries=1',
+      );
+      await cancelRequest(ctx, ref, { confirm: true, acceptedFee: free });
+      return orderEnded(ctx, ref);
+    },
+  },
+  {
+    name: 'cancel-unknown-code',
+    expected: 'cancelled',
+    async run(ctx) {
+      const ref = await confirmedBooking(ctx, 'confirmAfterMs=0&cancel=unknownCode&cancelAfterQueries=1');
+      await cancelRequest(ctx, ref, { confirm: true, acceptedFee: free });
+      return orderEnded(ctx, ref);
+    },
+  },
+  {
+    name: 'cancel-refused',
+    expected: 'cancel-refused',
+    async run(ctx) {
+      const ref = await confirmedBooking(ctx, 'confirmAfterMs=0&cancel=refuse&cancelTimes=1');
+      await cancelRequest(ctx, ref, { confirm: true, acceptedFee: free });
+      return orderEnded(ctx, ref);
+    },
+  },
+  {
+    name: 'cancel-failed',
+    expected: 'cancel-failed',
+    async run(ctx) {
+      const ref = await confirmedBooking(ctx, 'confirmAfterMs=0&cancel=failed&cancelAfterQueries=1');
+      await cancelRequest(ctx, ref, { confirm: true, acceptedFee: free });
+      return orderEnded(ctx, ref);
+    },
+  },
+  {
+    name: 'not-cancellable',
+    expected: 'not-cancellable',
+    async run(ctx) {
+      const ref = await confirmedBooking(ctx, 'confirmAfterMs=0');
+      ctx.sandbox.setOrderStatus(ref, 3);
+      await cancelRequest(ctx, ref, { confirm: false }).catch(() => undefined);
+      return orderEnded(ctx, ref);
+    },
+  },
+  {
+    name: 'auto-cancel-after-cancelled-booking',
+    expected: 'cancelled',
+    run: (ctx) =>
+      cancelledDuringRecovery(ctx, 'cancel', 'book=504AfterCreate&confirmAfterQueries=3&cancelAfterQueries=1'),
+  },
+  {
+    name: 'auto-cancel-if-free-stopped',
+    expected: 'cancel-stopped',
+    run: (ctx) =>
+      cancelledDuringRecovery(ctx, 'cancel-if-free', 'book=504AfterCreate&confirmAfterQueries=3&freeCancel=0'),
+  },
+  {
+    name: 'operator-cancels-order-run',
+    expected: 'cancel-unresolved',
+    async run(ctx) {
+      const ref = await confirmedBooking(ctx, 'confirmAfterMs=0&cancelAfterQueries=500');
+      await cancelRequest(ctx, ref, { confirm: true, acceptedFee: free });
+      await new Promise((r) => setTimeout(r, 3_000));
+      await ctx.client.workflow.getHandle(orderWorkflowId(ref)).cancel();
+      return orderEnded(ctx, ref);
+    },
+  },
+  {
+    name: 'callback-agrees-checked',
+    expected: 'checked',
+    async run(ctx) {
+      const ref = await confirmedBooking(ctx, 'confirmAfterMs=0');
+      await temporalCallbackTarget(ctx.client, ctx).signal({ customerReferenceNo: ref, status: 2 });
+      return orderEnded(ctx, ref);
+    },
+  },
+  {
+    name: 'callback-changed-by-supplier',
+    expected: 'changed-by-supplier',
+    async run(ctx) {
+      const ref = await confirmedBooking(ctx, 'confirmAfterMs=0');
+      ctx.sandbox.setOrderStatus(ref, 3);
+      await temporalCallbackTarget(ctx.client, ctx).signal({ customerReferenceNo: ref, status: 3 });
+      return orderEnded(ctx, ref);
+    },
+  },
+];
+
+/** Books at the supplier directly, as an order no booking workflow stands for. */
+async function orderWithoutBooking(ctx: RecordingContext): Promise<string> {
+  const ref = randomUUID();
+  await ctx.supplier.book(
+    { customerReferenceNo: ref, ratePkgId: 'pkg-orphan', holder, guests },
+    { sessionId: `s-${ref}`, test: 'confirmAfterMs=0' },
+  );
+  return ref;
+}
+
+/**
+ * What each sweep judges: an agreeing booking, an order nobody booked, a booking of ours terminated after its
+ * Book (an orphan of ours, free to cancel), and a confirmed booking the supplier cancelled without a callback.
+ */
+async function sweepWorld(ctx: RecordingContext): Promise<void> {
+  await confirmedBooking(ctx, 'confirmAfterMs=0');
+  await orderWithoutBooking(ctx);
+  const terminated = bookingRequest({ test: 'book=504AfterCreate&confirmAfterQueries=500', recovery: fast });
+  const handle = await startBooking(ctx.client, terminated, { taskQueue: ctx.taskQueue });
+  await ctx.waitFor(async () => ((await handle.query(bookingStateQuery)).polls.length >= 1 ? true : undefined));
+  await handle.terminate('an orphan made on purpose');
+  ctx.sandbox.setOrderStatus(await confirmedBooking(ctx, 'confirmAfterMs=0'), 3);
+}
+
+function sweep(name: string, cancelOrphans: boolean): WorkflowScenario {
+  return {
+    name,
+    expected: 'sweep',
+    async run(ctx) {
+      await sweepWorld(ctx);
+      const workflowId = `sweep-${name}-${randomUUID()}`;
+      await ctx.client.workflow.execute('reconciliationSweepWorkflow', {
+        taskQueue: ctx.taskQueue,
+        workflowId,
+        args: [
+          {
+            lookbackMinutes: 60,
+            settleMinutes: 0,
+            sliceMinutes: 15,
+            cancelOrphans,
+            checkInHours: 48,
+            statuses: defaultSupplierProfile.orderStatus,
+          },
+        ],
+      });
+      return workflowId;
+    },
+  };
+}
+
+export const sweepScenarios: WorkflowScenario[] = [sweep('orphans-reported', false), sweep('orphans-cancelled', true)];
