@@ -11,7 +11,14 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { temporal } from '@temporalio/proto';
-import { bookingWorkflowId, queryOrdersTaskQueue, SEARCH_ATTRIBUTES, type BookingOutcome } from '../../src/contract';
+import {
+  bookingWorkflowId,
+  orderWorkflowId,
+  queryOrdersTaskQueue,
+  SEARCH_ATTRIBUTES,
+  type BookingOutcome,
+} from '../../src/contract';
+import { awaitOrderOutcome, cancelBooking } from '../../src/client';
 import { startSandbox, type Sandbox } from '../../dev/sandbox/server';
 import { resolveServerExecutable } from '../../dev/temporal/binaries';
 import { freePort, startDevServer, type DevServer } from '../../dev/temporal/dev-server';
@@ -103,7 +110,7 @@ describe('the worker on a namespace without the search attributes', () => {
   });
   afterEach(() => sandbox.close());
 
-  test('registering on (the default): it registers both before polling, and a booking confirms and is found by them', async () => {
+  test('registering on (the default): it registers both before polling; a booking confirms, is cancelled by an order run on demand, and both are found by them', async () => {
     for (const name of NAMES) expect(await customAttributes()).not.toHaveProperty(name);
     const taskQueue = `bare-on-${randomUUID().slice(0, 8)}`;
     const worker = await startWorker({ BOOKING_TASK_QUEUE: taskQueue, SUPPLIER_BASE_URL: sandbox.url });
@@ -113,7 +120,7 @@ describe('the worker on a namespace without the search attributes', () => {
       for (const name of NAMES) expect(registered[name]).toBe(IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD);
       expect(worker.output()).toMatch(/Registered search attributes (BookingStage|CustomerReferenceNo), /);
 
-      const request = bookingRequest({ test: 'confirmAfterMs=0' });
+      const request = bookingRequest({ test: 'confirmAfterMs=0&cancelAfterQueries=1' });
       const handle = await env.client.workflow.start('bookingWorkflow', {
         taskQueue,
         workflowId: bookingWorkflowId(request.customerReferenceNo),
@@ -130,6 +137,29 @@ describe('the worker on a namespace without the search attributes', () => {
         return undefined;
       });
       expect(found).toBe(handle.workflowId);
+
+      // An order run started on demand on the same bare server: the client helper's Update-With-Start sets
+      // CustomerReferenceNo, the run upserts its stage; quoted, then cancelled at the quoted fee.
+      const ref = request.customerReferenceNo;
+      const quote = await cancelBooking(env.client, ref, { confirm: false }, { taskQueue });
+      if (quote.kind !== 'quote') throw new Error(`expected a quote, got ${quote.kind}`);
+      expect((await awaitOrderOutcome(env.client, ref)).kind).toBe('quoted');
+      const answer = await cancelBooking(
+        env.client,
+        ref,
+        { confirm: true, acceptedFee: quote.quote.fee },
+        { taskQueue },
+      );
+      expect(answer.kind).toBe('cancel-requested');
+      expect(await awaitOrderOutcome(env.client, ref)).toMatchObject({ kind: 'cancelled', order: { status: 3 } });
+      const order = await eventually(async () => {
+        for await (const wf of env.client.workflow.list({
+          query: `CustomerReferenceNo = "${ref}" AND BookingStage = "order-cancelled"`,
+        }))
+          return wf.workflowId;
+        return undefined;
+      });
+      expect(order).toBe(orderWorkflowId(ref));
       expect(worker.output()).not.toMatch(/BadSearchAttributes/);
     } finally {
       worker.child.kill('SIGTERM');
