@@ -7,13 +7,18 @@
  * no longer knows (lost); a workflow that failed instead of returning an outcome; Book sent more often than
  * the recovery policy allows; a secret or personal value in clear in a history or a log line.
  */
-import type { BookingOutcome, BookingOutcomeKind } from '../src/contract';
+import type { BookingOutcome, BookingOutcomeKind, CancelFeeQuote } from '../src/contract';
+import type { Money } from '../src/values';
 import type { SandboxCall, SandboxOrderView } from '../dev/sandbox/server';
-import { FAULT_CLASSES, type FaultClass, type PlannedBooking } from './mix';
+import { parseTestHeader } from '../dev/sandbox/scenario';
+import { CANCEL_EXPECTED, FAULT_CLASSES, type CancelKind, type FaultClass, type PlannedBooking } from './mix';
 
 /** Order statuses of the supplier profile (src/supplier/profile.ts defaults, which the sandbox uses). */
 const CONFIRMING = 1;
 const CONFIRMED = 2;
+const CANCELLED = 3;
+const FAILED = 4;
+const CANCEL_FAILED = 5;
 
 /** How a booking's workflow ended, as the chaos client saw it after the run. */
 export type Ending =
@@ -32,6 +37,44 @@ export type Ending =
 export interface Observation {
   booking: PlannedBooking;
   ending: Ending;
+  /** The chaos client's cancellation of this booking, when it planned one (class cancelAfterConfirm). */
+  cancellation?: CancellationObservation;
+}
+
+/**
+ * A cancellation on demand as the chaos client made it: the quote, what it accepted and sent, the update's
+ * answer and the order run's outcome. `state`: `done` (the run it confirmed in, or the quote's, ended),
+ * `skipped` (the booking did not end confirmed: nothing asked), `open` (no ending by the hard limit), `error`.
+ */
+export interface CancellationObservation {
+  customerReferenceNo: string;
+  kind: CancelKind;
+  expected: string;
+  state: 'done' | 'skipped' | 'open' | 'error';
+  detail?: string;
+  /** The quote (cancelBooking `{confirm: false}`). */
+  quote?: CancelFeeQuote;
+  /** The fee sent with `{confirm: true}` (recorded before sending); absent when no confirm was sent. */
+  acceptedFee?: Money | null;
+  confirmSentAt?: string;
+  /** `cancel-requested` (ambiguous or not), `cancel-refused`, or `update-failed:<type>`. */
+  answer?: string;
+  /** The order run's outcome kind (the run the confirm went to). */
+  outcome?: string;
+  /** The outcome's reason or fees, for a person reading the report. */
+  outcomeDetail?: string;
+  /** The window kinds: whether the timing planned could be kept (the booking confirmed in time). */
+  windowMissed?: boolean;
+  /** Client calls retried (server restart, transport errors). */
+  retries: number;
+  /** The order runs it started: the quote's, the confirm's (their raw histories are scanned for secrets). */
+  runIds?: string[];
+}
+
+/** The cancellation's label in tables: the order run's outcome, or its state when there is none. */
+export function cancellationKind(c: CancellationObservation): string {
+  if (c.state === 'done') return c.outcome ?? (c.answer ? `answer ${c.answer}` : 'done');
+  return c.state;
 }
 
 /** An ending's label in tables: the outcome kind, or the state when there is no outcome. */
@@ -54,7 +97,7 @@ export interface Orphan {
  */
 export function findOrphans(observations: Observation[], orders: Map<string, SandboxOrderView[]>): Orphan[] {
   const orphans: Orphan[] = [];
-  for (const { booking, ending } of observations) {
+  for (const { booking, ending, cancellation } of observations) {
     if (ending.state !== 'completed') continue;
     const ref = booking.request.customerReferenceNo;
     const order = orders.get(ref)?.[0];
@@ -62,8 +105,14 @@ export function findOrphans(observations: Observation[], orders: Map<string, San
     const add = (why: string) =>
       orphans.push({ customerReferenceNo: ref, outcome: outcome.kind, orderStatus: order?.status, why });
     if (outcome.kind === 'confirmed') {
-      if (!order) add('outcome confirmed, but the supplier has no order');
-      else if (order.status !== CONFIRMED)
+      if (!order) {
+        add('outcome confirmed, but the supplier has no order');
+        continue;
+      }
+      // Cancelled by our own cancellation: the order run's outcome must account for the status.
+      const why = cancellation ? cancelledOrderUnaccounted(cancellation, order.status) : undefined;
+      if (why) add(why);
+      else if (!cancellation && order.status !== CONFIRMED)
         add(`outcome confirmed, but the supplier order is in status ${order.status}`);
       continue;
     }
@@ -80,6 +129,34 @@ export function findOrphans(observations: Observation[], orders: Map<string, San
     }
   }
   return orphans;
+}
+
+/**
+ * Whether the order status of a confirmed booking we cancelled (or tried to) is what the order run's outcome says,
+ * or why not: `cancelled` needs status 3, `cancel-failed` status 5; `cancel-unresolved` and `changed-by-supplier`
+ * hand the order to a person (any status); every other ending (refused, stopped, quoted only, nothing asked) says
+ * nothing was cancelled, so the order must still be Confirmed. A cancellation still open is the `stuck` check's.
+ */
+export function cancelledOrderUnaccounted(c: CancellationObservation, status: number): string | undefined {
+  if (c.state === 'open') return undefined;
+  const outcome = c.state === 'done' ? c.outcome : undefined;
+  switch (outcome) {
+    case 'cancelled':
+      return status === CANCELLED
+        ? undefined
+        : `our cancellation ended cancelled, but the supplier order is in status ${status}`;
+    case 'cancel-failed':
+      return status === CANCEL_FAILED
+        ? undefined
+        : `our cancellation ended cancel-failed, but the supplier order is in status ${status}`;
+    case 'cancel-unresolved':
+    case 'changed-by-supplier':
+      return undefined;
+    default:
+      return status === CONFIRMED
+        ? undefined
+        : `our cancellation ended ${outcome ?? c.state} (nothing cancelled), but the supplier order is in status ${status}`;
+  }
 }
 
 /** Orders per reference: the histogram, references with more than one, and orders for references never booked. */
@@ -135,7 +212,8 @@ export function coverage(observations: Observation[], calls: SandboxCall[], quer
         faultsByRef.set(ref, (faultsByRef.get(ref) ?? new Set()).add(c.fault));
     }
   }
-  const struck = (cls: FaultClass, { booking, ending }: Observation): boolean => {
+  const struck = (cls: FaultClass, o: Observation): boolean => {
+    const { booking, ending } = o;
     const ref = booking.request.customerReferenceNo;
     const ca = faultsBySession.get(booking.request.sessionId ?? '') ?? new Set<string>();
     const bk = faultsByRef.get(ref) ?? new Set<string>();
@@ -177,6 +255,9 @@ export function coverage(observations: Observation[], calls: SandboxCall[], quer
       // the order's own status: confirmed, or failed naming the order.
       case 'listedLateResendRateLimited':
         return bk.has('429') && (outcome?.kind === 'confirmed' || (outcome?.kind === 'failed' && !!outcome.order));
+      // The confirmed booking was quoted and a cancellation asked for, and its order run ended.
+      case 'cancelAfterConfirm':
+        return o.cancellation?.state === 'done' && o.cancellation.acceptedFee !== undefined;
     }
   };
   const n = observations.length;
@@ -206,10 +287,6 @@ export function outcomeMatrix(observations: Observation[]): Record<string, Recor
 
 // --- Reconciliation ---------------------------------------------------------------------------
 
-const CANCELLED = 3;
-const FAILED = 4;
-const CANCEL_FAILED = 5;
-
 /**
  * What the reconciliation sweep should report for the run's supplier orders, from what the run itself saw
  * (an oracle apart from the sweep's own rule): an orphan is an order no booking stands for (its workflow
@@ -224,7 +301,7 @@ export function expectedSweepFindings(
   const orphans: string[] = [];
   const mismatches: string[] = [];
   const known = new Set<string>();
-  for (const { booking, ending } of observations) {
+  for (const { booking, ending, cancellation } of observations) {
     const ref = booking.request.customerReferenceNo;
     known.add(ref);
     const order = orders.get(ref)?.[0];
@@ -236,9 +313,14 @@ export function expectedSweepFindings(
     }
     const s = order.status;
     switch (ending.outcome.kind) {
-      case 'confirmed':
-        if (s !== CONFIRMED) mismatches.push(ref);
+      case 'confirmed': {
+        // A cancelled (or cancel-failed) order is as reported when the last order run ended so: our cancellation's.
+        const lastRun = cancellation?.state === 'done' ? cancellation.outcome : undefined;
+        const known =
+          (s === CANCELLED && lastRun === 'cancelled') || (s === CANCEL_FAILED && lastRun === 'cancel-failed');
+        if (s !== CONFIRMED && !known) mismatches.push(ref);
         break;
+      }
       case 'failed':
         if (s !== FAILED && s !== CANCELLED && s !== CANCEL_FAILED) mismatches.push(ref);
         break;
@@ -251,6 +333,165 @@ export function expectedSweepFindings(
   }
   for (const ref of orders.keys()) if (!known.has(ref)) orphans.push(ref);
   return { orphans: orphans.sort(), mismatches: mismatches.sort() };
+}
+
+// --- Cancellations ------------------------------------------------------------------------------
+
+/** How the sandbox took a Cancel call, read from its record (dev/sandbox/server.ts, `cancel`). */
+type CancelCallKind =
+  /** Turned away before any work: 429, 401 (the client renews its ticket). */
+  | 'not-reached'
+  /** 400/403/404 with no Cancel taken for the order: nothing was done. */
+  | 'refusal'
+  /** 400 "cannot be cancelled" because a Cancel was taken before (`cancelRepeat=refuse`). */
+  | 'repeat-refused'
+  /** 504 with nothing taken (`cancel=lost`). */
+  | 'lost'
+  /** Taken: 200 code 0, `504AfterAccept`, `unknownCode`; or, once taken, a repeat answered the same. */
+  | 'taken'
+  | 'other';
+
+function cancelCallKind(c: SandboxCall): CancelCallKind {
+  if (c.httpStatus === 429 || c.httpStatus === 401) return 'not-reached';
+  if (c.fault === 'cancelRepeat') return 'repeat-refused';
+  if (c.fault === 'lost') return 'lost';
+  if (c.httpStatus === 400 || c.httpStatus === 403 || c.httpStatus === 404) return 'refusal';
+  if (c.httpStatus === 200 || c.fault === '504AfterAccept') return 'taken';
+  return 'other';
+}
+
+export interface CancelSendViolation {
+  ref: string;
+  rule: 'sent-after-refusal' | 'sent-after-settled-answer' | 'taken-twice';
+  detail: string;
+}
+
+/**
+ * "0 Cancels sent twice over a refusal", from the supplier's own record of every Cancel and QueryOrders call:
+ *  - `sent-after-refusal`: a Cancel reached the supplier after it had refused a first Cancel for the order in words
+ *    that prove nothing was done (400/403/404 before any Cancel that may have acted; 429 and 401 aside);
+ *  - `sent-after-settled-answer`: a Cancel reached the supplier after a QueryOrders answer had shown the order
+ *    settled by the Cancel taken (status 3 or 5: the taken Cancel's `cancelAfterMs` had passed when it answered);
+ *  - `taken-twice`: more than one Cancel call answered as taken (200 code 0, 504 after taking, an unknown code)
+ *    for one order: a live supplier may charge each.
+ * Each violation names the order; the first Cancel call that broke the rule is in `detail`.
+ */
+export function cancelSendViolations(calls: SandboxCall[], orders: SandboxOrderView[]): CancelSendViolation[] {
+  const cancels = new Map<string, SandboxCall[]>();
+  const queries = new Map<string, string[]>();
+  for (const c of calls) {
+    for (const ref of c.customerReferenceNos ?? []) {
+      if (c.op === 'cancel') cancels.set(ref, [...(cancels.get(ref) ?? []), c]);
+      // A QueryOrders answered in full (no injected fault) that named the order.
+      if (c.op === 'queryOrders' && c.httpStatus === 200 && !c.fault && cancels.has(ref))
+        queries.set(ref, [...(queries.get(ref) ?? []), c.at]);
+    }
+  }
+  const byRef = new Map(orders.map((o) => [o.customerReferenceNo, o]));
+  const out: CancelSendViolation[] = [];
+  for (const [ref, list] of cancels) {
+    const ms = (c: SandboxCall) => Date.parse(c.at);
+    const kinds = list.map(cancelCallKind);
+    // A refusal that proves nothing was done: the first Cancel that reached the supplier was refused.
+    const firstReached = kinds.findIndex((k) => k !== 'not-reached');
+    if (firstReached >= 0 && kinds[firstReached] === 'refusal') {
+      const after = list.slice(firstReached + 1);
+      if (after.length > 0) {
+        out.push({
+          ref,
+          rule: 'sent-after-refusal',
+          detail: `Cancel refused ${list[firstReached]!.httpStatus} at ${list[firstReached]!.at}, then ${after.length} more sent (first at ${after[0]!.at}, HTTP ${after[0]!.httpStatus})`,
+        });
+      }
+    }
+    const taken = list.filter((_, i) => kinds[i] === 'taken');
+    if (taken.length > 1) {
+      out.push({
+        ref,
+        rule: 'taken-twice',
+        detail: `${taken.length} Cancels answered as taken: ${taken.map((c) => c.at).join(', ')}`,
+      });
+    }
+    // When the taken Cancel settled, and the first full QueryOrders answer after that (with a margin for the
+    // time between the status being read and the call being recorded).
+    const order = byRef.get(ref);
+    if (!order?.cancel) continue;
+    const flags = parseTestHeader(order.test);
+    const afterMs = flags.cancelAfterMs ?? flags.confirmAfterMs;
+    if (afterMs === undefined || flags.cancelAfterQueries !== undefined || flags.cancel === 'pending') continue;
+    const settledAt = Date.parse(order.cancel.requestedAt) + afterMs;
+    const told = (queries.get(ref) ?? []).map(Date.parse).find((t) => t >= settledAt + 500);
+    if (told === undefined) continue;
+    const late = list.filter((c) => ms(c) > told);
+    if (late.length > 0) {
+      out.push({
+        ref,
+        rule: 'sent-after-settled-answer',
+        detail: `order settled at ${new Date(settledAt).toISOString()}, told by QueryOrders at ${new Date(told).toISOString()}, then Cancel at ${late[0]!.at}`,
+      });
+    }
+  }
+  return out.sort((a, b) => a.ref.localeCompare(b.ref) || a.rule.localeCompare(b.rule));
+}
+
+export interface FeeViolation {
+  ref: string;
+  status: number;
+  charged: Money;
+  /** What our confirm accepted; absent: nobody asked to cancel this order. */
+  accepted?: Money | null;
+  why: string;
+}
+
+/**
+ * "0 orders cancelled at a fee nobody accepted": every order the supplier took a Cancel for (the sandbox charges
+ * the policy's fee at that moment, whatever the order's status becomes) was charged at most the fee our confirm
+ * accepted (a free quote accepted is 0 in any currency), and only orders we asked to cancel were.
+ */
+export function feesNotAccepted(
+  orders: SandboxOrderView[],
+  accepted: Map<string, Money | null | undefined>,
+): FeeViolation[] {
+  const out: FeeViolation[] = [];
+  for (const o of orders) {
+    if (!o.cancel) continue;
+    const charged = o.cancel.serviceFee;
+    const fee = accepted.get(o.customerReferenceNo);
+    const add = (why: string) =>
+      out.push({
+        ref: o.customerReferenceNo,
+        status: o.status,
+        charged,
+        ...(fee !== undefined ? { accepted: fee } : {}),
+        why,
+      });
+    if (!accepted.has(o.customerReferenceNo) || fee === undefined) {
+      add('the supplier took a Cancel nobody asked for');
+      continue;
+    }
+    if (charged.amount <= 0) continue;
+    if (fee === null) continue; // an unknown fee was accepted as such (never in this run: every policy has fees)
+    if (fee.amount <= 0) add(`charged ${charged.amount} ${charged.currency}, accepted only a free cancellation`);
+    else if (fee.currency !== charged.currency)
+      add(`charged ${charged.amount} ${charged.currency}, accepted ${fee.amount} ${fee.currency}`);
+    else if (charged.amount > fee.amount + 0.005)
+      add(`charged ${charged.amount} ${charged.currency}, above the accepted ${fee.amount}`);
+  }
+  return out;
+}
+
+/** Cancellations by kind → order run outcome (or state), and overall by outcome. */
+export function cancellationTable(cancellations: CancellationObservation[]) {
+  const byOutcome: Record<string, number> = {};
+  const byKind: Record<string, { planned: number; expected: string; outcomes: Record<string, number> }> = {};
+  for (const c of cancellations) {
+    const label = cancellationKind(c);
+    byOutcome[label] = (byOutcome[label] ?? 0) + 1;
+    const row = (byKind[c.kind] ??= { planned: 0, expected: CANCEL_EXPECTED[c.kind], outcomes: {} });
+    row.planned++;
+    row.outcomes[label] = (row.outcomes[label] ?? 0) + 1;
+  }
+  return { byOutcome, byKind };
 }
 
 /** Two sets of references compared: what one has and the other lacks. */

@@ -76,6 +76,12 @@ export const SETTLE_CLASSES = ['pendingThenConfirmed', 'pendingThenFailed'] as c
  * the order's fate, never end `failed` while it exists.
  */
 export const LISTING_CLASSES = ['listedLateResendRateLimited'] as const;
+/**
+ * After confirmation, on demand: the chaos client quotes the cancellation fee and cancels (cancelBooking's
+ * Update-With-Start on `order:<ref>`), with one of the Cancel faults of CANCEL_KINDS planned in the Book's Test
+ * header (the sandbox reads Cancel faults there when the Cancel carries none).
+ */
+export const CANCEL_CLASSES = ['cancelAfterConfirm'] as const;
 
 /** Every fault a single booking can carry; QueryOrders faults are global (see the injector in run.ts). */
 export const FAULT_CLASSES = [
@@ -84,6 +90,7 @@ export const FAULT_CLASSES = [
   ...BOOK_CLASSES,
   ...SETTLE_CLASSES,
   ...LISTING_CLASSES,
+  ...CANCEL_CLASSES,
 ] as const;
 
 /** Book faults that make the order and leave its outcome unknown: recovery, and maybe a re-send, follow. */
@@ -101,6 +108,47 @@ export const MIN_CLASS_SHARE = 0.105;
 /** Every booking accepts a price rise up to this; the sandbox's priceChanged rises below or above it. */
 export const MAX_INCREASE_PERCENT = 10;
 
+/**
+ * How a planned cancellation goes, and what the order run should end as:
+ *  - `taken`: Cancel taken and answered (half of them past free cancellation, `freeCancel=0`: a policy fee is
+ *    quoted, accepted and charged) → `cancelled`;
+ *  - `refused`: the first Cancel answered 400 (nothing done) → `cancel-refused`, and no Cancel after it;
+ *  - `lostAnswerRepeatRefused`: the first Cancel taken but answered 504, the order still Confirmed at the re-send
+ *    point (it settles 20–28 s after the take), the re-send answered 400 "cannot be cancelled" → `cancelled`;
+ *  - `unknownCode`: taken, answered HTTP 200 with an envelope code no profile lists → `cancelled`;
+ *  - `freeWindowClosesBeforeConfirm`: free cancellation ends (`freeCancelForMs`) between the caller's free quote
+ *    and its `{confirm: true, acceptedFee: 0}` → the update is refused (FeeChanged), nothing sent (`quoted`);
+ *  - `freeWindowClosesBeforeResend`: the caller confirms the free quote; the first Cancel is lost (504, nothing
+ *    taken) and free cancellation ends before the re-send point → re-quoted, `cancel-stopped`, nothing charged.
+ */
+export const CANCEL_KINDS = [
+  'taken',
+  'refused',
+  'lostAnswerRepeatRefused',
+  'unknownCode',
+  'freeWindowClosesBeforeConfirm',
+  'freeWindowClosesBeforeResend',
+] as const;
+export type CancelKind = (typeof CANCEL_KINDS)[number];
+
+/** The order run's outcome kind each cancellation kind should end in (`quoted`: the confirm was refused). */
+export const CANCEL_EXPECTED: Record<CancelKind, string> = {
+  taken: 'cancelled',
+  refused: 'cancel-refused',
+  lostAnswerRepeatRefused: 'cancelled',
+  unknownCode: 'cancelled',
+  freeWindowClosesBeforeConfirm: 'quoted',
+  freeWindowClosesBeforeResend: 'cancel-stopped',
+};
+
+export interface PlannedCancel {
+  kind: CancelKind;
+  /** Free cancellation ends this long after the order was made (the window kinds). */
+  freeCancelForMs?: number;
+  /** `taken`: past free cancellation already (a policy fee is quoted and accepted). */
+  feeCharged?: boolean;
+}
+
 export interface PlannedBooking {
   index: number;
   request: BookingRequest;
@@ -114,6 +162,8 @@ export interface PlannedBooking {
   personal: string[];
   /** The run terminates this booking's workflow once Book has made its order (markOrphanTargets). */
   orphanTarget?: boolean;
+  /** Once confirmed, the chaos client cancels it this way (class `cancelAfterConfirm`). */
+  cancel?: PlannedCancel;
 }
 
 export interface MixOptions {
@@ -168,7 +218,7 @@ export function planBookings({ n, seed, recovery }: MixOptions): PlannedBooking[
     for (const i of byCheck.slice(k * quota, (k + 1) * quota)) classes[i]!.add(cls);
   });
 
-  return indices.map((index) => {
+  const plan = indices.map((index) => {
     const own = classes[index]!;
     const { header, expected } = testHeader(own, priceAccepted.has(index), rng);
     const ratePkgId = rng.pick(RATE_PACKAGES);
@@ -195,6 +245,69 @@ export function planBookings({ n, seed, recovery }: MixOptions): PlannedBooking[
       personal,
     };
   });
+  return planCancels(plan, quota, seed);
+}
+
+/**
+ * Gives the `cancelAfterConfirm` class its quota among the bookings planned to end confirmed whose order settles
+ * at once (not `pendingThenConfirmed`, the orphan targets' pool, nor listed late): the kinds of CANCEL_KINDS in
+ * turn, their Cancel faults appended to the Test header. A separate stream of the seed, so the rest of the plan is
+ * the one it was before cancellations.
+ */
+function planCancels(plan: PlannedBooking[], quota: number, seed: number): PlannedBooking[] {
+  const rng = substream(seed, 'cancels');
+  const eligible = plan.filter(
+    (b) =>
+      b.expected === 'confirmed' &&
+      !b.classes.includes('pendingThenConfirmed') &&
+      !b.classes.includes('listedLateResendRateLimited'),
+  );
+  const chosen = rng.shuffle(eligible).slice(0, quota);
+  const kindOf = new Map(chosen.map((b, k) => [b.index, CANCEL_KINDS[k % CANCEL_KINDS.length]!]));
+  return plan.map((b) => {
+    const kind = kindOf.get(b.index);
+    if (!kind) return b;
+    const { keys, cancel } = cancelFaults(kind, rng);
+    const test = [b.request.context?.test ?? '', ...keys].filter(Boolean).join('&');
+    return {
+      ...b,
+      classes: FAULT_CLASSES.filter((c) => c === 'cancelAfterConfirm' || b.classes.includes(c)),
+      cancel,
+      request: { ...b.request, context: { ...b.request.context, test } },
+    };
+  });
+}
+
+/** The Test header keys for a cancellation kind (read by the sandbox's Cancel from the Book's header). */
+function cancelFaults(kind: CancelKind, rng: Rng): { keys: string[]; cancel: PlannedCancel } {
+  // When a taken Cancel settles (status 3): explicit, so the check can tell when a QueryOrders answer said so.
+  const settle = (min: number, max: number) => `cancelAfterMs=${rng.int(min, max)}`;
+  switch (kind) {
+    case 'taken': {
+      const feeCharged = rng.next() < 0.5;
+      return { keys: [...(feeCharged ? ['freeCancel=0'] : []), settle(1_000, 5_000)], cancel: { kind, feeCharged } };
+    }
+    case 'refused':
+      return { keys: ['cancel=refuse', 'cancelTimes=1', settle(1_000, 5_000)], cancel: { kind } };
+    case 'lostAnswerRepeatRefused':
+      // Still Confirmed at the re-send point (the first poll ≥ 10 s after the send: 15.5 s), settled soon after.
+      return {
+        keys: ['cancel=504AfterAccept', 'cancelTimes=1', 'cancelRepeat=refuse', settle(20_000, 28_000)],
+        cancel: { kind },
+      };
+    case 'unknownCode':
+      // Settled before the re-send point: one Cancel only.
+      return { keys: ['cancel=unknownCode', 'cancelTimes=1', settle(1_000, 8_000)], cancel: { kind } };
+    case 'freeWindowClosesBeforeConfirm':
+    case 'freeWindowClosesBeforeResend': {
+      const freeCancelForMs = rng.int(45_000, 60_000);
+      const lost = kind === 'freeWindowClosesBeforeResend' ? ['cancel=lost', 'cancelTimes=1'] : [];
+      return {
+        keys: [`freeCancelForMs=${freeCancelForMs}`, ...lost, settle(1_000, 5_000)],
+        cancel: { kind, freeCancelForMs },
+      };
+    }
+  }
 }
 
 /** The `Test` header for a booking's faults, and the outcome they lead to. */
@@ -299,7 +412,7 @@ function uuidFrom(rng: Rng): string {
 export function markOrphanTargets(plan: PlannedBooking[], count: number, seed: number): PlannedBooking[] {
   const rng = substream(seed, 'orphans');
   const bookFaults = new Set<FaultClass>(BOOK_CLASSES);
-  const late = rng.shuffle(plan.filter((b) => b.classes.includes('pendingThenConfirmed')));
+  const late = rng.shuffle(plan.filter((b) => b.classes.includes('pendingThenConfirmed') && !b.cancel));
   const clean = (b: PlannedBooking) => !b.classes.some((c) => bookFaults.has(c));
   const eligible = [...late.filter(clean), ...late.filter((b) => !clean(b))];
   const chosen = new Set(eligible.slice(0, Math.max(0, count)).map((b) => b.index));

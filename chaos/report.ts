@@ -4,7 +4,15 @@
  */
 import type { RecoveryPolicy } from '../src/contract';
 import type { SandboxStats } from '../dev/sandbox/server';
-import type { ClassCoverage, Orphan, SecretHit } from './check';
+import type { Money } from '../src/values';
+import type {
+  CancellationObservation,
+  CancelSendViolation,
+  ClassCoverage,
+  FeeViolation,
+  Orphan,
+  SecretHit,
+} from './check';
 import type { FaultClass } from './mix';
 
 export interface BookingProblem {
@@ -92,6 +100,34 @@ export interface ChaosReport {
   stuck: BookingProblem[];
   lost: BookingProblem[];
   workflowFailures: BookingProblem[];
+  /** Cancellations on demand after confirmation (class cancelAfterConfirm): how each went, and their invariants. */
+  cancellations: {
+    planned: number;
+    /** Those whose confirm (`{confirm: true, acceptedFee}`) was sent. */
+    asked: number;
+    /** The order run's outcome kind (or `skipped`: the booking did not end confirmed; `open`; `error`) → count. */
+    byOutcome: Record<string, number>;
+    /** Per kind (chaos/mix.ts CANCEL_KINDS): planned, the outcome expected, the outcomes seen. */
+    byKind: Record<string, { planned: number; expected: string; outcomes: Record<string, number> }>;
+    /** Window kinds whose booking confirmed too late to keep the planned timing (cancelled at the quoted fee instead). */
+    windowMissed: number;
+    /** Cancel calls the supplier received, by HTTP status and fault. */
+    cancelCalls: number;
+    cancelCallsByAnswer: Record<string, number>;
+    /** Re-sends answered 400 "cannot be cancelled" after a taken Cancel (the lost-answer kind's repeat). */
+    repeatsRefused: number;
+    /** Orders in status 3 at the end. */
+    ordersCancelled: number;
+    /** Every order the supplier took a Cancel for: the fee it charged, the fee our confirm accepted. */
+    feesCharged: Array<{ ref: string; status: number; charged: Money; accepted: Money | null }>;
+    /** Must be empty: Cancels sent after a refusal that proved nothing was done, after a settled answer, taken twice. */
+    sendsOverRefusal: CancelSendViolation[];
+    /** Must be empty: orders charged above what was accepted, or cancelled without our asking. */
+    feesNotAccepted: FeeViolation[];
+    /** Order runs still running after the drain (-1: could not be counted). */
+    openOrderRunsAfterDrain: number;
+    items: CancellationObservation[];
+  };
   reconciliation: ReconciliationReport;
   chaos: {
     workerKills: number;
@@ -135,6 +171,17 @@ export function formatReport(r: ChaosReport): string {
     ['stuck (must be 0)', String(r.stuck.length)],
     ['lost (must be 0)', String(r.lost.length)],
     ['workflow failures (must be 0)', String(r.workflowFailures.length)],
+    [
+      'cancellations on demand',
+      `${r.cancellations.asked} asked of ${r.cancellations.planned} planned: ${Object.entries(r.cancellations.byOutcome)
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([k, n]) => `${k} ${n}`)
+        .join(
+          ', ',
+        )}; ${r.cancellations.cancelCalls} Cancel calls ${JSON.stringify(r.cancellations.cancelCallsByAnswer)}`,
+    ],
+    ['Cancels sent twice over a refusal (must be 0)', String(r.cancellations.sendsOverRefusal.length)],
+    ['cancelled at a fee nobody accepted (must be 0)', String(r.cancellations.feesNotAccepted.length)],
     [
       'orphans made on purpose',
       `${r.reconciliation.orphansMade.length} / ${r.reconciliation.orphansAsked} asked (not made: ${r.reconciliation.orphansNotMade.length})`,
@@ -182,6 +229,14 @@ export function formatReport(r: ChaosReport): string {
   lines.push('', `${'fault class'.padEnd(classWidth)}  assigned      exercised`);
   for (const [cls, c] of Object.entries(r.faultClasses)) {
     lines.push(`${cls.padEnd(classWidth)}  ${`${c.assigned} (${c.assignedPercent} %)`.padEnd(12)}  ${c.exercised}`);
+  }
+  lines.push('', 'cancellation kind → order run outcome');
+  for (const [kind, row] of Object.entries(r.cancellations.byKind)) {
+    lines.push(
+      `  ${kind.padEnd(30)} ${row.planned} planned, expected ${row.expected}: ${Object.entries(row.outcomes)
+        .map(([k, n]) => `${k} ${n}`)
+        .join(', ')}`,
+    );
   }
   lines.push('', `unresolved, by the supplier's order status: ${JSON.stringify(r.unresolvedBySupplierStatus)}`);
   lines.push('', 'expected → actual');

@@ -39,7 +39,11 @@ import { defaultSupplierProfile } from '../src/supplier/profile';
 import type { SweepWorkflowInput } from '../src/workflows/reconciliation';
 import {
   bookSendsOverLimit,
+  cancelSendViolations,
+  cancellationTable,
   coverage,
+  feesNotAccepted,
+  type CancellationObservation,
   endingKind,
   expectedSweepFindings,
   findOrphans,
@@ -53,6 +57,7 @@ import {
   setDifference,
 } from './check';
 import { markOrphanTargets, planBookings, substream, type PlannedBooking } from './mix';
+import { cancelAfterConfirm } from './cancel';
 import type { BookingProblem, ChaosReport, ReconciliationReport } from './report';
 import {
   buildBundle,
@@ -71,6 +76,7 @@ const APP_KEY = 'sandbox-app';
 const APP_SECRET = 'sandbox-secret';
 const WORKER_SLOTS = ['A', 'B'];
 const RUNNING_QUERY = 'WorkflowType = "bookingWorkflow" AND ExecutionStatus = "Running"';
+const RUNNING_ORDERS_QUERY = 'WorkflowType = "orderWorkflow" AND ExecutionStatus = "Running"';
 
 /**
  * The production schedule (30 s, 1, 2, 4, 8 min, then every 10 min; re-Book after 10 min; give up after
@@ -242,11 +248,32 @@ export async function runChaos(overrides: Partial<ChaosOptions> = {}): Promise<C
 
     const starts: StartResult[] = new Array(plan.length);
     const orphanage: Orphanage = { made: [], notMade: [] };
+    // Cancellations on demand: each planned one waits for its booking's outcome, then quotes and cancels.
+    const cancellations = new Map<number, CancellationObservation>();
+    const cancelTasks: Promise<void>[] = [];
+    let cancelsInFlight = 0;
     const startAll = startBookings(plan, starts, {
       client,
       concurrency: o.startConcurrency,
       dueAt: (i) => phaseStart + (i * startPhaseMs) / Math.max(1, plan.length),
-      onStarted: (i) => (startedAtMs[i] = Date.now() - phaseStart),
+      onStarted: (i) => {
+        startedAtMs[i] = Date.now() - phaseStart;
+        const booking = plan[i]!;
+        if (!booking.cancel) return;
+        cancelsInFlight++;
+        cancelTasks.push(
+          cancelAfterConfirm(booking, {
+            client,
+            sandbox,
+            recovery: o.recovery,
+            until: hardLimitAt,
+            signal: userSignal,
+          }).then((c) => {
+            cancellations.set(i, c);
+            cancelsInFlight--;
+          }),
+        );
+      },
       signal: userSignal,
     });
     const loops = [
@@ -254,6 +281,8 @@ export async function runChaos(overrides: Partial<ChaosOptions> = {}): Promise<C
         everyMs: o.killEverySeconds * 1000,
         firstAt: phaseStart + o.killEverySeconds * 1000,
         endsAt: chaosEndsAt,
+        // Kills go on while cancellations are under way.
+        keepGoing: () => cancelsInFlight > 0,
         maxKills: o.maxKills,
         isDone: () => live.allClosed,
         signal: chaosSignal,
@@ -296,7 +325,7 @@ export async function runChaos(overrides: Partial<ChaosOptions> = {}): Promise<C
         onCount: (n) => (live.openCount = n),
         line: () => {
           const started = starts.filter((s) => s?.ok).length;
-          return `t+${seconds(Date.now() - phaseStart)} s: started ${started}/${plan.length}, running ${live.openCount}, kills ${fleet.stats.kills}, server restarts ${live.serverRestarts}`;
+          return `t+${seconds(Date.now() - phaseStart)} s: started ${started}/${plan.length}, running ${live.openCount}, cancellations under way ${cancelsInFlight}, kills ${fleet.stats.kills}, server restarts ${live.serverRestarts}`;
         },
         log,
       }),
@@ -314,16 +343,18 @@ export async function runChaos(overrides: Partial<ChaosOptions> = {}): Promise<C
         `all starts done in ${seconds(startedAt - phaseStart)} s; waiting for workflows to close (limit ${seconds(hardLimitAt - Date.now())} s)`,
       );
 
-    // --- 4. Drain: until nothing runs, or the hard limit --------------------------------------------
+    // --- 4. Drain: until nothing runs (bookings, cancellations), or the hard limit -------------------
     while (Date.now() < hardLimitAt && !userSignal.aborted) {
       try {
         live.openCount = (await client.workflow.count(RUNNING_QUERY)).count;
-        if (live.openCount === 0) break;
+        if (live.openCount === 0 && cancelsInFlight === 0) break;
       } catch {
         // The server may be restarting: ask again.
       }
       await sleep(3_000, userSignal);
     }
+    // Every cancellation task ends by the hard limit (its own bound), so this wait is short.
+    await Promise.all(cancelTasks);
     live.allClosed = true;
     chaosStop.abort();
     await Promise.allSettled(loops);
@@ -366,6 +397,34 @@ export async function runChaos(overrides: Partial<ChaosOptions> = {}): Promise<C
       }
     });
     observations.sort((a, b) => a.booking.index - b.booking.index);
+    for (const x of observations) {
+      const c = cancellations.get(x.booking.index);
+      if (c) x.cancellation = c;
+    }
+    // Cancellations planned for bookings never started have no observation of their own.
+    const cancelObservations = observations.flatMap((x) => (x.cancellation ? [x.cancellation] : []));
+    // The order runs' raw histories too: what they hold must be as free of secrets as the bookings'.
+    await forEachLimit(cancelObservations, 8, async (c) => {
+      const personal = plan.find((b) => b.request.customerReferenceNo === c.customerReferenceNo)?.personal ?? [];
+      for (const runId of c.runIds ?? []) {
+        const history = await retry(() =>
+          raw.workflow.getHandle(orderWorkflowId(c.customerReferenceNo), runId).fetchHistory(),
+        ).catch(() => undefined);
+        if (!history) continue;
+        historiesScanned++;
+        secretHits.push(
+          ...scanHistory(`history of ${orderWorkflowId(c.customerReferenceNo)} run ${runId}`, historyToJSON(history), {
+            secrets,
+            personal,
+          }),
+        );
+      }
+    });
+    // Order runs still open now would be stuck (the drain waited for every cancellation).
+    const openOrderRuns = await retry(() => client.workflow.count(RUNNING_ORDERS_QUERY)).then(
+      (r) => r.count,
+      () => -1,
+    );
     // The orphans made on purpose ended terminated: their own state, not a workflow failure.
     const madeRefs = new Set(orphanage.made.map((m) => m.customerReferenceNo));
     for (const x of observations) {
@@ -387,6 +446,13 @@ export async function runChaos(overrides: Partial<ChaosOptions> = {}): Promise<C
     const counts = orderCounts(orders, plan);
     const orphans = findOrphans(observations, counts.byRef);
     const overSends = bookSendsOverLimit(calls, o.recovery.maxBookAttempts ?? 2);
+    const cancelSends = cancelSendViolations(calls, orders);
+    const accepted = new Map(
+      cancelObservations.filter((c) => c.acceptedFee !== undefined).map((c) => [c.customerReferenceNo, c.acceptedFee]),
+    );
+    const feeViolations = feesNotAccepted(orders, accepted);
+    const cancelTable = cancellationTable(cancelObservations);
+    const cancelCalls = calls.filter((c) => c.op === 'cancel');
     const queryRefs = new Set(calls.filter((c) => c.op === 'queryOrders').flatMap((c) => c.customerReferenceNos ?? []));
     const classes = coverage(observations, calls, queryRefs);
     const problems = (state: Ending['state']): BookingProblem[] =>
@@ -417,6 +483,15 @@ export async function runChaos(overrides: Partial<ChaosOptions> = {}): Promise<C
       ...lost.map((x) => `lost: ${x.customerReferenceNo}: ${x.detail}`),
       ...workflowFailures.map((x) => `workflow failed: ${x.customerReferenceNo}: ${x.detail}`),
       ...notStarted.map((x) => `not started: ${x.customerReferenceNo}: ${x.detail}`),
+      ...cancelSends.map((v) => `Cancel sent twice over a refusal (${v.rule}): ${v.ref}: ${v.detail}`),
+      ...feeViolations.map((v) => `cancelled at a fee nobody accepted: ${v.ref}: ${v.why}`),
+      ...cancelObservations
+        .filter((c) => c.state === 'open' || c.state === 'error')
+        .map(
+          (c) =>
+            `cancellation ${c.state === 'open' ? 'stuck' : 'failed'}: ${orderWorkflowId(c.customerReferenceNo)} (${c.kind}): ${c.detail ?? ''}`,
+        ),
+      ...(openOrderRuns > 0 ? [`stuck: ${openOrderRuns} order runs still open after the drain`] : []),
       ...secretHits.map((h) => `secret: ${h.what} in ${h.where}`),
       ...(fleet.stats.unexpectedExits > 0 ? [`${fleet.stats.unexpectedExits} worker exits nobody caused`] : []),
       ...reconciliationViolations(reconciliation),
@@ -425,6 +500,8 @@ export async function runChaos(overrides: Partial<ChaosOptions> = {}): Promise<C
     const implicated = [
       ...counts.duplicates.map((d) => d.ref),
       ...overSends.map((s) => s.ref),
+      ...cancelSends.map((v) => v.ref),
+      ...feeViolations.map((v) => v.ref),
       ...orphans.map((x) => x.customerReferenceNo),
       ...stuck.map((x) => x.customerReferenceNo),
       ...workflowFailures.map((x) => x.customerReferenceNo),
@@ -511,6 +588,29 @@ export async function runChaos(overrides: Partial<ChaosOptions> = {}): Promise<C
       stuck,
       lost,
       workflowFailures,
+      cancellations: {
+        planned: plan.filter((b) => b.cancel).length,
+        asked: cancelObservations.filter((c) => c.acceptedFee !== undefined).length,
+        byOutcome: cancelTable.byOutcome,
+        byKind: cancelTable.byKind,
+        windowMissed: cancelObservations.filter((c) => c.windowMissed).length,
+        cancelCalls: cancelCalls.length,
+        cancelCallsByAnswer: tally(cancelCalls.map((c) => `${c.httpStatus}${c.fault ? ` ${c.fault}` : ''}`)),
+        repeatsRefused: cancelCalls.filter((c) => c.fault === 'cancelRepeat').length,
+        ordersCancelled: orders.filter((x) => x.status === 3).length,
+        feesCharged: orders
+          .filter((x) => x.cancel)
+          .map((x) => ({
+            ref: x.customerReferenceNo,
+            status: x.status,
+            charged: x.cancel!.serviceFee,
+            accepted: accepted.get(x.customerReferenceNo) ?? null,
+          })),
+        sendsOverRefusal: cancelSends,
+        feesNotAccepted: feeViolations,
+        openOrderRunsAfterDrain: openOrderRuns,
+        items: cancelObservations,
+      },
       reconciliation,
       chaos: {
         workerKills: fleet.stats.kills,
@@ -542,6 +642,12 @@ export async function runChaos(overrides: Partial<ChaosOptions> = {}): Promise<C
     }
     if (!keepDir) rmSync(dir, { recursive: true, force: true });
   }
+}
+
+function tally(labels: string[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const l of labels) out[l] = (out[l] ?? 0) + 1;
+  return out;
 }
 
 /** chaos-<seed>.json, or chaos-prod-<seed>.json on the production engine. */
@@ -673,6 +779,7 @@ async function killLoop(
     everyMs: number;
     firstAt: number;
     endsAt: number;
+    keepGoing: () => boolean;
     maxKills: number;
     isDone: () => boolean;
     signal: AbortSignal;
@@ -680,7 +787,11 @@ async function killLoop(
   },
 ): Promise<void> {
   let turn = 0;
-  for (let at = opts.firstAt; at < opts.endsAt && fleet.stats.kills < opts.maxKills; at += opts.everyMs) {
+  for (
+    let at = opts.firstAt;
+    (at < opts.endsAt || opts.keepGoing()) && fleet.stats.kills < opts.maxKills;
+    at += opts.everyMs
+  ) {
     await sleep(at - Date.now(), opts.signal);
     if (opts.signal.aborted || opts.isDone()) return;
     const slot = WORKER_SLOTS[turn % WORKER_SLOTS.length]!;
