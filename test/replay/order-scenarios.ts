@@ -156,6 +156,23 @@ export const orderScenarios: WorkflowScenario[] = [
     },
   },
   {
+    // Since ORDER_PATCHES.refusedResendEndsSends: the first Cancel is taken but its answer lost, the hotel is slow,
+    // the re-send (after rebookAfterSeconds) is refused 400; nothing more is sent, and the order is listed Cancelled.
+    name: 'cancel-lost-resend-refused-listed-late',
+    expected: 'cancelled',
+    async run(ctx) {
+      const ref = await confirmedBooking(
+        ctx,
+        'confirmAfterMs=0&cancel=504AfterAccept&cancelTimes=1&cancelRepeat=refuse&cancelAfterQueries=8',
+      );
+      await cancelRequest(ctx, ref, { confirm: true, acceptedFee: free });
+      const id = await orderEnded(ctx, ref);
+      const sends = ctx.sandbox.calls('cancel').filter((c) => c.customerReferenceNos?.includes(ref)).length;
+      if (sends !== 2) throw new Error(`expected the lost Cancel and one refused re-send, saw ${sends} Cancels`);
+      return id;
+    },
+  },
+  {
     name: 'cancel-unknown-code',
     expected: 'cancelled',
     async run(ctx) {

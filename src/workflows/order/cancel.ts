@@ -8,15 +8,24 @@
  *  3. Follow the order with QueryOrders on the recovery schedule (at once, 30 s, 1, 2, 4, 8 min, then every
  *     10 min; a supplier hint brings a poll forward) until Cancelled, CancelFailed, or the deadline. When the last
  *     send was ambiguous and the order still shows Confirmed long after (`rebookAfterSeconds`), Cancel is sent
- *     again (back to 1), at most `maxBookAttempts` sends that may have acted in all.
+ *     again (back to 1), at most `maxBookAttempts` sends that may have acted in all; a re-send refused in words
+ *     that prove it did nothing ends the sends (an earlier one may be what the supplier is working on).
  */
-import { allHandlersFinished, condition, continueAsNew, setCurrentDetails, workflowInfo } from '@temporalio/workflow';
+import {
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  patched,
+  setCurrentDetails,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { CancelSendOutcome } from '../../activities/cancel-rule';
 import type { CancelBookingAnswer, CancelFeeQuote, CancellationRecord, OrderOutcome } from '../../contract';
 import { feeWithin, type AcceptedFee } from '../cancel-fee';
 import { pollOffsetSeconds } from '../schedule';
 import { sendCancel } from './activities';
 import { failureType } from '../failure';
+import { ORDER_PATCHES } from './patches';
 import { describeOrder, fee, quoteNow, readOrder, setOrderStage, type OrderRun } from './run';
 import type { OrderWorkflowArgs, orderWorkflow } from './index';
 
@@ -212,10 +221,13 @@ async function send(
     if (answer.kind === 'accepted') return { kind: 'sent', ambiguous: false };
     if (answer.kind === 'ambiguous') return { kind: 'sent', ambiguous: true };
     if (answer.kind === 'rejected') {
-      // After a send that may have acted, "cannot be cancelled" may well mean "already cancelled".
-      return mayHaveActed
-        ? { kind: 'sent', ambiguous: true }
-        : { kind: 'refused', errorType: answer.errorType, message: answer.message };
+      if (!mayHaveActed) return { kind: 'refused', errorType: answer.errorType, message: answer.message };
+      // After a send that may have acted, "cannot be cancelled" may well mean "already being cancelled": this send
+      // did nothing, and another would be refused the same way. Only QueryOrders goes on, to the deadline, where a
+      // person is told; Cancel is not sent again.
+      return patched(ORDER_PATCHES.refusedResendEndsSends)
+        ? { kind: 'sent', ambiguous: false }
+        : { kind: 'sent', ambiguous: true };
     }
     // Refused before any work: nothing was done by this send.
     if (mayHaveActed) return { kind: 'not-taken' };

@@ -9,4 +9,10 @@ export const ORDER_PATCHES = {
    * need until the last check-in of a booking confirmed before the deploy.
    */
   onDemand: 'order-on-demand',
+  /**
+   * 2026-11-24: a re-sent Cancel answered with a refusal (400 "cannot be cancelled" after a send that may have
+   * acted) ends the sends: the order is followed with QueryOrders to Cancelled or the deadline, and Cancel is not
+   * sent again. Before, such a re-send did not count, and Cancel went out every 10 minutes until the deadline.
+   */
+  refusedResendEndsSends: 'cancel-refused-resend-ends-sends',
 } as const;

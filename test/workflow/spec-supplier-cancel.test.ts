@@ -1,0 +1,185 @@
+/**
+ * Cancellation on demand (orderWorkflow, started by the client helper's Update-With-Start) against a supplier
+ * written from the spec's text (test/fixtures/spec-supplier.ts), not from our schemas or our sandbox. The spec does
+ * not show Cancel; supplier-facts.md says: `POST /api/trade/cancel`, `{customerReferenceNo, supplierReferenceNo,
+ * reason}` → `{serviceFee: Money, status}`, asynchronous, so poll QueryOrders; status 3 is Cancelled. Each answer
+ * below is one a supplier may send for a Cancel it took: the booking must find out with QueryOrders, never believe
+ * a refusal it cannot trust, and never send Cancel again once the order reads Cancelled.
+ */
+import { randomUUID } from 'node:crypto';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { bookingWorkflowId, orderWorkflowId, type BookingOutcome, type OrderOutcome } from '../../src/contract';
+import { awaitOrderOutcome, cancelBooking } from '../../src/client';
+import { createQueryOrdersCoalescer } from '../../src/supplier/coalescer';
+import { createHttpSupplierClient } from '../../src/supplier/http-client';
+import { staticToken } from '../../src/supplier/token';
+import type { bookingWorkflow } from '../../src/workflows';
+import { createBookingWorker, type BookingWorker } from '../../src/worker';
+import {
+  askedReferences,
+  bookAnswer,
+  ORDER_CONFIRMED,
+  ordersAnswer,
+  specOrder,
+  startSpecSupplier,
+  success,
+  type SpecReply,
+  type SpecSupplier,
+} from '../fixtures/spec-supplier';
+import { bookingRequest, testProfile } from '../harness/booking';
+import { expectWorkerWarnings } from '../harness/quiet-worker-logs';
+import { connectTimeSkipping, workflowBundle } from '../harness/temporal';
+
+/** supplier-facts.md: order status 3 is Cancelled. */
+const ORDER_CANCELLED = 3;
+
+let env: TestWorkflowEnvironment;
+let spec: SpecSupplier;
+let worker: BookingWorker;
+let running: Promise<void>;
+const closers: Array<() => Promise<unknown> | unknown> = [];
+const taskQueue = `spec-cancel-${randomUUID().slice(0, 8)}`;
+
+beforeAll(async () => {
+  env = await connectTimeSkipping();
+  spec = await startSpecSupplier();
+  const supplier = createHttpSupplierClient({
+    baseUrl: spec.url,
+    profile: testProfile,
+    tokens: staticToken('spec-token'),
+  });
+  const orders = createQueryOrdersCoalescer({ supplier });
+  worker = await createBookingWorker({
+    connection: env.nativeConnection,
+    namespace: env.namespace ?? 'default',
+    taskQueue,
+    supplier,
+    profile: testProfile,
+    orders,
+    workflowBundle: workflowBundle(),
+  });
+  running = worker.run();
+  closers.push(
+    () => orders.close(),
+    () => supplier.close(),
+    () => spec.close(),
+  );
+});
+
+afterAll(async () => {
+  if (worker?.getState() === 'RUNNING') worker.shutdown();
+  await running;
+  for (const close of closers) await close();
+  await env?.teardown();
+});
+
+/**
+ * A confirmed booking whose order the hotel cancels only once `takenAt(n)` says the n-th Cancel took it; every
+ * Cancel is answered by `answer(n)`. QueryOrders lists the order as the hotel has it.
+ */
+async function confirmedOrder(answer: (n: number) => SpecReply, takenAt: (n: number) => boolean = () => true) {
+  const ref = randomUUID();
+  let cancelled = false;
+  let cancels = 0;
+  const order = () =>
+    specOrder(ref, {
+      status: cancelled ? ORDER_CANCELLED : ORDER_CONFIRMED,
+      ...(cancelled ? { cancelTime: '2030-06-02T09:00:00Z', cancelReason: null } : {}),
+    });
+  spec.script({
+    book: (body) =>
+      body.customerReferenceNo === ref ? bookAnswer(order()) : bookAnswer(specOrder(String(body.customerReferenceNo))),
+    queryOrders: (body) => (askedReferences(body).includes(ref) ? ordersAnswer(order()) : ordersAnswer()),
+    // n counts this reference's Cancels (the fixture's own count is per operation, across tests).
+    cancel: (body) => {
+      if (body.customerReferenceNo !== ref) return answer(1);
+      const n = ++cancels;
+      if (takenAt(n)) cancelled = true;
+      return answer(n);
+    },
+  });
+  const request = bookingRequest({ customerReferenceNo: ref });
+  const handle = await env.client.workflow.start<typeof bookingWorkflow>('bookingWorkflow', {
+    taskQueue,
+    workflowId: bookingWorkflowId(ref),
+    args: [request],
+  });
+  const outcome: BookingOutcome = await handle.result();
+  expect(outcome.kind).toBe('confirmed');
+  return ref;
+}
+
+/** Quotes, then cancels at the quoted fee, as a caller does; the run's end. */
+async function cancelAtQuote(ref: string): Promise<{ answer: string; outcome: OrderOutcome }> {
+  const quote = await cancelBooking(env.client, ref, { confirm: false }, { taskQueue });
+  if (quote.kind !== 'quote') throw new Error(`expected a quote, got ${quote.kind}`);
+  await awaitOrderOutcome(env.client, ref);
+  const answer = await cancelBooking(env.client, ref, { confirm: true, acceptedFee: quote.quote.fee }, { taskQueue });
+  return { answer: answer.kind, outcome: await awaitOrderOutcome(env.client, ref) };
+}
+
+const cancelsOf = (ref: string) => spec.callsOf('cancel').filter((c) => c.body.customerReferenceNo === ref);
+
+test('Cancel answered as supplier-facts shows it, the fee as text, the status still Confirming and a field we never heard of: followed to Cancelled', async () => {
+  const ref = await confirmedOrder(() =>
+    success({ serviceFee: { currency: 'USD', amount: '0.00' }, status: 1, statusRemark: null, refundId: 'R-77' }),
+  );
+  const { answer, outcome } = await cancelAtQuote(ref);
+  expect(answer).toBe('cancel-requested');
+  expect(outcome).toMatchObject({ kind: 'cancelled', order: { status: ORDER_CANCELLED } });
+  expect(cancelsOf(ref)).toHaveLength(1);
+  // The request carries what supplier-facts.md names.
+  expect(cancelsOf(ref)[0]!.body).toMatchObject({ customerReferenceNo: ref, supplierReferenceNo: 'SRN-20300601-1' });
+});
+
+test('Cancel answered code 0 with no data at all: not a refusal, settled by QueryOrders', async () => {
+  const ref = await confirmedOrder(() => ({ code: 0, msg: 'Success' }));
+  const { answer, outcome } = await cancelAtQuote(ref);
+  expect(answer).not.toBe('cancel-refused');
+  expect(outcome).toMatchObject({ kind: 'cancelled', order: { status: ORDER_CANCELLED } });
+  expect(cancelsOf(ref)).toHaveLength(1);
+});
+
+test('Cancel answered HTTP 200 with an envelope code nobody listed: not a refusal; the hotel took it', async () => {
+  const ref = await confirmedOrder(() => ({ code: 200010077, msg: 'order cancellation accepted for processing' }));
+  const { answer, outcome } = await cancelAtQuote(ref);
+  expect(answer).not.toBe('cancel-refused');
+  expect(outcome).toMatchObject({ kind: 'cancelled', order: { status: ORDER_CANCELLED } });
+  expect(cancelsOf(ref)).toHaveLength(1);
+});
+
+test("Cancel's first answer lost (504 after the hotel took it, listed late), the re-send refused 400: cancelled, sent no third time", async () => {
+  // The hotel takes the first Cancel but QueryOrders shows it only after the re-send; the re-send is refused
+  // because the order is already being cancelled. A refusal after a send that may have acted proves nothing.
+  let lastCancelAt = 0;
+  const ref = await confirmedOrder(
+    (n) => {
+      lastCancelAt = n;
+      return n === 1
+        ? { status: 504, body: { code: 100000504, msg: 'gateway timeout' } }
+        : { status: 400, body: { code: 100000400, msg: 'order status does not allow cancellation' } };
+    },
+    (n) => n >= 2,
+  );
+  const { answer, outcome } = await cancelAtQuote(ref);
+  expect(answer).not.toBe('cancel-refused');
+  expect(outcome).toMatchObject({ kind: 'cancelled', order: { status: ORDER_CANCELLED } });
+  expect(lastCancelAt).toBeGreaterThanOrEqual(2);
+  expect(cancelsOf(ref)).toHaveLength(2);
+});
+
+test('the hotel never shows the cancellation: Cancel sent at most maxBookAttempts (2) times, and at the deadline a person is told', async () => {
+  expectWorkerWarnings(/^ERROR Order cancel-unresolved: needs manual follow-up/);
+  const ref = await confirmedOrder(
+    (n) =>
+      n === 1
+        ? { status: 504, body: { code: 100000504, msg: 'gateway timeout' } }
+        : { status: 400, body: { code: 100000400, msg: 'order status does not allow cancellation' } },
+    () => false,
+  );
+  const { outcome } = await cancelAtQuote(ref);
+  expect(outcome.kind).toBe('cancel-unresolved');
+  // Two sends that may have acted (the lost one and its re-send), then only QueryOrders until the deadline.
+  expect(cancelsOf(ref)).toHaveLength(2);
+  expect((await env.client.workflow.getHandle(orderWorkflowId(ref)).describe()).status.name).toBe('COMPLETED');
+});
