@@ -81,6 +81,11 @@ export const stackFlags = (defaultDb: 'file' | 'memory') => ({
   /** A prebuilt workflow bundle; built for the run when absent. */
   bundlePath: z.string().optional(),
   /**
+   * Bundles built for the run preload the modules the worker ships preloaded (src/workflow-bundle.ts; the floor
+   * the SDK's alone), or `off`: none, every module evaluated per workflow, as before SDK 1.24's preloadModules.
+   */
+  preload: z.enum(['on', 'off']).default('on'),
+  /**
    * Dev server dynamic config, KEY=VALUE. The CLI dev server has one history shard whose transfer
    * queue is read at most history.transferProcessorMaxPollRPS (20) times a second, which adds tens
    * of milliseconds to every task hand-off; `history.transferProcessorMaxPollRPS=1000` lifts that.
@@ -103,6 +108,7 @@ export function stackOptions(flags: StackFlags) {
     db: flags.db,
     memoizeOrderViews: !flags.sandboxAsIs,
     bundlePath: flags.bundlePath,
+    preload: flags.preload === 'on',
     dynamicConfig: flags.serverConfig,
     engine: flags.engine,
     historyShards: flags.shards,

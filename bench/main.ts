@@ -19,6 +19,8 @@
  *   --shards N          prod: the cluster's history shard count (default deploy/temporal-server.env)
  *   --bundle FILE       a prebuilt workflow bundle instead of bundling for the run
  *   --sandbox-as-is     without the bench's QueryOrders memo (see bench/sandbox-process.ts)
+ *   --preload on|off    bundles built for the run preload the shipped stateless modules (src/workflow-bundle.ts;
+ *                       default on) or none
  * The worker child (--worker child, parked's default) runs with the product's Node flags (src/config/node-flags.ts);
  * BENCH_WORKER_NODE_FLAGS="..." runs it with others ("" for none).
  * Each run prints its tables and writes the JSON with the figures, the options and the machine.
@@ -142,6 +144,7 @@ export function optionsFromArgs(args: string[]): {
       'server-config': { type: 'string', multiple: true },
       engine: { type: 'string' },
       shards: { type: 'string' },
+      preload: { type: 'string' },
     },
   });
   const name = positionals[0] as BenchmarkName | undefined;
@@ -164,7 +167,8 @@ export function optionsFromArgs(args: string[]): {
     if (typeof value === 'boolean') options[key] = value;
     else if (Array.isArray(value)) options[key] = Object.fromEntries(value.map((kv) => keyValue(kv, flag)));
     else if (flag === 'steps') options[key] = value.split(',').map((s) => num(s.trim(), flag));
-    else if (['worker', 'workflow', 'bundle', 'db', 'barrier', 'engine'].includes(flag)) options[key] = value;
+    else if (['worker', 'workflow', 'bundle', 'db', 'barrier', 'engine', 'preload'].includes(flag))
+      options[key] = value;
     else options[key] = num(value, flag);
   }
   return { name, options, ...(values['results-dir'] ? { resultsDir: values['results-dir'] } : {}) };

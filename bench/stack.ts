@@ -36,6 +36,7 @@ import { startProdCluster } from '../dev/prod/cluster';
 import type { SandboxProcessInput, SandboxProcessReady } from './sandbox-process';
 import { WORKER_NODE_FLAGS } from '../src/config/node-flags';
 import type { WorkerProcessInput } from './worker-process';
+import { SDK_PRELOAD_MODULES, workflowBundlerOptions } from '../src/workflow-bundle';
 
 export type { WorkerTuning } from './config';
 
@@ -55,6 +56,8 @@ export interface StackOptions {
   bundlePath?: string;
   /** A prebuilt bundle of bench/floor-workflow.ts; built on first use when absent. */
   floorBundlePath?: string;
+  /** Bundles built here preload the shipped modules (default) or none (see buildBundle). */
+  preload?: boolean;
   /** Encrypt payloads (src/codec) with a key made for this run, in worker and client alike. */
   encrypt?: boolean;
   /** The dev server's SQLite database: a temp file, as `npm start` uses (the default), or in memory. */
@@ -190,14 +193,20 @@ function cliWithDynamicConfig(dir: string, dynamicConfig: Record<string, string>
   return wrapper;
 }
 
-/** Bundles workflow code into `dir` once, so workers start in a second instead of running webpack. */
-export async function buildBundle(dir: string, kind: WorkerKind = 'booking'): Promise<string> {
+/**
+ * Bundles workflow code into `dir` once, so workers start in a second instead of running webpack. The booking's
+ * bundle gets the options the worker ships with (src/workflow-bundle.ts: stateless modules preloaded, shared per
+ * V8 context); the floor's preloads the SDK's modules alike, so the floor stays "Temporal alone" under the same
+ * SDK settings. `preload: false` builds both without (to measure what preloading changes: `--preload off`).
+ */
+export async function buildBundle(dir: string, kind: WorkerKind = 'booking', preload = true): Promise<string> {
   const quiet = { info() {}, warn() {}, error: console.error, debug() {}, trace() {}, log() {} };
   const { code } = await bundleWorkflowCode({
     workflowsPath: kind === 'booking' ? require.resolve('../src/workflows') : require.resolve('./floor-workflow'),
+    ...(preload ? (kind === 'booking' ? workflowBundlerOptions() : { preloadModules: [...SDK_PRELOAD_MODULES] }) : {}),
     logger: quiet as never,
   });
-  const file = path.join(dir, `${kind}-workflow-bundle.js`);
+  const file = path.join(dir, `${kind}-workflow-bundle${preload ? '' : '-no-preload'}.js`);
   writeFileSync(file, code);
   return file;
 }
@@ -255,7 +264,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     const [port, uiPort] = [await freePort(), await freePort()];
     // SQLite opens ':memory:' as an in-memory database: no file, no fsync.
     const dbFile = options.db === 'memory' ? ':memory:' : path.join(dir, 'temporal.db');
-    const bundle = options.bundlePath ? Promise.resolve(options.bundlePath) : buildBundle(dir);
+    const preload = options.preload ?? true;
+    const bundle = options.bundlePath ? Promise.resolve(options.bundlePath) : buildBundle(dir, 'booking', preload);
     const server = await startTemporal(dir, options, { port, uiPort, dbFile });
     stops.push(() => server.stop());
     const devServerPid = server.pids()[0]!;
@@ -338,7 +348,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
           taskQueue,
           sandboxUrl: supplierUrl,
           rateLimits,
-          bundlePath: kind === 'booking' ? bundlePath : await (floorBundle ??= buildBundle(dir, 'floor')),
+          bundlePath: kind === 'booking' ? bundlePath : await (floorBundle ??= buildBundle(dir, 'floor', preload)),
           tuning,
           encryptionKeys,
           ...(maxConnections ? { maxConnections } : {}),

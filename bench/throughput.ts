@@ -123,8 +123,8 @@ export async function throughput(raw: ThroughputOptions, ctx: BenchContext): Pro
   const bundleDir = mkdtempSync(path.join(os.tmpdir(), 'bench-throughput-bundles-'));
   try {
     const bundles = {
-      bundlePath: options.bundlePath ?? (await buildBundle(bundleDir, 'booking')),
-      floorBundlePath: options.floor ? await buildBundle(bundleDir, 'floor') : undefined,
+      bundlePath: options.bundlePath ?? (await buildBundle(bundleDir, 'booking', options.preload === 'on')),
+      floorBundlePath: options.floor ? await buildBundle(bundleDir, 'floor', options.preload === 'on') : undefined,
     };
     const runOnFreshStack = async (variant: Variant) => {
       const stack = await startStack({ name: 'throughput', ...stackOptions(options), ...bundles });

@@ -8,6 +8,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { TRACING_WORKFLOW_INTERCEPTORS } from '../src/observability/tracing';
+import { workflowBundlerOptions } from '../src/workflow-bundle';
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
@@ -16,6 +17,8 @@ async function main(): Promise<void> {
   const out = path.resolve(outArg ?? path.join(__dirname, '../lib/workflow-bundle.js'));
   const { code } = await bundleWorkflowCode({
     workflowsPath: require.resolve('../src/workflows'),
+    // The stateless modules evaluated once per V8 context and shared (see src/workflow-bundle.ts).
+    ...workflowBundlerOptions(),
     ...(tracing ? { workflowInterceptorModules: [TRACING_WORKFLOW_INTERCEPTORS] } : {}),
   });
   mkdirSync(path.dirname(out), { recursive: true });

@@ -26,6 +26,7 @@ import { createDriftReporter, type DriftLog } from './supplier/drift';
 import { describeUnverified, ensureTemporalReady, unanswered } from './temporal/setup';
 import { BookingMeters, countedDrift, createSupplierObserver, setUpObservability } from './observability';
 import { bundleTracingMismatch } from './observability/tracing';
+import { workflowBundlerOptions } from './workflow-bundle';
 
 export interface BookingWorkerDeps {
   connection: NativeConnection;
@@ -110,7 +111,8 @@ export async function createBookingWorker(deps: BookingWorkerDeps): Promise<Book
     activities,
     ...(deps.workflowBundle
       ? { workflowBundle: deps.workflowBundle }
-      : { workflowsPath: require.resolve('./workflows') }),
+      : // Bundled here with the options every bundle gets (./workflow-bundle: the stateless modules preloaded).
+        { workflowsPath: require.resolve('./workflows'), bundlerOptions: workflowBundlerOptions() }),
     ...deps.tuning,
   });
   const queryOrders = await createOrRelease(main, () =>

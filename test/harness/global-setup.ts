@@ -21,6 +21,7 @@ import { startProdCluster, type ProdCluster } from '../../dev/prod/cluster';
 import { startWebUi } from '../../dev/prod/ui';
 import { Connection } from '@temporalio/client';
 import { ensureTemporalReady } from '../../src/temporal/setup';
+import { workflowBundlerOptions } from '../../src/workflow-bundle';
 
 const ALL_TIERS = ['unit', 'supplier', 'workflow', 'integration', 'replay', 'e2e', 'prod'];
 
@@ -83,6 +84,8 @@ export default async function globalSetup(): Promise<void> {
     const t0 = Date.now();
     const { code } = await bundleWorkflowCode({
       workflowsPath: require.resolve('../../src/workflows'),
+      // As the worker bundles it (src/workflow-bundle.ts): the tests run the shared, frozen modules that ship.
+      ...workflowBundlerOptions(),
       logger: { info() {}, warn() {}, error: console.error, debug() {}, trace() {}, log() {} } as never,
     });
     const dir = mkdtempSync(path.join(os.tmpdir(), 'booking-bundle-'));

@@ -1,0 +1,62 @@
+/**
+ * How the workflow code is bundled: one set of options for every bundle, so the tests and the benchmarks run
+ * what ships. Used by the worker when it bundles at start (src/worker.ts), `npm run bundle`
+ * (scripts/bundle-workflows.ts), the tests' global setup and the benchmarks (bench/stack.ts).
+ *
+ * `preloadModules` (SDK 1.24): these modules are evaluated once per reusable V8 context, before any workflow
+ * exists, and shared by every workflow run in it, deep-frozen; the other modules of the bundle are evaluated
+ * again for each workflow. A module's imports are shared with it. So a module may be listed only if it and
+ * everything it imports keep no state at module level (no `let`, no Map or Set filled later, no object
+ * written after load) and do nothing at load time that needs a workflow (workflowInfo, activities, timers):
+ * a shared module's state would leak from one booking into another and break determinism on replay.
+ *
+ * Not listed, on purpose: the workflows' metrics modules (src/workflows/booking/metrics.ts keeps a Map of
+ * counters, order/metrics.ts and reconciliation/metrics.ts a `let` each), everything that imports them (the
+ * workflow functions, their runs and handlers), and the modules that proxy activities.
+ */
+import type { BundleOptions } from '@temporalio/worker';
+
+/**
+ * The SDK's workflow API (its index and the modules only it loads: interceptors, metrics, nexus,
+ * random-streams, trigger) and its common library (already shared: the bundle's entry point loads it before
+ * any workflow). Each keeps per-workflow state on the workflow's activator, never in the module; the
+ * module-level objects (workflowRandom, metricMeter, the nexus enum converters) delegate to the activator of
+ * the workflow running at the time of the call.
+ */
+export const SDK_PRELOAD_MODULES: readonly string[] = [
+  require.resolve('@temporalio/workflow'),
+  require.resolve('@temporalio/common'),
+];
+
+/**
+ * Our own workflow-side modules that are constants and pure functions, read one by one for module state:
+ *  - contract/definitions: names, ids, search-attribute keys, defineQuery/Signal/Update objects, recovery
+ *    defaults and bounds, pure schedule arithmetic (imports the SDK above only);
+ *  - observability/definitions: metric names, labels and help texts, pure helpers (no imports);
+ *  - values/timestamp: parseTimestamp (its regular expression has no g/y flag, so exec keeps no lastIndex);
+ *  - workflows/schedule (re-exports pollOffsetSeconds), workflows/price (judgePrice),
+ *    workflows/cancel-fee (cancelFeeAt, sameFee, feeWithin: copies before it sorts);
+ *  - reconciliation/classify: the sweep's rule (classifyOrder, slices);
+ *  - the three patch-id tables (workflows/booking/patches, order/patches, reconciliation/patches).
+ * Workflow code never writes to what these export (it copies RECOVERY_DEFAULTS' arrays before use); were
+ * it to, the write would throw (frozen) and the workflow task would fail, never leak.
+ */
+export const OWN_PRELOAD_MODULES: readonly string[] = [
+  require.resolve('./contract/definitions'),
+  require.resolve('./observability/definitions'),
+  require.resolve('./values/timestamp'),
+  require.resolve('./workflows/schedule'),
+  require.resolve('./workflows/price'),
+  require.resolve('./workflows/cancel-fee'),
+  require.resolve('./reconciliation/classify'),
+  require.resolve('./workflows/booking/patches'),
+  require.resolve('./workflows/order/patches'),
+  require.resolve('./workflows/reconciliation/patches'),
+];
+
+export const WORKFLOW_PRELOAD_MODULES: readonly string[] = [...SDK_PRELOAD_MODULES, ...OWN_PRELOAD_MODULES];
+
+/** The options every bundle of src/workflows is built with (bundleWorkflowCode, or a worker's bundlerOptions). */
+export function workflowBundlerOptions(): Required<Pick<BundleOptions, 'preloadModules'>> {
+  return { preloadModules: [...WORKFLOW_PRELOAD_MODULES] };
+}
