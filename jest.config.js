@@ -6,6 +6,8 @@
  *   integration worker, client helper and CLI on the Temporal dev server + sandbox supplier
  *   replay      committed histories replayed against the current workflow code
  *   e2e         headless Chromium against the dev server's Web UI
+ *   security    attacks on the callback receiver and codec server (replay, 10 MB bodies, slow-loris, no token),
+ *               each on a real listener started in the test, each refused
  *   prod        the production topology (PostgreSQL, two Temporal nodes; dev/prod): the integration files
  *               below on it, and the chaos run's prod mode at smoke size
  * TEST_TEMPORAL_ENGINE=prod runs the whole integration (and e2e) tier on the production topology instead of
@@ -51,6 +53,7 @@ module.exports = {
     tier('integration', workerLogs),
     tier('replay', workerLogs),
     tier('e2e', workerLogs),
+    tier('security'),
     tier('prod', {
       ...workerLogs,
       testMatch: ['<rootDir>/test/prod/**/*.test.ts', ...ON_PROD_ENGINE],

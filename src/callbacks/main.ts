@@ -19,12 +19,9 @@ async function main(): Promise<void> {
     profile: config.profile,
     secret: config.callbacks.secret,
     target: temporalCallbackTarget(client, { taskQueue: config.taskQueue }),
+    ...(config.callbacks.admin ? { admin: config.callbacks.admin } : {}),
+    ...(config.callbacks.maxConnections ? { maxConnections: config.callbacks.maxConnections } : {}),
   });
-  console.log(
-    `Callback receiver on ${receiver.url}${CALLBACK_PATH} (${config.profile.callbacks.verification} in ` +
-      `${config.profile.callbacks.header}; ${config.callbacks.secret ? 'secret set' : 'NO SECRET: every callback is refused'}); ` +
-      `metrics on ${receiver.url}/metrics`,
-  );
   const stop = () => {
     void receiver
       .close()
@@ -33,6 +30,22 @@ async function main(): Promise<void> {
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
+  const scheme = config.profile.callbacks;
+  const signedWith =
+    scheme.verification === 'hmac-sha256-timestamp'
+      ? `${scheme.verification} in ${scheme.header} + ${scheme.timestampHeader}, ±${scheme.toleranceSeconds} s`
+      : `${scheme.verification} in ${scheme.header}`;
+  console.log(
+    `Callback receiver on ${receiver.url}${CALLBACK_PATH} (${signedWith}; ` +
+      `${config.callbacks.secret ? 'secret set' : 'NO SECRET: every callback is refused'}); ` +
+      `metrics and stats on ${receiver.adminUrl}/metrics, ${receiver.adminUrl}/callbacks/stats`,
+  );
+  if (scheme.verification !== 'hmac-sha256-timestamp') {
+    console.warn(
+      `WARN: callbacks are verified by ${scheme.verification}, which signs the body only: a captured callback can be ` +
+        'replayed (each copy a minute apart is a signal and an early QueryOrders poll). Use hmac-sha256-timestamp when the supplier can sign a timestamp.',
+    );
+  }
 }
 
 main().catch((err) => {

@@ -82,6 +82,11 @@ export const EnvSchema = EncryptionEnv.extend({
   /** The callback receiver (`npm run callbacks`): interface and port. */
   CALLBACKS_HOST: z.string().min(1).default('127.0.0.1'),
   CALLBACKS_PORT: z.coerce.number().int().nonnegative().default(8236),
+  /** The receiver's admin listener (/metrics, /callbacks/stats): loopback by default, never the public one. */
+  CALLBACKS_ADMIN_HOST: z.string().min(1).default('127.0.0.1'),
+  CALLBACKS_ADMIN_PORT: z.coerce.number().int().nonnegative().default(8237),
+  /** Open sockets at most on the receiver's public listener; more are closed at once. */
+  CALLBACKS_MAX_CONNECTIONS: z.coerce.number().int().positive().default(256),
   /** on: the worker creates (or updates) the reconciliation sweep's Temporal Schedule at start. */
   RECONCILIATION_SCHEDULE: onOff('on'),
   /** Minutes between two sweeps. */
@@ -166,6 +171,10 @@ export interface CallbacksConfig {
   host: string;
   port: number;
   secret?: string;
+  /** The admin listener (/metrics, /callbacks/stats); 127.0.0.1:8237 by default. */
+  admin?: { host: string; port: number };
+  /** Default 256. */
+  maxConnections?: number;
 }
 
 export interface ReconciliationConfig {
@@ -280,6 +289,8 @@ function callbacksOf(e: z.infer<typeof EnvSchema>): CallbacksConfig {
   return {
     host: e.CALLBACKS_HOST,
     port: e.CALLBACKS_PORT,
+    admin: { host: e.CALLBACKS_ADMIN_HOST, port: e.CALLBACKS_ADMIN_PORT },
+    maxConnections: e.CALLBACKS_MAX_CONNECTIONS,
     ...(e.SUPPLIER_CALLBACK_SECRET ? { secret: e.SUPPLIER_CALLBACK_SECRET } : {}),
   };
 }

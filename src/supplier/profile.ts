@@ -144,16 +144,30 @@ export const SupplierProfile = z.strictObject({
    * Order-status callbacks (supplier-facts: Book takes a callback URL, field name inferred; the payload and
    * its signing are not documented). How the receiver (src/callbacks) verifies one: `hmac-sha256`, a hex
    * HMAC of the raw body in `header` (optionally prefixed `sha256=`), or `shared-secret`, the secret itself
-   * in `header`. The secret is never here: it is SUPPLIER_CALLBACK_SECRET (src/config).
+   * in `header`; both sign the body only, so a captured callback verifies forever. `hmac-sha256-timestamp`
+   * is replay-proof: a hex HMAC of `<timestamp>.<raw body>` in `header`, the timestamp (unix seconds) in
+   * `timestampHeader`, refused when more than `toleranceSeconds` away from the receiver's clock, and the
+   * same signed callback is passed on once within that window. The secret is never here: it is
+   * SUPPLIER_CALLBACK_SECRET (src/config).
    */
   callbacks: z
     .strictObject({
       /** The Book request field that carries the callback URL. */
       urlField: z.string().min(1).default('callbackUrl'),
-      verification: z.enum(['hmac-sha256', 'shared-secret']).default('hmac-sha256'),
+      verification: z.enum(['hmac-sha256', 'shared-secret', 'hmac-sha256-timestamp']).default('hmac-sha256'),
       header: z.string().min(1).default('x-signature'),
+      /** `hmac-sha256-timestamp` only: the header with the signed timestamp, unix seconds. */
+      timestampHeader: z.string().min(1).default('X-Signature-Timestamp'),
+      /** `hmac-sha256-timestamp` only: how far the timestamp may be from now, either way. */
+      toleranceSeconds: z.number().int().positive().max(3600).default(300),
     })
-    .default({ urlField: 'callbackUrl', verification: 'hmac-sha256', header: 'x-signature' }),
+    .default({
+      urlField: 'callbackUrl',
+      verification: 'hmac-sha256',
+      header: 'x-signature',
+      timestampHeader: 'X-Signature-Timestamp',
+      toleranceSeconds: 300,
+    }),
 });
 export type SupplierProfile = z.infer<typeof SupplierProfile>;
 

@@ -154,7 +154,7 @@ test('a lying callback is only an early poll, and an unsigned or wrongly signed 
   expect(stats.unverified - before.unverified).toBe(2);
   expect(stats.signalled.booking - before.signalled.booking).toBe(1);
   // The same counts on the receiver's Prometheus endpoint.
-  const scrape = parseScrape(await (await fetch(`${receiver.url}/metrics`)).text());
+  const scrape = parseScrape(await (await fetch(`${receiver.adminUrl}/metrics`)).text());
   expect(sampleValue(scrape, 'booking_callbacks_total', { result: 'unverified' })).toBe(stats.unverified);
   expect(sampleValue(scrape, 'booking_callbacks_total', { result: 'signalled-booking' })).toBe(stats.signalled.booking);
 

@@ -8,6 +8,7 @@ import { createHmac, randomUUID } from 'node:crypto';
 import {
   startCallbackReceiver,
   verifyCallback,
+  timestampedSignature,
   CALLBACK_PATH,
   type CallbackReceiver,
 } from '../../src/callbacks/server';
@@ -136,7 +137,10 @@ describe('the receiver', () => {
       const body = JSON.stringify(payload);
       return (await post(r.url, body, { 'x-signature': sign(body) })).status;
     };
-    const before = parseScrape(await (await fetch(`${r.url}/metrics`)).text());
+    // Served on the admin listener (loopback) only: the public one answers neither path.
+    expect((await fetch(`${r.url}/metrics`)).status).toBe(404);
+    expect((await fetch(`${r.url}/callbacks/stats`)).status).toBe(404);
+    const before = parseScrape(await (await fetch(`${r.adminUrl}/metrics`)).text());
     // Every known series is there from the start, at 0 (so rate() and increase() see the first step).
     expect(before.types.get('booking_callbacks_total')).toBe('counter');
     for (const result of CALLBACK_METRICS.callbacks.values.result) {
@@ -155,7 +159,7 @@ describe('the receiver', () => {
     );
     expect((await post(r.url, 'x'.repeat(70 * 1024), { 'x-signature': 'sha256=00' })).status).toBe(413);
 
-    const res = await fetch(`${r.url}/metrics`);
+    const res = await fetch(`${r.adminUrl}/metrics`);
     expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
     const scrape = parseScrape(await res.text());
     const count = (result: string) => sampleValue(scrape, 'booking_callbacks_total', { result });
@@ -173,6 +177,7 @@ describe('the receiver', () => {
     });
     // The same counts as the JSON stats, and nothing on the endpoint names a reference.
     expect(r.stats()).toMatchObject({ received: 9, unverified: 2, invalid: 1, tooLarge: 1, failed: 1, duplicates: 1 });
+    expect(await (await fetch(`${r.adminUrl}/callbacks/stats`)).json()).toEqual(r.stats());
     expect(scrape.samples.every((s) => !JSON.stringify(s).includes('ref-'))).toBe(true);
   });
 
@@ -182,6 +187,26 @@ describe('the receiver', () => {
     expect(verifyCallback('hmac-sha256', SECRET, raw, hex)).toBe(true);
     expect(verifyCallback('hmac-sha256', SECRET, raw, `sha256=${hex.toUpperCase()}`)).toBe(true);
     expect(verifyCallback('hmac-sha256', SECRET, raw, undefined)).toBe(false);
+  });
+
+  test('hmac-sha256-timestamp signs `<timestamp>.<body>`: the timestamp header is read by the name in the profile', async () => {
+    const raw = Buffer.from('{"customerReferenceNo":"r"}');
+    const t = String(Math.floor(Date.now() / 1000));
+    const hex = timestampedSignature(SECRET, t, raw);
+    expect(hex).toBe(createHmac('sha256', SECRET).update(`${t}.${raw.toString()}`).digest('hex'));
+    expect(verifyCallback('hmac-sha256-timestamp', SECRET, raw, `sha256=${hex}`, t)).toBe(true);
+    expect(verifyCallback('hmac-sha256-timestamp', SECRET, raw, hex, String(Number(t) + 1))).toBe(false);
+    expect(verifyCallback('hmac-sha256-timestamp', SECRET, raw, hex, undefined)).toBe(false);
+
+    const profile = SupplierProfile.parse({
+      callbacks: { verification: 'hmac-sha256-timestamp', header: 'X-Sig', timestampHeader: 'X-Sig-Time' },
+    });
+    const { receiver: r, signalled } = await receiver({ profile });
+    const body = JSON.stringify({ customerReferenceNo: 'ref-ts', status: 2 });
+    const signature = timestampedSignature(SECRET, t, body);
+    expect((await post(r.url, body, { 'x-sig': signature, 'x-signature-timestamp': t })).status).toBe(401);
+    expect((await post(r.url, body, { 'x-sig': signature, 'x-sig-time': t })).status).toBe(200);
+    expect(signalled).toEqual([{ customerReferenceNo: 'ref-ts', status: 2 }]);
   });
 });
 

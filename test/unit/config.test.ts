@@ -1,5 +1,5 @@
 /** The one config schema: defaults, overrides, and errors that name the variable. */
-import { ConfigError, loadConfig } from '../../src/config';
+import { ConfigError, loadCallbacksConfig, loadConfig } from '../../src/config';
 
 const base = { SUPPLIER_APP_KEY: 'k', SUPPLIER_APP_SECRET: 's3cret-value' };
 
@@ -146,4 +146,19 @@ describe('SUPPLIER_PROFILE refuses keys it does not know, at every level, naming
       loadConfig({ ...base, SUPPLIER_PROFILE: '{"rateLimits":{"cancel":5}}' }).supplier.profile.rateLimits.cancel,
     ).toBe(5);
   });
+});
+
+test('the callback receiver: admin listener on loopback, a connection cap, and the timestamp scheme from the profile', () => {
+  const { callbacks, profile } = loadCallbacksConfig({});
+  expect(callbacks).toMatchObject({ admin: { host: '127.0.0.1', port: 8237 }, maxConnections: 256 });
+  expect(profile.callbacks).toMatchObject({ verification: 'hmac-sha256', timestampHeader: 'X-Signature-Timestamp' });
+  const set = loadCallbacksConfig({
+    CALLBACKS_ADMIN_HOST: '10.0.0.5',
+    CALLBACKS_ADMIN_PORT: '9237',
+    CALLBACKS_MAX_CONNECTIONS: '64',
+    SUPPLIER_PROFILE: JSON.stringify({ callbacks: { verification: 'hmac-sha256-timestamp', toleranceSeconds: 120 } }),
+  });
+  expect(set.callbacks).toMatchObject({ admin: { host: '10.0.0.5', port: 9237 }, maxConnections: 64 });
+  expect(set.profile.callbacks).toMatchObject({ verification: 'hmac-sha256-timestamp', toleranceSeconds: 120 });
+  expect(() => loadCallbacksConfig({ CALLBACKS_MAX_CONNECTIONS: '0' })).toThrow(/CALLBACKS_MAX_CONNECTIONS/);
 });
