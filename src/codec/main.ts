@@ -1,7 +1,8 @@
 /**
  * `npm run codec-server`: the codec server on its own (docker-compose runs it beside the Web UI).
- * Configured by CODEC_SERVER_HOST, CODEC_SERVER_PORT, CODEC_ALLOWED_ORIGIN, CODEC_SERVER_TOKEN and the
- * workers' PAYLOAD_ENCRYPTION_KEYS / PAYLOAD_ENCRYPTION_KEY_ID.
+ * Configured by CODEC_SERVER_HOST, CODEC_SERVER_PORT, CODEC_ALLOWED_ORIGIN, CODEC_SERVER_TOKEN,
+ * CODEC_SERVER_ALLOW_ANONYMOUS and the workers' PAYLOAD_ENCRYPTION_KEYS / PAYLOAD_ENCRYPTION_KEY_ID. Beyond
+ * loopback it will not start without a token unless CODEC_SERVER_ALLOW_ANONYMOUS=on.
  */
 import { z } from 'zod';
 import { EncryptionEnv, encryptionFromEnv } from './config';
@@ -14,8 +15,13 @@ export const CodecServerEnv = EncryptionEnv.extend({
   CODEC_SERVER_PORT: z.coerce.number().int().nonnegative().default(8235),
   /** The Web UI's origin as the browser sees it: the only origin allowed to call. */
   CODEC_ALLOWED_ORIGIN: z.url().default('http://localhost:8233'),
-  /** When set, callers must send `Authorization: Bearer <token>`. */
+  /** When set, callers must send `Authorization: Bearer <token>`. Required beyond loopback (see below). */
   CODEC_SERVER_TOKEN: z.preprocess((v) => (v === '' ? undefined : v), z.string().min(16).optional()),
+  /**
+   * on: listen beyond loopback without a token (a WARN line at start), for a codec server behind something that
+   * authenticates every caller (SSO in front of the UI and the codec server). Off by default.
+   */
+  CODEC_SERVER_ALLOW_ANONYMOUS: z.enum(['on', 'off']).default('off'),
 });
 
 async function main(): Promise<void> {
@@ -35,13 +41,15 @@ async function main(): Promise<void> {
     port: e.CODEC_SERVER_PORT,
     allowedOrigin: e.CODEC_ALLOWED_ORIGIN,
     token: e.CODEC_SERVER_TOKEN,
+    allowAnonymous: e.CODEC_SERVER_ALLOW_ANONYMOUS === 'on',
   });
-  console.log(
-    `Codec server on ${server.url} for ${e.CODEC_ALLOWED_ORIGIN}${e.CODEC_SERVER_TOKEN ? ' (token required)' : ''}`,
-  );
+  // Handlers first: whoever waits for the line below may stop it at once.
   const stop = () => void server.close().then(() => process.exit(0));
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
+  console.log(
+    `Codec server on ${server.url} for ${e.CODEC_ALLOWED_ORIGIN}${e.CODEC_SERVER_TOKEN ? ' (token required)' : ''}`,
+  );
 }
 
 if (require.main === module) {

@@ -3,11 +3,14 @@
  * `POST /decode` and `POST /encode` with `{payloads: [{metadata: {k: base64}, data: base64}]}`.
  *
  * Only the UI's own origin may call it from a browser (CORS), and when a token is configured every call
- * must carry `Authorization: Bearer <token>`. Bodies are never logged: they hold personal data.
+ * must carry `Authorization: Bearer <token>` (compared in constant time). It is an open decryption service
+ * without one, so it refuses to listen beyond loopback without a token unless `allowAnonymous` says so (then
+ * it logs a WARN). A body over 1 MiB is answered 413 without reading on; nothing but `POST /encode`,
+ * `POST /decode` and their CORS preflight is served. Bodies are never logged: they hold personal data.
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { timingSafeEqual } from 'node:crypto';
+import { isIPv4, type AddressInfo } from 'node:net';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { z } from 'zod';
 
@@ -20,6 +23,30 @@ export interface CodecServerOptions {
   allowedOrigin: string;
   /** When set, every request needs `Authorization: Bearer <token>`. */
   token?: string;
+  /**
+   * Listen beyond loopback without a token (CODEC_SERVER_ALLOW_ANONYMOUS=on): anyone who reaches the port can
+   * decrypt. Only behind something that authenticates callers; a WARN line says so at start.
+   */
+  allowAnonymous?: boolean;
+  /** Where the start's WARN line goes; console.warn by default. */
+  warn?: (line: string) => void;
+}
+
+/** The request body limit: a bigger one is answered 413 and not read. */
+export const MAX_CODEC_BODY_BYTES = 1024 * 1024;
+
+/** Raised by startCodecServer for settings it will not listen with. */
+export class CodecServerConfigError extends Error {
+  override readonly name = 'CodecServerConfigError';
+}
+
+/** Whether `host` is reachable from this machine only (127.0.0.0/8, ::1, localhost). */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
+  if (h === 'localhost' || h === '::1' || h === '0:0:0:0:0:0:0:1') return true;
+  if (isIPv4(h)) return h.startsWith('127.');
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(h);
+  return mapped !== null && mapped[1]!.startsWith('127.');
 }
 
 export interface CodecServer {
@@ -45,72 +72,124 @@ const toJson = (p: Payload) => ({
 
 export async function startCodecServer(options: CodecServerOptions): Promise<CodecServer> {
   const { codec, allowedOrigin, token } = options;
+  const host = options.host ?? '127.0.0.1';
+  if (!token && !isLoopbackHost(host)) {
+    if (!options.allowAnonymous) {
+      throw new CodecServerConfigError(
+        `CODEC_SERVER_TOKEN: required to listen on ${host} (beyond loopback): without it anyone who reaches the ` +
+          'port can decrypt payloads. Set a token (callers send "Authorization: Bearer <token>"), listen on ' +
+          '127.0.0.1, or set CODEC_SERVER_ALLOW_ANONYMOUS=on if something in front authenticates every caller.',
+      );
+    }
+    (options.warn ?? console.warn)(
+      `WARN: codec server on ${host} without a token (CODEC_SERVER_ALLOW_ANONYMOUS=on): anyone who reaches the ` +
+        'port can decrypt payloads; keep it behind something that authenticates callers.',
+    );
+  }
 
+  // Both sides hashed to one length first, so the comparison takes the same time whatever was sent.
+  const expectedDigest = token ? createHash('sha256').update(`Bearer ${token}`).digest() : undefined;
   const authorized = (req: IncomingMessage): boolean => {
-    if (!token) return true;
-    const given = Buffer.from(req.headers.authorization ?? '');
-    const expected = Buffer.from(`Bearer ${token}`);
-    return given.length === expected.length && timingSafeEqual(given, expected);
+    if (!expectedDigest) return true;
+    const given = createHash('sha256')
+      .update(req.headers.authorization ?? '')
+      .digest();
+    return timingSafeEqual(given, expectedDigest);
   };
 
-  const reply = (res: ServerResponse, status: number, body?: unknown) => {
-    res.writeHead(status, body === undefined ? {} : { 'content-type': 'application/json' });
-    res.end(body === undefined ? undefined : JSON.stringify(body));
+  /** Answers; a request whose body was not read to its end is closed after the answer, its body never read. */
+  const reply = (req: IncomingMessage, res: ServerResponse, status: number, body?: unknown) => {
+    if (res.destroyed) return;
+    const unread = !req.complete;
+    res.writeHead(status, {
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      ...(unread ? { connection: 'close' } : {}),
+    });
+    res.end(body === undefined ? undefined : JSON.stringify(body), () => {
+      if (unread) setImmediate(() => req.socket.destroy());
+    });
   };
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const origin = req.headers.origin;
-    if (origin !== undefined && origin !== allowedOrigin) return reply(res, 403, { error: 'origin not allowed' });
+    if (origin !== undefined && origin !== allowedOrigin) return reply(req, res, 403, { error: 'origin not allowed' });
     if (origin) {
       res.setHeader('access-control-allow-origin', allowedOrigin);
       res.setHeader('vary', 'origin');
       res.setHeader('access-control-allow-credentials', 'true');
     }
+    const route = req.url?.split('?')[0];
+    if (route !== '/decode' && route !== '/encode') return reply(req, res, 404, { error: 'not found' });
     if (req.method === 'OPTIONS') {
       res.setHeader('access-control-allow-methods', 'POST');
       res.setHeader('access-control-allow-headers', 'content-type,x-namespace,authorization');
-      return reply(res, 204);
+      return reply(req, res, 204);
     }
-    const route = req.url?.split('?')[0];
-    if (req.method !== 'POST' || (route !== '/decode' && route !== '/encode'))
-      return reply(res, 404, { error: 'not found' });
-    if (!authorized(req)) return reply(res, 401, { error: 'unauthorized' });
+    if (req.method !== 'POST') return reply(req, res, 404, { error: 'not found' });
+    if (!authorized(req)) return reply(req, res, 401, { error: 'unauthorized' });
 
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const raw = await readBody(req);
+    if (!raw) return reply(req, res, 413, { error: `body over ${MAX_CODEC_BODY_BYTES} bytes` });
     let body: z.infer<typeof JsonPayloads>;
     try {
-      body = JsonPayloads.parse(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+      body = JsonPayloads.parse(JSON.parse(raw.toString('utf8')));
     } catch {
-      return reply(res, 400, { error: 'body: expected {"payloads":[{"metadata":{…},"data":"base64"}]}' });
+      return reply(req, res, 400, { error: 'body: expected {"payloads":[{"metadata":{…},"data":"base64"}]}' });
     }
     const payloads = body.payloads.map(fromJson);
     try {
       const out = route === '/decode' ? await codec.decode(payloads) : await codec.encode(payloads);
-      reply(res, 200, { payloads: out.map(toJson) });
+      reply(req, res, 200, { payloads: out.map(toJson) });
     } catch (err) {
       // The error names a key id at most (see UnknownEncryptionKeyError), never payload content.
-      reply(res, 422, { error: err instanceof Error ? err.message : 'cannot decode' });
+      reply(req, res, 422, { error: err instanceof Error ? err.message : 'cannot decode' });
     }
   }
 
-  const server = http.createServer((req, res) => {
+  const server = http.createServer({ headersTimeout: 10_000, requestTimeout: 30_000 }, (req, res) => {
     handle(req, res).catch(() => {
-      if (!res.headersSent) reply(res, 500, { error: 'internal error' });
+      if (!res.headersSent) reply(req, res, 500, { error: 'internal error' });
     });
   });
-  const host = options.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, host, () => resolve());
   });
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://${host}:${port}`,
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
       }),
   };
+}
+
+/**
+ * The body, or undefined when it is over MAX_CODEC_BODY_BYTES: a declared content-length over it is not read
+ * at all, a chunked one stops being read at the limit, and nothing read is kept.
+ */
+function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > MAX_CODEC_BODY_BYTES) return Promise.resolve(undefined);
+  return new Promise<Buffer | undefined>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_CODEC_BODY_BYTES) {
+        req.off('data', onData);
+        req.pause();
+        chunks.length = 0;
+        resolve(undefined);
+        return;
+      }
+      chunks.push(chunk);
+    };
+    req.on('data', onData);
+    req.once('end', () => resolve(size > MAX_CODEC_BODY_BYTES ? undefined : Buffer.concat(chunks)));
+    req.once('error', reject);
+    req.once('close', () => reject(new Error('request closed before its body ended')));
+  });
 }
