@@ -6,6 +6,8 @@ import { EnvSchema, loadConfig, supplierTimeoutBoundMs } from '../../src/config'
 import { SEARCH_ATTRIBUTES } from '../../src/contract';
 import { shutdownGraceMs, STOP_PERIOD_MARGIN_MS } from '../../src/worker';
 import { WORKER_NODE_FLAGS } from '../../src/config/node-flags';
+import { CodecServerEnv } from '../../src/codec/main';
+import { isLoopbackHost } from '../../src/codec/server';
 
 const ROOT = path.join(__dirname, '../..');
 
@@ -16,6 +18,7 @@ interface Service {
   entrypoint?: string | string[];
   environment?: Record<string, string | number | boolean | null> | string[];
   networks?: Record<string, { aliases?: string[] } | null> | string[];
+  ports?: Array<string | number | { host_ip?: string; published?: string | number; target?: number }>;
 }
 
 // merge: the Temporal nodes share their settings through a YAML anchor (<<: *temporal-node).
@@ -127,4 +130,26 @@ test('every way of running a worker passes the same Node flags (src/config/node-
   );
   const scripts = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts as Record<string, string>;
   expect(scripts.worker).toBe(`node ${WORKER_NODE_FLAGS.join(' ')} -r ts-node/register/transpile-only src/worker.ts`);
+});
+
+test('no published port is bound to all interfaces: every one names 127.0.0.1', () => {
+  const published = Object.entries(services).flatMap(([name, s]) => (s.ports ?? []).map((port) => ({ name, port })));
+  expect(published.length).toBeGreaterThanOrEqual(6);
+  for (const { name, port } of published) {
+    // Short form `[host_ip:][host_port:]container_port[/proto]`; a bare port or `host:container` binds every interface.
+    const hostIp =
+      typeof port === 'object'
+        ? (port.host_ip ?? '')
+        : (/^(\d{1,3}(?:\.\d{1,3}){3}|\[[^\]]+\]):\d+(?:-\d+)?:\d+/.exec(String(port))?.[1] ?? '');
+    expect({ name, port, hostIp }).toEqual({ name, port, hostIp: '127.0.0.1' });
+  }
+});
+
+test('the codec server listens on the container interfaces only with a token or its explicit anonymous mode', () => {
+  const env = Object.fromEntries(
+    Object.entries(envOf(services['codec-server']!)).map(([k, v]) => [k, resolveDefaults(v)]),
+  );
+  const parsed = CodecServerEnv.parse(env);
+  expect(isLoopbackHost(parsed.CODEC_SERVER_HOST)).toBe(false);
+  expect(parsed.CODEC_SERVER_TOKEN !== undefined || parsed.CODEC_SERVER_ALLOW_ANONYMOUS === 'on').toBe(true);
 });
