@@ -187,6 +187,13 @@ async function main(): Promise<void> {
       await waitFor(async () => ((await handle.query(bookingStateQuery)).polls.length >= 1 ? true : undefined));
       await handle.signal(supplierOrderUpdateSignal, { customerReferenceNo: request.customerReferenceNo, status: 2 });
     }
+    if (scenario.steer === 'hints-flood') {
+      const hint = { customerReferenceNo: request.customerReferenceNo, status: 2 };
+      await waitFor(async () => ((await handle.query(bookingStateQuery)).polls.length >= 1 ? true : undefined));
+      await handle.signal(supplierOrderUpdateSignal, hint);
+      await waitFor(async () => ((await handle.query(bookingStateQuery)).polls.length >= 2 ? true : undefined));
+      await handle.signal(supplierOrderUpdateSignal, hint);
+    }
     await keep(scenario.name, scenario.expected, handle.workflowId);
   };
 

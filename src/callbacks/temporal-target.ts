@@ -8,6 +8,7 @@ import {
   bookingWorkflowId,
   BookingStageKey,
   CustomerReferenceNoKey,
+  HINT_POLL_SPACING_SECONDS,
   orderWorkflowId,
   ORDER_WORKFLOW_TYPE,
   supplierOrderUpdateSignal,
@@ -15,8 +16,25 @@ import {
 } from '../contract';
 import type { CallbackTarget } from './server';
 
-/** `where.taskQueue` is the booking task queue, read at each start. */
-export function temporalCallbackTarget(client: Client, where: { readonly taskQueue: string }): CallbackTarget {
+/**
+ * A callback not passed on now: the reference's last order run read the order less than a minute ago. The receiver
+ * answers 503 (send it again); the supplier's retry after `retryAfterSeconds` starts the check.
+ */
+export class CallbackDeferredError extends Error {
+  override readonly name = 'CallbackDeferred';
+  constructor(readonly retryAfterSeconds: number) {
+    super(`the order was read less than ${HINT_POLL_SPACING_SECONDS} s ago; send the callback again later`);
+  }
+}
+
+/**
+ * `where.taskQueue` is the booking task queue, read at each start; `where.now` the clock compared with the last order
+ * run's close time (default the machine's; a test on the time-skipping server passes the server's).
+ */
+export function temporalCallbackTarget(
+  client: Client,
+  where: { readonly taskQueue: string; readonly now?: () => number | Promise<number> },
+): CallbackTarget {
   async function signalOpen(workflowId: string, update: Parameters<CallbackTarget['signal']>[0]): Promise<boolean> {
     try {
       await client.workflow.getHandle(workflowId).signal(supplierOrderUpdateSignal, update);
@@ -28,11 +46,14 @@ export function temporalCallbackTarget(client: Client, where: { readonly taskQue
     }
   }
 
-  /** The last order run's stage (what we knew of the order), when one ran. */
-  async function lastOrderStage(workflowId: string): Promise<string | undefined> {
+  /** The last order run under the id, when one ran: its stage (what we knew of the order) and when it closed. */
+  async function lastOrderRun(workflowId: string): Promise<{ stage?: string; closedAtMs?: number } | undefined> {
     try {
       const description = await client.workflow.getHandle(workflowId).describe();
-      return description.typedSearchAttributes.get(BookingStageKey);
+      return {
+        stage: description.typedSearchAttributes.get(BookingStageKey),
+        closedAtMs: description.closeTime?.getTime(),
+      };
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) return undefined;
       throw err;
@@ -45,7 +66,15 @@ export function temporalCallbackTarget(client: Client, where: { readonly taskQue
       if (await signalOpen(bookingWorkflowId(ref), update)) return 'booking';
       const orderId = orderWorkflowId(ref);
       if (await signalOpen(orderId, update)) return 'order';
-      const stage = await lastOrderStage(orderId);
+      const last = await lastOrderRun(orderId);
+      // Every order run reads the order just before it ends: a check started now would read it again. Deferred
+      // (the supplier sends it again later), so a replayed callback costs at most one QueryOrders a minute, across
+      // every receiver process and restart (Temporal keeps the close time).
+      const sinceMs = last?.closedAtMs === undefined ? Infinity : (await (where.now ?? Date.now)()) - last.closedAtMs;
+      if (sinceMs < HINT_POLL_SPACING_SECONDS * 1000) {
+        throw new CallbackDeferredError(Math.ceil((HINT_POLL_SPACING_SECONDS * 1000 - sinceMs) / 1000));
+      }
+      const stage = last?.stage;
       const input: OrderWorkflowInput = {
         customerReferenceNo: ref,
         check: {

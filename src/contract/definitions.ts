@@ -119,6 +119,15 @@ export const RECOVERY_DEFAULTS = {
 } as const;
 
 /**
+ * A supplier hint (an order-status callback) brings a QueryOrders forward at most once in this many seconds per
+ * reference: callbacks are unsigned by time on body-only schemes, so a captured one can be replayed at will, and
+ * each replay must not cost a QueryOrders from the fleet's shared budget. The workflows space hint-triggered polls
+ * by it (durably: from their poll log), and the callback receiver starts no new order check for a reference whose
+ * last order run ended less than this long ago.
+ */
+export const HINT_POLL_SPACING_SECONDS = 60;
+
+/**
  * Floors and caps on the recovery settings a booking request may set, so a caller can neither defeat the
  * re-send rule nor end a booking before recovery had its chance. `recovery.testing`, honoured only by a worker
  * with RECOVERY_TESTING=on, lifts them (tests, the sandbox, chaos runs and benchmarks scale the schedule down).

@@ -15,6 +15,7 @@ import {
   CustomerReferenceNoKey,
   ORDER_WORKFLOW_TYPE,
   orderWorkflowId,
+  supplierOrderUpdateSignal,
   type BookingRequest,
   type CancelBookingRequest,
   type OrderWorkflowInput,
@@ -170,6 +171,26 @@ export const orderScenarios: WorkflowScenario[] = [
       const sends = ctx.sandbox.calls('cancel').filter((c) => c.customerReferenceNos?.includes(ref)).length;
       if (sends !== 2) throw new Error(`expected the lost Cancel and one refused re-send, saw ${sends} Cancels`);
       return id;
+    },
+  },
+  {
+    // Since ORDER_PATCHES.hintPollsSpaced: while following a taken Cancel, a hint is polled at once; the next, right
+    // after, waits for the scheduled poll (due within the minute).
+    name: 'hints-spaced-while-following',
+    expected: 'cancelled',
+    async run(ctx) {
+      const ref = await confirmedBooking(ctx, 'confirmAfterMs=0&cancelAfterQueries=10');
+      await cancelRequest(ctx, ref, { confirm: true, acceptedFee: free });
+      const order = ctx.client.workflow.getHandle(orderWorkflowId(ref));
+      const queries = () =>
+        ctx.sandbox.calls('queryOrders').filter((c) => c.customerReferenceNos?.includes(ref)).length;
+      // A hint after each poll: the first wakes a poll at once, the later ones within the minute wait.
+      for (let i = 0; i < 4; i++) {
+        const before = queries();
+        await order.signal(supplierOrderUpdateSignal, { customerReferenceNo: ref, status: 3 });
+        await ctx.waitFor(async () => (queries() > before ? true : undefined));
+      }
+      return orderEnded(ctx, ref);
     },
   },
   {

@@ -16,7 +16,7 @@ export interface ReplayScenario {
   test: string;
   request?: Partial<BookingRequest>;
   /** Steps the recorder performs while the workflow runs. */
-  steer?: 'approve-price' | 'refuse-price' | 'cancel-in-recovery' | 'hint-after-first-poll';
+  steer?: 'approve-price' | 'refuse-price' | 'cancel-in-recovery' | 'hint-after-first-poll' | 'hints-flood';
 }
 
 /** The price the user saw: the sandbox's base price for the harness's default rate package. */
@@ -124,6 +124,15 @@ export const replayScenarios: ReplayScenario[] = [
     expected: 'confirmed',
     test: 'confirmAfterQueries=6&listAfterQueries=6',
     request: { recovery: fastRecovery },
+  },
+  {
+    // Since PATCHES.hintPollsSpaced: a hint after the first poll is polled at once; the next, seconds later, waits
+    // for the scheduled poll (due before the minute is up), which confirms.
+    name: 'hints-spaced',
+    expected: 'confirmed',
+    test: 'book=504AfterCreate&confirmAfterQueries=3',
+    request: { recovery: { ...fastRecovery, delaysSeconds: [5] } },
+    steer: 'hints-flood',
   },
   {
     // Recorded as its last run: the one that resumed from continue-as-new (input carries `resume`).

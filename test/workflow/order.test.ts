@@ -9,12 +9,7 @@
  * result() lets the server jump to the next timer of any workflow. The sandbox's clock is aligned with the
  * server's at the start (earlier files skip time); it does not follow later skips.
  */
-import {
-  Client,
-  WithStartWorkflowOperation,
-  WorkflowUpdateFailedError,
-  type WorkflowHandle,
-} from '@temporalio/client';
+import { Client, WithStartWorkflowOperation, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
 import type { Duration } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { connectTimeSkipping } from '../harness/temporal';
@@ -39,7 +34,7 @@ import {
   type OrderWorkflowInput,
 } from '../../src/contract';
 import { cancelFeeAt } from '../../src/workflows/cancel-fee';
-import { temporalCallbackTarget } from '../../src/callbacks/temporal-target';
+import { CallbackDeferredError, temporalCallbackTarget } from '../../src/callbacks/temporal-target';
 import type { bookingWorkflow, orderWorkflow } from '../../src/workflows';
 import { expectWorkerWarnings } from '../harness/quiet-worker-logs';
 
@@ -125,7 +120,10 @@ describe('on demand', () => {
     const ref = await confirmed({ test: 'confirmAfterMs=0' });
     const answer = await cancelRequest(ref, { confirm: false });
     const price = sandboxOrder(ref)!.price;
-    expect(answer).toMatchObject({ kind: 'quote', quote: { basis: 'free', fee: { amount: 0, currency: price.currency } } });
+    expect(answer).toMatchObject({
+      kind: 'quote',
+      quote: { basis: 'free', fee: { amount: 0, currency: price.currency } },
+    });
     const outcome: OrderOutcome = await settled(orderHandle(ref));
     expect(outcome).toMatchObject({ kind: 'quoted', order: { status: 2 } });
     expect(cancelCalls(ref)).toHaveLength(0);
@@ -174,7 +172,10 @@ describe('cancelBooking', () => {
     const ref = await confirmed({ test: 'confirmAfterMs=0' });
     rig.sandbox.setOrderStatus(ref, 3);
     await expect(cancelRequest(ref, { confirm: false })).rejects.toThrow(WorkflowUpdateFailedError);
-    expect(await settled(orderHandle(ref))).toMatchObject({ kind: 'not-cancellable', reason: /cancelled \(status 3\)/ });
+    expect(await settled(orderHandle(ref))).toMatchObject({
+      kind: 'not-cancellable',
+      reason: /cancelled \(status 3\)/,
+    });
   });
 
   test('the supplier ends the cancellation CancelFailed: cancel-failed, and a person is told', async () => {
@@ -247,7 +248,10 @@ describe('a booking cancelled by its caller after Book', () => {
   }
 
   test("onCancelAfterBook 'cancel': the order is cancelled automatically once confirmed", async () => {
-    const ref = await cancelledDuringRecovery('cancel', 'book=504AfterCreate&confirmAfterQueries=2&cancelAfterQueries=1');
+    const ref = await cancelledDuringRecovery(
+      'cancel',
+      'book=504AfterCreate&confirmAfterQueries=2&cancelAfterQueries=1',
+    );
     const outcome = await settled(orderHandle(ref));
     expect(outcome).toMatchObject({ kind: 'cancelled', cancellation: { origin: 'auto', accepted: { kind: 'any' } } });
     expect(sandboxOrder(ref)?.status).toBe(3);
@@ -255,7 +259,10 @@ describe('a booking cancelled by its caller after Book', () => {
 
   test("onCancelAfterBook 'cancel-if-free' past free cancellation: stopped for a person, nothing sent", async () => {
     expectWorkerWarnings(/^ERROR Order cancel-stopped: needs manual follow-up/);
-    const ref = await cancelledDuringRecovery('cancel-if-free', 'book=504AfterCreate&confirmAfterQueries=2&freeCancel=0');
+    const ref = await cancelledDuringRecovery(
+      'cancel-if-free',
+      'book=504AfterCreate&confirmAfterQueries=2&freeCancel=0',
+    );
     expect(await settled(orderHandle(ref))).toMatchObject({ kind: 'cancel-stopped', reason: /no longer free/ });
     expect(cancelCalls(ref)).toHaveLength(0);
   });
@@ -284,8 +291,8 @@ describe('an operator cancels an order run', () => {
 
 describe('a supplier callback for a booking no workflow follows', () => {
   /** What the callback receiver does with a verified callback (src/callbacks/temporal-target.ts). */
-  const callback = (ref: string, status: number) =>
-    temporalCallbackTarget(client, { taskQueue: rig.taskQueue }).signal({ customerReferenceNo: ref, status });
+  const target = () => temporalCallbackTarget(client, { taskQueue: rig.taskQueue, now: () => env.currentTimeMs() });
+  const callback = (ref: string, status: number) => target().signal({ customerReferenceNo: ref, status });
 
   test('the supplier cancelled a confirmed booking: the check verifies it and reports it to a person', async () => {
     expectWorkerWarnings(/^ERROR Order changed-by-supplier: needs manual follow-up/);
@@ -306,6 +313,9 @@ describe('a supplier callback for a booking no workflow follows', () => {
     const ref = await confirmed({ test: 'confirmAfterMs=0&cancelAfterQueries=1' });
     await cancelRequest(ref, { confirm: true, acceptedFee: { currency: 'USD', amount: 0 } });
     expect((await settled(orderHandle(ref))).kind).toBe('cancelled');
+    // The run read the order as it ended: a callback within the minute is deferred (the supplier sends it again).
+    await expect(callback(ref, 3)).rejects.toThrow(CallbackDeferredError);
+    await env.sleep('61 seconds');
     expect(await callback(ref, 3)).toBe('order');
     expect(await settled(orderHandle(ref))).toMatchObject({ kind: 'checked', order: { status: 3 } });
     const stage = (await orderHandle(ref).describe()).typedSearchAttributes.get(BookingStageKey);

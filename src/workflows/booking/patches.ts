@@ -30,4 +30,9 @@ export const PATCHES = {
    * asked for a cancellation meanwhile (onCancelAfterBook `cancel`, `cancel-if-free`) starts one, to cancel.
    */
   orderOnDemand: 'order-on-demand',
+  /**
+   * 2026-11-24: a supplier hint brings a poll forward at most once a minute (src/workflows/hint-spacing.ts): a
+   * replayed or repeated callback no longer costs a QueryOrders each.
+   */
+  hintPollsSpaced: 'hint-polls-spaced',
 } as const;

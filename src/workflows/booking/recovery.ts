@@ -17,6 +17,7 @@ import {
 } from '@temporalio/workflow';
 import type { QueryOrderOutcome } from '../../activities/booking';
 import type { BookingOutcome, PollRecord } from '../../contract';
+import { spacedHint } from '../hint-spacing';
 import { pollOffsetSeconds } from '../schedule';
 import { decideAfterBook, decideOnOrder, sendBook } from './book';
 import { withoutResume, type BookingWorkflowInput, type ResumeState } from './input';
@@ -53,12 +54,13 @@ export async function recover(
     setCurrentDetails(describe(state));
 
     const waitMs = dueMs - Date.now();
-    const hinted =
+    const woken =
       waitMs > 0
         ? await condition(() => run.hints > hintsSeen, waitMs, {
             summary: `Wait for QueryOrders poll ${nextIndex + 1}`,
           })
         : false;
+    const hinted = woken && (await spacedHint(state.polls, dueMs, PATCHES.hintPollsSpaced));
     hintsSeen = run.hints;
     if (!hinted) nextIndex++;
 

@@ -22,6 +22,7 @@ import {
 import type { CancelSendOutcome } from '../../activities/cancel-rule';
 import type { CancelBookingAnswer, CancelFeeQuote, CancellationRecord, OrderOutcome } from '../../contract';
 import { feeWithin, type AcceptedFee } from '../cancel-fee';
+import { spacedHint } from '../hint-spacing';
 import { pollOffsetSeconds } from '../schedule';
 import { sendCancel } from './activities';
 import { failureType } from '../failure';
@@ -119,12 +120,16 @@ export async function follow(
     setCurrentDetails(describeOrder(state));
     const hintsBefore = run.hints;
     const waitMs = dueMs - Date.now();
-    const early =
+    const woken =
       waitMs > 0
         ? await condition(() => run.hints > hintsBefore || run.interrupted, waitMs, {
             summary: `Wait for cancellation poll ${nextIndex + 1}`,
           })
         : false;
+    const early =
+      woken &&
+      (run.interrupted ||
+        (await spacedHint(record.polls, dueMs, ORDER_PATCHES.hintPollsSpaced, () => run.interrupted)));
     const hinted = early && run.hints > hintsBefore;
     run.hintsSeen = run.hints;
     if (!early) nextIndex++;

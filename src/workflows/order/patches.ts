@@ -15,4 +15,9 @@ export const ORDER_PATCHES = {
    * sent again. Before, such a re-send did not count, and Cancel went out every 10 minutes until the deadline.
    */
   refusedResendEndsSends: 'cancel-refused-resend-ends-sends',
+  /**
+   * 2026-11-24: while following a cancellation, a supplier hint brings a poll forward at most once a minute
+   * (src/workflows/hint-spacing.ts), as in the booking.
+   */
+  hintPollsSpaced: 'hint-polls-spaced',
 } as const;
