@@ -28,6 +28,7 @@ import { z } from 'zod';
 import { CALLBACK_METRICS, type CallbackResult } from '../observability/definitions';
 import { counterText, PROMETHEUS_CONTENT_TYPE, seriesKey } from '../observability/exposition';
 import type { SupplierProfile } from '../supplier/profile';
+import { readLimitedBody } from '../http/limited-body';
 
 /** Where a verified callback goes; `none` when neither the booking nor its order workflow is open. */
 export interface CallbackTarget {
@@ -198,7 +199,7 @@ export async function startCallbackReceiver(options: CallbackReceiverOptions): P
       count('invalid');
       return refuse(req, res, 415, { error: 'content-type must be application/json' });
     }
-    const body = await readBody(req);
+    const body = await readLimitedBody(req, MAX_CALLBACK_BODY_BYTES);
     if (!body) {
       stats.tooLarge++;
       count('too-large');
@@ -352,35 +353,6 @@ function closeServer(server: http.Server): Promise<void> {
 function headerOf(req: IncomingMessage, name: string): string | undefined {
   const value = req.headers[name.toLowerCase()];
   return Array.isArray(value) ? value[0] : value;
-}
-
-/**
- * The body, or undefined when it is over MAX_CALLBACK_BODY_BYTES: then reading stops there (a declared
- * content-length over the limit is not read at all) and nothing read is kept.
- */
-async function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
-  const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > MAX_CALLBACK_BODY_BYTES) return undefined;
-  return new Promise<Buffer | undefined>((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_CALLBACK_BODY_BYTES) {
-        req.off('data', onData);
-        req.pause();
-        chunks.length = 0;
-        resolve(undefined);
-        return;
-      }
-      chunks.push(chunk);
-    };
-    req.on('data', onData);
-    req.once('end', () => resolve(size > MAX_CALLBACK_BODY_BYTES ? undefined : Buffer.concat(chunks)));
-    req.once('error', reject);
-    // The client went away (or a timeout closed the socket) before the body ended: nothing to answer.
-    req.once('close', () => reject(new Error('request closed before its body ended')));
-  });
 }
 
 /**

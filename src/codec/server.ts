@@ -13,6 +13,7 @@ import { isIPv4, type AddressInfo } from 'node:net';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { z } from 'zod';
+import { readLimitedBody } from '../http/limited-body';
 
 export interface CodecServerOptions {
   codec: PayloadCodec;
@@ -128,7 +129,7 @@ export async function startCodecServer(options: CodecServerOptions): Promise<Cod
     if (req.method !== 'POST') return reply(req, res, 404, { error: 'not found' });
     if (!authorized(req)) return reply(req, res, 401, { error: 'unauthorized' });
 
-    const raw = await readBody(req);
+    const raw = await readLimitedBody(req, MAX_CODEC_BODY_BYTES);
     if (!raw) return reply(req, res, 413, { error: `body over ${MAX_CODEC_BODY_BYTES} bytes` });
     let body: z.infer<typeof JsonPayloads>;
     try {
@@ -164,32 +165,4 @@ export async function startCodecServer(options: CodecServerOptions): Promise<Cod
         server.closeAllConnections();
       }),
   };
-}
-
-/**
- * The body, or undefined when it is over MAX_CODEC_BODY_BYTES: a declared content-length over it is not read
- * at all, a chunked one stops being read at the limit, and nothing read is kept.
- */
-function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
-  const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > MAX_CODEC_BODY_BYTES) return Promise.resolve(undefined);
-  return new Promise<Buffer | undefined>((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_CODEC_BODY_BYTES) {
-        req.off('data', onData);
-        req.pause();
-        chunks.length = 0;
-        resolve(undefined);
-        return;
-      }
-      chunks.push(chunk);
-    };
-    req.on('data', onData);
-    req.once('end', () => resolve(size > MAX_CODEC_BODY_BYTES ? undefined : Buffer.concat(chunks)));
-    req.once('error', reject);
-    req.once('close', () => reject(new Error('request closed before its body ended')));
-  });
 }
