@@ -6,7 +6,8 @@ import { randomUUID } from 'node:crypto';
 import type { DataConverter } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { temporal } from '@temporalio/proto';
-import type { WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import type { WorkflowHandle, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import type { Duration } from '@temporalio/common';
 import { BookingWorker, createBookingWorker } from '../../src/worker';
 import { bookingWorkflowId, orderWorkflowId, type BookingOutcome, type BookingRequest } from '../../src/contract';
 import type { DriftReporter } from '../../src/supplier/drift';
@@ -236,6 +237,27 @@ export async function eventually<T>(check: () => Promise<T | undefined>, timeout
     if (Date.now() > deadline) throw new Error('condition not met in time');
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/**
+ * A workflow's result on the time-skipping server, read with a plain client: while it still runs, the server's clock
+ * is moved on `step` at a time (the time-skipping client's own result() lets the server jump to any workflow's next
+ * timer). Fails when it has not ended after `steps` steps.
+ */
+export async function settledBySkipping<T>(
+  env: TestWorkflowEnvironment,
+  handle: WorkflowHandle<() => Promise<T>>,
+  { step = '2 seconds', steps = 60 }: { step?: Duration; steps?: number } = {},
+): Promise<T> {
+  for (let i = 0; i < steps; i++) {
+    const done = await eventually(
+      async () => ((await handle.describe()).status.name !== 'RUNNING' ? true : undefined),
+      1_500,
+    ).catch(() => false);
+    if (done) return handle.result();
+    await env.sleep(step);
+  }
+  throw new Error(`${handle.workflowId} did not end`);
 }
 
 const EventType = temporal.api.enums.v1.EventType;

@@ -7,7 +7,14 @@
 import { Client, WithStartWorkflowOperation, type WorkflowHandle } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { connectTimeSkipping } from '../harness/temporal';
-import { alignedClock, bookingRequest, createBookingRig, eventually, type BookingRig } from '../harness/booking';
+import {
+  alignedClock,
+  bookingRequest,
+  createBookingRig,
+  eventually,
+  settledBySkipping,
+  type BookingRig,
+} from '../harness/booking';
 import {
   bookingStateQuery,
   bookingWorkflowId,
@@ -56,17 +63,7 @@ async function flood(handle: WorkflowHandle, ref: string, count: number): Promis
   }
 }
 
-async function settled<T>(handle: WorkflowHandle<() => Promise<T>>): Promise<T> {
-  for (let i = 0; i < 90; i++) {
-    const done = await eventually(
-      async () => ((await handle.describe()).status.name !== 'RUNNING' ? true : undefined),
-      1_500,
-    ).catch(() => false);
-    if (done) return handle.result();
-    await env.sleep('2 seconds');
-  }
-  throw new Error(`${handle.workflowId} did not end`);
-}
+const settled = <T>(handle: WorkflowHandle<() => Promise<T>>) => settledBySkipping(env, handle, { steps: 90 });
 
 test('a recovering booking flooded with hints polls once for them now and once a minute later, then settles', async () => {
   // Book's answer lost; the order stays Confirming until the test confirms it. Scheduled polls are 30 min apart.

@@ -19,6 +19,7 @@ import {
   createBookingRig,
   eventually,
   expectAtMostOneOrderPerReference,
+  settledBySkipping,
   type BookingRig,
 } from '../harness/booking';
 import {
@@ -79,17 +80,8 @@ function cancelRequest(ref: string, request: CancelBookingRequest) {
 }
 
 /** The workflow's result, moving the server's clock on `step` at a time while it waits on a timer. */
-async function settled<T>(handle: WorkflowHandle<() => Promise<T>>, step: Duration = '2 seconds'): Promise<T> {
-  for (let i = 0; i < 60; i++) {
-    const done = await eventually(
-      async () => ((await handle.describe()).status.name !== 'RUNNING' ? true : undefined),
-      1_500,
-    ).catch(() => false);
-    if (done) return handle.result();
-    await env.sleep(step);
-  }
-  throw new Error(`${handle.workflowId} did not end`);
-}
+const settled = <T>(handle: WorkflowHandle<() => Promise<T>>, step: Duration = '2 seconds') =>
+  settledBySkipping(env, handle, { step });
 
 async function startBooking(request: BookingRequest) {
   return client.workflow.start<typeof bookingWorkflow>('bookingWorkflow', {

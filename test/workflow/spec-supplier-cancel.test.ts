@@ -10,66 +10,38 @@ import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bookingWorkflowId, orderWorkflowId, type BookingOutcome, type OrderOutcome } from '../../src/contract';
 import { awaitOrderOutcome, cancelBooking } from '../../src/client';
-import { createQueryOrdersCoalescer } from '../../src/supplier/coalescer';
-import { createHttpSupplierClient } from '../../src/supplier/http-client';
-import { staticToken } from '../../src/supplier/token';
 import type { bookingWorkflow } from '../../src/workflows';
-import { createBookingWorker, type BookingWorker } from '../../src/worker';
 import {
   askedReferences,
   bookAnswer,
   ORDER_CONFIRMED,
   ordersAnswer,
   specOrder,
-  startSpecSupplier,
   success,
   type SpecReply,
   type SpecSupplier,
 } from '../fixtures/spec-supplier';
-import { bookingRequest, testProfile } from '../harness/booking';
+import { bookingRequest } from '../harness/booking';
 import { expectWorkerWarnings } from '../harness/quiet-worker-logs';
-import { connectTimeSkipping, workflowBundle } from '../harness/temporal';
+import { startSpecWorker, type SpecWorker } from '../harness/spec-worker';
+import { connectTimeSkipping } from '../harness/temporal';
 
 /** supplier-facts.md: order status 3 is Cancelled. */
 const ORDER_CANCELLED = 3;
 
 let env: TestWorkflowEnvironment;
 let spec: SpecSupplier;
-let worker: BookingWorker;
-let running: Promise<void>;
-const closers: Array<() => Promise<unknown> | unknown> = [];
-const taskQueue = `spec-cancel-${randomUUID().slice(0, 8)}`;
+let rig: SpecWorker;
+let taskQueue: string;
 
 beforeAll(async () => {
   env = await connectTimeSkipping();
-  spec = await startSpecSupplier();
-  const supplier = createHttpSupplierClient({
-    baseUrl: spec.url,
-    profile: testProfile,
-    tokens: staticToken('spec-token'),
-  });
-  const orders = createQueryOrdersCoalescer({ supplier });
-  worker = await createBookingWorker({
-    connection: env.nativeConnection,
-    namespace: env.namespace ?? 'default',
-    taskQueue,
-    supplier,
-    profile: testProfile,
-    orders,
-    workflowBundle: workflowBundle(),
-  });
-  running = worker.run();
-  closers.push(
-    () => orders.close(),
-    () => supplier.close(),
-    () => spec.close(),
-  );
+  rig = await startSpecWorker(env, 'spec-cancel');
+  ({ spec, taskQueue } = rig);
 });
 
 afterAll(async () => {
-  if (worker?.getState() === 'RUNNING') worker.shutdown();
-  await running;
-  for (const close of closers) await close();
+  await rig?.close();
   await env?.teardown();
 });
 

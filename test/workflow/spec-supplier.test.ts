@@ -6,15 +6,10 @@
  *  - confirmed on the third QueryOrders poll, references as numbers and the price's amount as text;
  *  - a Failed and a Confirmed order under one reference, in either order: confirmed, and an ERROR line.
  */
-import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bookingWorkflowId, orderWorkflowId, type BookingOutcome, type BookingRequest } from '../../src/contract';
-import { createQueryOrdersCoalescer } from '../../src/supplier/coalescer';
+import { bookingWorkflowId, type BookingOutcome, type BookingRequest } from '../../src/contract';
 import { createDriftReporter } from '../../src/supplier/drift';
-import { createHttpSupplierClient } from '../../src/supplier/http-client';
-import { staticToken } from '../../src/supplier/token';
 import type { bookingWorkflow } from '../../src/workflows';
-import { createBookingWorker, type BookingWorker } from '../../src/worker';
 import {
   askedReferences,
   bookAnswer,
@@ -23,69 +18,33 @@ import {
   ORDER_FAILED,
   ordersAnswer,
   specOrder,
-  startSpecSupplier,
   type SpecSupplier,
 } from '../fixtures/spec-supplier';
-import { bookingRequest, testProfile } from '../harness/booking';
+import { bookingRequest } from '../harness/booking';
 import { expectWorkerWarnings, workerLogLines } from '../harness/quiet-worker-logs';
-import { connectTimeSkipping, workflowBundle } from '../harness/temporal';
+import { startSpecWorker, type SpecWorker } from '../harness/spec-worker';
+import { connectTimeSkipping } from '../harness/temporal';
 
 let env: TestWorkflowEnvironment;
 let spec: SpecSupplier;
-let worker: BookingWorker;
-let running: Promise<void>;
-const closers: Array<() => Promise<unknown> | unknown> = [];
-const booked: string[] = [];
+let rig: SpecWorker;
+let taskQueue: string;
 const driftPaths: string[] = [];
-const taskQueue = `spec-supplier-${randomUUID().slice(0, 8)}`;
 
 beforeAll(async () => {
   env = await connectTimeSkipping();
-  spec = await startSpecSupplier();
-  const supplier = createHttpSupplierClient({
-    baseUrl: spec.url,
-    profile: testProfile,
-    tokens: staticToken('spec-token'),
+  rig = await startSpecWorker(env, 'spec-supplier', {
     drift: createDriftReporter((_message, meta) => driftPaths.push(`${meta.operation} ${meta.path}`)),
   });
-  const orders = createQueryOrdersCoalescer({ supplier });
-  worker = await createBookingWorker({
-    connection: env.nativeConnection,
-    namespace: env.namespace ?? 'default',
-    taskQueue,
-    supplier,
-    profile: testProfile,
-    orders,
-    workflowBundle: workflowBundle(),
-  });
-  running = worker.run();
-  closers.push(
-    () => orders.close(),
-    () => supplier.close(),
-    () => spec.close(),
-  );
+  ({ spec, taskQueue } = rig);
 });
 
 afterAll(async () => {
-  // A confirmed booking leaves its order workflow open until check-in: end them while the worker still runs,
-  // so the shared server's time skipping never waits on a workflow whose worker is gone (see
-  // test/harness/booking.ts).
-  await Promise.all(
-    booked.map((ref) =>
-      env.client.workflow
-        .getHandle(orderWorkflowId(ref))
-        .terminate('test done')
-        .catch(() => undefined),
-    ),
-  );
-  if (worker?.getState() === 'RUNNING') worker.shutdown();
-  await running;
-  for (const close of closers) await close();
+  await rig?.close();
   await env?.teardown();
 });
 
 async function book(request: BookingRequest): Promise<BookingOutcome> {
-  booked.push(request.customerReferenceNo);
   const handle = await env.client.workflow.start<typeof bookingWorkflow>('bookingWorkflow', {
     taskQueue,
     workflowId: bookingWorkflowId(request.customerReferenceNo),

@@ -1,0 +1,61 @@
+/**
+ * A booking worker whose supplier is the one written from the spec's text (test/fixtures/spec-supplier.ts), on the
+ * shared time-skipping server: what the spec-supplier workflow tests run against.
+ */
+import { randomUUID } from 'node:crypto';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { createQueryOrdersCoalescer } from '../../src/supplier/coalescer';
+import type { DriftReporter } from '../../src/supplier/drift';
+import { createHttpSupplierClient } from '../../src/supplier/http-client';
+import { staticToken } from '../../src/supplier/token';
+import { createBookingWorker, type BookingWorker } from '../../src/worker';
+import { startSpecSupplier, type SpecSupplier } from '../fixtures/spec-supplier';
+import { testProfile } from './booking';
+import { workflowBundle } from './temporal';
+
+export interface SpecWorker {
+  spec: SpecSupplier;
+  worker: BookingWorker;
+  taskQueue: string;
+  /** Stops the worker (after `beforeStop`, while it still runs) and closes the supplier's clients and server. */
+  close(beforeStop?: () => Promise<unknown>): Promise<void>;
+}
+
+export async function startSpecWorker(
+  env: TestWorkflowEnvironment,
+  name: string,
+  { drift }: { drift?: DriftReporter } = {},
+): Promise<SpecWorker> {
+  const taskQueue = `${name}-${randomUUID().slice(0, 8)}`;
+  const spec = await startSpecSupplier();
+  const supplier = createHttpSupplierClient({
+    baseUrl: spec.url,
+    profile: testProfile,
+    tokens: staticToken('spec-token'),
+    ...(drift ? { drift } : {}),
+  });
+  const orders = createQueryOrdersCoalescer({ supplier });
+  const worker = await createBookingWorker({
+    connection: env.nativeConnection,
+    namespace: env.namespace ?? 'default',
+    taskQueue,
+    supplier,
+    profile: testProfile,
+    orders,
+    workflowBundle: workflowBundle(),
+  });
+  const running = worker.run();
+  return {
+    spec,
+    worker,
+    taskQueue,
+    async close(beforeStop) {
+      await beforeStop?.();
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await running;
+      await orders.close();
+      await supplier.close();
+      await spec.close();
+    },
+  };
+}
