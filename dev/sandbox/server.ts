@@ -552,10 +552,16 @@ export async function startSandbox(overrides: Partial<SandboxOptions> = {}): Pro
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     const secret = options.callbackSecret;
     if (secret) {
-      headers[profile.callbacks.header] =
-        profile.callbacks.verification === 'hmac-sha256'
-          ? `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`
-          : secret;
+      const { verification, header, timestampHeader } = profile.callbacks;
+      if (verification === 'hmac-sha256-timestamp') {
+        // Signed with the time it is sent: a replay-proof scheme (the receiver refuses a stale timestamp).
+        const timestamp = String(Math.floor(now() / 1000));
+        headers[timestampHeader] = timestamp;
+        headers[header] = createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex');
+      } else {
+        headers[header] =
+          verification === 'hmac-sha256' ? `sha256=${createHmac('sha256', secret).update(body).digest('hex')}` : secret;
+      }
     }
     const done = (httpStatus: number) => {
       callbackAttempts.push({

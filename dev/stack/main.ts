@@ -115,6 +115,8 @@ async function main(): Promise<void> {
       port: config.callbacks!.port,
       profile: config.supplier.profile,
       secret: config.callbacks!.secret,
+      admin: config.callbacks!.admin,
+      ...(config.callbacks!.maxConnections ? { maxConnections: config.callbacks!.maxConnections } : {}),
       target: temporalCallbackTarget(
         new Client({
           connection,
@@ -135,7 +137,7 @@ async function main(): Promise<void> {
         `  Sandbox supplier  ${sandbox.url}  (inspect: ${sandbox.url}/_sandbox/orders)`,
         `  Codec server      ${codec.url}  (payloads encrypted with key "${config.encryption!.activeKeyId}"; the Web UI decodes through it)`,
         `  Worker            task queue "${config.taskQueue}", namespace "${config.temporal.namespace}"`,
-        `  Callbacks         ${callbacks.url}${CALLBACK_PATH}  (the sandbox's order-status callbacks, signed; stats: ${callbacks.url}/callbacks/stats)`,
+        `  Callbacks         ${callbacks.url}${CALLBACK_PATH}  (the sandbox's order-status callbacks, signed; stats on loopback: ${callbacks.adminUrl}/callbacks/stats)`,
         `  Worker metrics    ${observability.metricsUrl ?? 'off (WORKER_METRICS_PORT)'}  (Prometheus: the SDK's and the booking's)`,
         '',
         'Try: npm run book -- --scenario confirmAfterMs=0',

@@ -211,9 +211,9 @@ describe('the receiver', () => {
 });
 
 describe('the sandbox sends callbacks', () => {
-  async function bookWithCallbacks(test: string, fail?: () => boolean) {
-    const { receiver: r, signalled } = await receiver({ fail });
-    const sandbox = await resources.sandbox({ callbackSecret: SECRET });
+  async function bookWithCallbacks(test: string, fail?: () => boolean, profile?: SupplierProfile) {
+    const { receiver: r, signalled } = await receiver({ fail, ...(profile ? { profile } : {}) });
+    const sandbox = await resources.sandbox({ callbackSecret: SECRET, ...(profile ? { profile } : {}) });
     const client = resources.client({
       baseUrl: sandbox.url,
       tokens: resources.tickets({ baseUrl: sandbox.url, profile: fastProfile }),
@@ -231,6 +231,14 @@ describe('the sandbox sends callbacks', () => {
     expect(order.status).toBe(1);
     await until(() => (signalled.length > 0 ? true : undefined));
     expect(signalled).toEqual([{ customerReferenceNo: ref, status: 2 }]);
+  });
+
+  test('with the replay-proof scheme the sandbox signs `<timestamp>.<body>` and sends the timestamp: passed on', async () => {
+    const profile = SupplierProfile.parse({ ...fastProfile, callbacks: { verification: 'hmac-sha256-timestamp' } });
+    const { r, signalled, ref } = await bookWithCallbacks('confirmAfterMs=100', undefined, profile);
+    await until(() => (signalled.length > 0 ? true : undefined));
+    expect(signalled).toEqual([{ customerReferenceNo: ref, status: 2 }]);
+    expect(r.stats().unverified).toBe(0);
   });
 
   test('duplicates are signalled once; a stale callback sent after the settled one is passed on (the workflow verifies)', async () => {
