@@ -56,6 +56,17 @@ export interface CallbackReceiverOptions {
   requestTimeoutMs?: number;
 }
 
+/**
+ * What a target throws to pass a callback on later, not now (the reference's order was read moments ago): the
+ * receiver answers 503 with Retry-After, so the supplier sends it again, and counts it `deferred`.
+ */
+export class CallbackDeferredError extends Error {
+  override readonly name = 'CallbackDeferred';
+  constructor(readonly retryAfterSeconds: number) {
+    super(`the order of this reference was read moments ago; send the callback again in ${retryAfterSeconds} s`);
+  }
+}
+
 export interface CallbackStats {
   received: number;
   /** Refused with 401: no or a wrong signature, or (`hmac-sha256-timestamp`) a timestamp missing or not fresh. */
@@ -75,6 +86,8 @@ export interface CallbackStats {
   unknownReference: number;
   /** Temporal could not be reached: answered 503, so the supplier sends it again. */
   failed: number;
+  /** Passed on later (the target deferred it: the order was read moments ago): answered 503 with Retry-After. */
+  deferred: number;
 }
 
 export interface CallbackReceiver {
@@ -171,6 +184,7 @@ export async function startCallbackReceiver(options: CallbackReceiverOptions): P
     signalled: { booking: 0, order: 0 },
     unknownReference: 0,
     failed: 0,
+    deferred: 0,
   };
 
   const results = new Map<string, number>();
@@ -258,7 +272,13 @@ export async function startCallbackReceiver(options: CallbackReceiverOptions): P
         customerReferenceNo: update.customerReferenceNo,
         ...(update.status !== undefined ? { status: update.status } : {}),
       });
-    } catch {
+    } catch (err) {
+      if (err instanceof CallbackDeferredError) {
+        stats.deferred++;
+        count('deferred');
+        res.setHeader('retry-after', String(err.retryAfterSeconds));
+        return send(res, 503, { error: err.message });
+      }
       stats.failed++;
       count('failed');
       return send(res, 503, { error: 'could not pass the callback on; send it again' });

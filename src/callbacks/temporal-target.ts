@@ -14,18 +14,9 @@ import {
   supplierOrderUpdateSignal,
   type OrderWorkflowInput,
 } from '../contract';
-import type { CallbackTarget } from './server';
+import { CallbackDeferredError, type CallbackTarget } from './server';
 
-/**
- * A callback not passed on now: the reference's last order run read the order less than a minute ago. The receiver
- * answers 503 (send it again); the supplier's retry after `retryAfterSeconds` starts the check.
- */
-export class CallbackDeferredError extends Error {
-  override readonly name = 'CallbackDeferred';
-  constructor(readonly retryAfterSeconds: number) {
-    super(`the order was read less than ${HINT_POLL_SPACING_SECONDS} s ago; send the callback again later`);
-  }
-}
+export { CallbackDeferredError };
 
 /**
  * `where.taskQueue` is the booking task queue, read at each start; `where.now` the clock compared with the last order

@@ -200,12 +200,13 @@ export const CALLBACK_METRICS = define({
         'invalid',
         'too-large',
         'failed',
+        'deferred',
       ],
     },
     help:
       'Order-status callbacks received, by what became of them: signalled to the booking or its order workflow, ' +
       'no open workflow for the reference, a duplicate, refused 401 (unverified), 400 (invalid), 413 (too large), ' +
-      'or 503 (Temporal unreachable: the supplier sends it again).',
+      'or 503 (failed: Temporal unreachable; deferred: the order was read moments ago): the supplier sends it again.',
   },
 });
 

@@ -6,6 +6,7 @@
  */
 import { createHmac, randomUUID } from 'node:crypto';
 import {
+  CallbackDeferredError,
   startCallbackReceiver,
   verifyCallback,
   timestampedSignature,
@@ -112,6 +113,32 @@ describe('the receiver', () => {
     expect(r.stats()).toMatchObject({ failed: 1, signalled: { booking: 1 } });
   });
 
+  test('a callback the target defers (the order was read moments ago) is 503 with Retry-After, counted apart; sent again later it goes through', async () => {
+    let defer = true;
+    const signalled: Signalled[] = [];
+    const r = await startCallbackReceiver({
+      port: 0,
+      profile: fastProfile,
+      secret: SECRET,
+      target: {
+        async signal(update) {
+          if (defer) throw new CallbackDeferredError(42);
+          signalled.push(update);
+          return 'order';
+        },
+      },
+    });
+    resources.add(() => r.close());
+    const body = JSON.stringify({ customerReferenceNo: 'ref-deferred', status: 3 });
+    const first = await post(r.url, body, { 'x-signature': sign(body) });
+    expect(first.status).toBe(503);
+    expect(first.headers.get('retry-after')).toBe('42');
+    defer = false;
+    expect((await post(r.url, body, { 'x-signature': sign(body) })).status).toBe(200);
+    expect(signalled).toEqual([{ customerReferenceNo: 'ref-deferred', status: 3 }]);
+    expect(r.stats()).toMatchObject({ deferred: 1, failed: 0, signalled: { order: 1 } });
+  });
+
   test('GET /metrics counts every callback by what became of it, in the Prometheus text format', async () => {
     let temporalDown = true;
     const r = await startCallbackReceiver({
@@ -174,6 +201,7 @@ describe('the receiver', () => {
       invalid: 1,
       'too-large': 1,
       failed: 1,
+      deferred: 0,
     });
     // The same counts as the JSON stats, and nothing on the endpoint names a reference.
     expect(r.stats()).toMatchObject({ received: 9, unverified: 2, invalid: 1, tooLarge: 1, failed: 1, duplicates: 1 });
