@@ -1,8 +1,18 @@
 /**
- * `npm run book -- [options]`: start a booking against the running stack and follow it live.
- * `npm run book -- quote --ref <ref>` and `npm run book -- cancel --ref <ref>`: a confirmed booking's
- * cancellation fee now, and its cancellation at that fee (./cancel.ts).
+ * `npm run book -- [book] [options]`: start a booking against the running stack and follow it live; and the
+ * verbs for a booking that exists (docs/cli.md has each verb's flags, an example, its exit codes and JSON):
  *
+ *   status  --ref R                         the booking's state (or outcome) and its latest order run's (./verbs.ts)
+ *   approve --ref R --price 250.66USD       answer the booking's price question: yes, at exactly that price
+ *   reject  --ref R [--price 250.66USD]     ... no (the price defaults to the one awaiting approval)
+ *   quote   --ref R                         the cancellation fee now (./cancel.ts)
+ *   cancel  --ref R [--yes] [--accept-fee 12.50EUR] [--max-fee 20USD] [--reason TEXT]
+ *                                           quote, ask (a terminal, or --yes), cancel at that fee
+ *   list    --stage unresolved [--limit N]  workflows whose BookingStage is that stage (a visibility query)
+ *
+ * Every verb takes --json (one JSON object on stdout; notices on stderr) and --task-queue.
+ *
+ * book's options:
  *   --ref <uuid>            the booking reference (default: a new one; printed so you can retry with it).
  *                           A reference that already has a workflow attaches to it: nothing is booked twice.
  *   --rate-pkg <id>         rate package id (default: pkg-demo-deluxe)
@@ -13,22 +23,15 @@
  *   --reconnect-seconds <n> how long to keep trying when the Temporal service goes away (default 60)
  *   --json                  print only the outcome, as JSON (connection notices go to stderr)
  *
- * quote / cancel, with --ref (required), --task-queue and --json (one line: {"quote", "answer", "outcome"}):
- *   --yes                   cancel without asking (otherwise asked on a terminal; refused without one)
- *   --max-fee <amount><currency>, e.g. 20USD: cancel only if the quoted fee is known and at most this
- *   --reason <text>         why, recorded on the cancellation
- *   Exit codes: 0 quoted / the order ended cancelled, 1 an error or a refused request (the reason is printed:
- *   not confirmed, no order, the fee changed), 2 not cancelled (declined, over --max-fee, or another outcome).
- *
- * Exit codes, so scripts can rely on them:
+ * Exit codes of the other verbs (./common.ts EXIT): 0 done, 1 usage or bad input (the message names the flag)
+ * or an error, 2 refused (by the workflow, or by the CLI before sending), 3 not found, 4 ended in a state a
+ * person must follow up. book's, as they always were:
  *   0  the outcome is `confirmed`
  *   1  an error: bad options, no Temporal service at the start, a request refused
  *   2  any other outcome (printed)
  *   3  the connection to Temporal was lost and not back within --reconnect-seconds. The booking is not
  *      affected (it runs on the server and its workers); `npm run book -- --ref <ref>` follows it again.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Connection, isGrpcServiceError, type Client } from '@temporalio/client';
 import {
@@ -44,6 +47,8 @@ import {
 } from '../client';
 import { clientTracingFromEnv } from '../observability/tracing';
 import { runCancel } from './cancel';
+import { CliError, EXIT, parseMoney, parseMoneyStrict, requireRef, usage, withStackKeys } from './common';
+import { runApproval, runList, runStatus, type VerbIo } from './verbs';
 
 const EXIT_CONFIRMED = 0;
 const EXIT_NOT_CONFIRMED = 2;
@@ -56,29 +61,42 @@ const PROBE_MS = 2_000;
 /** A query that takes longer means the worker is busy or away, not the service. */
 const QUERY_MS = 5_000;
 
-const { values, positionals } = parseArgs({
-  allowPositionals: true,
-  options: {
-    ref: { type: 'string' },
-    'rate-pkg': { type: 'string', default: 'pkg-demo-deluxe' },
-    'expected-price': { type: 'string' },
-    'on-price-exceeded': { type: 'string' },
-    'max-increase-percent': { type: 'string' },
-    scenario: { type: 'string' },
-    'task-queue': { type: 'string' },
-    'reconnect-seconds': { type: 'string', default: '60' },
-    json: { type: 'boolean', default: false },
-    yes: { type: 'boolean', default: false },
-    'max-fee': { type: 'string' },
-    reason: { type: 'string' },
-  },
-});
+const OPTIONS = {
+  ref: { type: 'string' },
+  'rate-pkg': { type: 'string', default: 'pkg-demo-deluxe' },
+  'expected-price': { type: 'string' },
+  'on-price-exceeded': { type: 'string' },
+  'max-increase-percent': { type: 'string' },
+  scenario: { type: 'string' },
+  'task-queue': { type: 'string' },
+  'reconnect-seconds': { type: 'string', default: '60' },
+  json: { type: 'boolean', default: false },
+  yes: { type: 'boolean', default: false },
+  'max-fee': { type: 'string' },
+  'accept-fee': { type: 'string' },
+  reason: { type: 'string' },
+  price: { type: 'string' },
+  by: { type: 'string' },
+  stage: { type: 'string' },
+  limit: { type: 'string' },
+} as const;
 
-function parseMoney(text: string, flag = '--expected-price'): { amount: number; currency: string } {
-  const m = /^([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]{3})$/.exec(text.trim());
-  if (!m) throw new Error(`${flag}: expected an amount and a currency, e.g. 180USD (got "${text}")`);
-  return { amount: Number(m[1]), currency: m[2]!.toUpperCase() };
+/** The command line; a bad one is a usage error naming the flag (parseArgs says "Unknown option '--x'"). */
+function parseCommandLine() {
+  try {
+    return parseArgs({ allowPositionals: true, options: OPTIONS });
+  } catch (err) {
+    throw usage(err instanceof Error ? err.message : String(err));
+  }
 }
+
+/** Set by main() once the command line parsed (module scope for the book verb's helpers). */
+let values: ReturnType<typeof parseCommandLine>['values'] = {
+  'rate-pkg': 'pkg-demo-deluxe',
+  'reconnect-seconds': '60',
+  json: process.argv.includes('--json'),
+  yes: false,
+};
 
 function progressLine(s: BookingState): string {
   const next = s.nextPollAt ? Math.max(0, Math.round((Date.parse(s.nextPollAt) - Date.now()) / 1000)) : undefined;
@@ -92,16 +110,6 @@ function progressLine(s: BookingState): string {
   ]
     .filter(Boolean)
     .join('  ');
-}
-
-/**
- * `npm start` encrypts payloads with a key it keeps in its data folder; use it too unless the
- * environment says otherwise (PAYLOAD_ENCRYPTION_KEYS set, or set empty to turn encryption off).
- */
-function withStackKeys(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  const file = path.join(env.STACK_DATA_DIR ?? path.resolve(__dirname, '../../.data'), 'payload-encryption-keys');
-  if (env.PAYLOAD_ENCRYPTION_KEYS !== undefined || !existsSync(file)) return env;
-  return { ...env, PAYLOAD_ENCRYPTION_KEYS: readFileSync(file, 'utf8').trim() };
 }
 
 const sleep = (ms: number) => new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), ms));
@@ -242,36 +250,132 @@ async function follow(session: Session, reference: string, reconnectMs: number):
 
 function reconnectSeconds(text: string): number {
   const n = Number(text);
-  if (!Number.isFinite(n) || n < 0)
-    throw new Error(`--reconnect-seconds: expected a number of seconds (got "${text}")`);
+  if (!Number.isFinite(n) || n < 0) throw usage(`--reconnect-seconds: expected a number of seconds (got "${text}")`);
   return n;
 }
 
-/** `quote` / `cancel`: one request each way, no reconnect loop (a lost connection is an error; ask again). */
-async function cancelVerb(verb: 'quote' | 'cancel'): Promise<number> {
-  if (!values.ref) throw new Error(`${verb}: --ref <reference> is required`);
-  const maxFee = values['max-fee'] ? parseMoney(values['max-fee'], '--max-fee') : undefined;
+const VERBS = ['book', 'status', 'approve', 'reject', 'quote', 'cancel', 'list'] as const;
+type Verb = (typeof VERBS)[number];
+
+/** The flags each verb takes beyond --json and --task-queue; any other is a usage error naming it. */
+const VERB_FLAGS: Record<Verb, readonly string[]> = {
+  book: [
+    'ref',
+    'rate-pkg',
+    'expected-price',
+    'on-price-exceeded',
+    'max-increase-percent',
+    'scenario',
+    'reconnect-seconds',
+  ],
+  status: ['ref'],
+  approve: ['ref', 'price', 'by'],
+  reject: ['ref', 'price', 'by'],
+  quote: ['ref'],
+  cancel: ['ref', 'yes', 'max-fee', 'accept-fee', 'reason'],
+  list: ['stage', 'limit'],
+};
+
+function checkFlags(verb: Verb, given: string[]): void {
+  const allowed = new Set([...VERB_FLAGS[verb], 'json', 'task-queue']);
+  const defaults = new Set(['rate-pkg', 'reconnect-seconds', 'json', 'yes']);
+  const wrong = given.filter((flag) => !allowed.has(flag) && !defaults.has(flag));
+  // Defaulted flags count only when written on the command line.
+  const written = given.filter(
+    (flag) => defaults.has(flag) && !allowed.has(flag) && process.argv.some((a) => a.split('=')[0] === `--${flag}`),
+  );
+  const bad = [...wrong, ...written];
+  if (bad.length > 0) throw usage(`${verb}: --${bad[0]} is not one of its flags (docs/cli.md)`);
+}
+
+/** Text on stdout unless --json; with --json, exactly one JSON object on stdout. */
+function verbIo(json: boolean): VerbIo {
+  return {
+    json,
+    say: (text) => {
+      if (!json) console.log(text);
+    },
+    print: (value) => {
+      if (json) console.log(JSON.stringify(value));
+    },
+  };
+}
+
+/** The verbs for a booking that exists: one client, one request or a few, then closed. */
+async function withClient<T>(run: (client: Client) => Promise<T>): Promise<T> {
   const client = await connectClient(withStackKeys(process.env));
   try {
-    return await runCancel(client, {
-      verb,
-      reference: values.ref,
-      yes: values.yes!,
-      json: values.json!,
-      ...(maxFee ? { maxFee } : {}),
-      ...(values.reason ? { reason: values.reason } : {}),
-      ...(values['task-queue'] ? { taskQueue: values['task-queue'] } : {}),
-    });
+    return await run(client);
   } finally {
     await client.connection.close().catch(() => undefined);
   }
 }
 
+/** `quote` / `cancel`: one request each way, no reconnect loop (a lost connection is an error; ask again). */
+function cancelVerb(verb: 'quote' | 'cancel'): Promise<number> {
+  const reference = requireRef(verb, values.ref);
+  const maxFee = values['max-fee'] !== undefined ? parseMoney(values['max-fee'], '--max-fee') : undefined;
+  const acceptFee =
+    values['accept-fee'] !== undefined ? parseMoneyStrict(values['accept-fee'], '--accept-fee') : undefined;
+  return withClient((client) =>
+    runCancel(client, {
+      verb,
+      reference,
+      yes: values.yes!,
+      json: values.json!,
+      ...(maxFee ? { maxFee } : {}),
+      ...(acceptFee ? { acceptFee } : {}),
+      ...(values.reason ? { reason: values.reason } : {}),
+      ...(values['task-queue'] ? { taskQueue: values['task-queue'] } : {}),
+    }),
+  );
+}
+
 async function main(): Promise<number> {
-  const [verb = 'book', ...extra] = positionals;
-  if (extra.length > 0) throw new Error(`unexpected arguments: ${extra.join(' ')}`);
-  if (verb === 'quote' || verb === 'cancel') return cancelVerb(verb);
-  if (verb !== 'book') throw new Error(`unknown command "${verb}": book (the default), quote or cancel`);
+  const parsed = parseCommandLine();
+  values = parsed.values;
+  const [verbText = 'book', ...extra] = parsed.positionals;
+  if (extra.length > 0) throw usage(`unexpected arguments: ${extra.join(' ')}`);
+  if (!(VERBS as readonly string[]).includes(verbText))
+    throw usage(`unknown command "${verbText}": one of ${VERBS.join(', ')} (book is the default)`);
+  const verb = verbText as Verb;
+  checkFlags(verb, Object.keys(values));
+  const io = verbIo(values.json!);
+  switch (verb) {
+    case 'quote':
+    case 'cancel':
+      return cancelVerb(verb);
+    case 'status': {
+      const reference = requireRef(verb, values.ref);
+      return withClient((client) => runStatus(client, reference, io));
+    }
+    case 'approve':
+    case 'reject': {
+      const reference = requireRef(verb, values.ref);
+      const command = {
+        verb,
+        reference,
+        ...(values.price !== undefined ? { price: values.price } : {}),
+        ...(values.by !== undefined ? { by: values.by } : {}),
+      };
+      // Bad input is refused before connecting.
+      if (command.price !== undefined) parseMoneyStrict(command.price, '--price');
+      else if (verb === 'approve')
+        throw usage(
+          'approve: --price <amount><CURRENCY> is required, e.g. --price 250.66USD (the price awaiting approval)',
+        );
+      return withClient((client) => runApproval(client, command, io));
+    }
+    case 'list': {
+      const command = { stage: values.stage, limit: values.limit };
+      return withClient((client) => runList(client, command, io));
+    }
+    case 'book':
+      return bookVerb();
+  }
+}
+
+async function bookVerb(): Promise<number> {
   const reconnectMs = reconnectSeconds(values['reconnect-seconds']!) * 1000;
   const reference = values.ref ?? newReference();
   const request: BookingRequest = {
@@ -334,8 +438,11 @@ async function main(): Promise<number> {
 
 main().then(
   (code) => process.exit(code),
-  (err) => {
-    console.error(err instanceof Error ? err.message : err);
-    process.exit(1);
+  (err: unknown) => {
+    const code = err instanceof CliError ? err.exitCode : EXIT.USAGE;
+    const message = err instanceof Error ? err.message : String(err);
+    console.error(message);
+    if (values.json && err instanceof CliError) console.log(JSON.stringify({ error: err.kind, message }));
+    process.exit(code);
   },
 );

@@ -360,9 +360,9 @@ describe('from outside TypeScript', () => {
     });
     expect(ordersFor(ref)).toEqual([expect.objectContaining({ status: 3 })]);
 
-    // The order is cancelled now: the request is refused with the reason.
+    // The order is cancelled now: the request is refused with the reason (exit 2, docs/cli.md).
     const again = await cli('cancel', '--ref', ref, '--yes');
-    expect(again.code).toBe(1);
+    expect(again.code).toBe(2);
     expect(again.stderr).toMatch(/Refused: .*cannot be cancelled now: the order is cancelled/);
   }, 120_000);
 });
