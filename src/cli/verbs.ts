@@ -199,7 +199,7 @@ export async function runStatus(client: Client, reference: string, io: VerbIo): 
   for (const line of report.booking ? bookingLines(report.booking) : ['No booking workflow (an order run only)'])
     io.say(line);
   for (const line of report.order ? orderLines(report.order) : ['No order run (none was asked for)']) io.say(line);
-  if (report.needsPerson) io.say('Needs a person: see docs/operations.md');
+  if (report.needsPerson) io.say('Needs a person: the booking or its order ended in a state a person must follow up');
   io.print(report);
   return report.needsPerson ? EXIT.NEEDS_PERSON : EXIT.OK;
 }
