@@ -11,6 +11,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { awaitOutcome, getBookingState, startBooking, type BookingRequest } from '../../src/client';
 import { basePriceFor } from '../../dev/sandbox/store';
 import { connectDevServer } from '../harness/temporal';
+import { expectWorkerWarnings } from '../harness/quiet-worker-logs';
 import {
   bookingRequest,
   createBookingRig,
@@ -247,6 +248,29 @@ describe('cancel', () => {
     const missing = await cli('cancel', '--ref', unknown, '--yes', '--task-queue', rig.taskQueue);
     expect(missing.code).toBe(3);
     await expect(env.client.workflow.getHandle(`order:${unknown}`).describe()).rejects.toThrow(/not found/i);
+  }, 150_000);
+});
+
+describe('needs a person', () => {
+  test('the supplier ends the cancellation CancelFailed: cancel and status exit 4, list --stage finds the order run', async () => {
+    expectWorkerWarnings(/^ERROR Order cancel-failed: needs manual follow-up/);
+    const { request } = await confirmedBooking('confirmAfterMs=0&cancel=failed&cancelAfterQueries=1');
+    const ref = request.customerReferenceNo;
+    const cancelled = await cli('cancel', '--ref', ref, '--yes', '--task-queue', rig.taskQueue, '--json');
+    expect(cancelled.code).toBe(4);
+    expect(json(cancelled)).toMatchObject({ outcome: { kind: 'cancel-failed', order: { status: 5 } } });
+
+    const status = await cli('status', '--ref', ref);
+    expect(status.code).toBe(4);
+    expect(status.stdout).toContain('stage: order-cancel-failed');
+    expect(status.stdout).toContain('Needs a person');
+
+    const listed = await eventually(async () => {
+      const r = await cli('list', '--stage', 'order-cancel-failed', '--limit', '1000', '--json');
+      const report = json<{ workflows: { reference: string; workflowId: string }[] }>(r);
+      return report.workflows.find((w) => w.reference === ref);
+    }, 30_000);
+    expect(listed).toMatchObject({ workflowId: `order:${ref}`, stage: 'order-cancel-failed' });
   }, 150_000);
 });
 
