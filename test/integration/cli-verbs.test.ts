@@ -3,7 +3,7 @@
  * a child process against the dev server and the sandbox supplier, as an operator or a script runs them: the
  * text and the one JSON object each prints, and the documented exit codes (docs/cli.md).
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { randomUUID } from 'node:crypto';
@@ -57,6 +57,38 @@ function cli(...args: string[]): Promise<Ran> {
     (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
     (e: Ran) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
   );
+}
+
+/**
+ * The CLI on a terminal (a pseudo-terminal from util-linux `script`), answering `answer` once it asks `[y/N]`.
+ * Its stdout and stderr arrive together, as a person sees them.
+ */
+function cliOnTerminal(answer: string, ...args: string[]): Promise<{ code: number | null; output: string }> {
+  const quote = (a: string) => `'${a.replace(/'/g, `'\\''`)}'`;
+  const command = [
+    process.execPath,
+    require.resolve('ts-node/dist/bin'),
+    '--transpile-only',
+    'src/cli/book.ts',
+    ...args,
+  ]
+    .map(quote)
+    .join(' ');
+  const child = spawn('script', ['-qec', command, '/dev/null'], {
+    cwd: ROOT,
+    env: { ...process.env, TEMPORAL_ADDRESS: env.address, TEMPORAL_NAMESPACE: 'default', PAYLOAD_ENCRYPTION_KEYS: '' },
+  });
+  let output = '';
+  let answered = false;
+  child.stdout.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+    if (!answered && output.includes('[y/N]')) {
+      answered = true;
+      child.stdin.write(`${answer}\n`);
+    }
+  });
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  return new Promise((resolve) => child.once('close', (code) => resolve({ code, output })));
 }
 
 /** The one JSON object a --json run printed (stdout holds nothing else). */
@@ -249,6 +281,24 @@ describe('cancel', () => {
     expect(missing.code).toBe(3);
     await expect(env.client.workflow.getHandle(`order:${unknown}`).describe()).rejects.toThrow(/not found/i);
   }, 150_000);
+});
+
+describe('cancel on a terminal', () => {
+  test('asks with the quoted fee: "n" sends nothing (exit 2), "y" cancels at that fee (exit 0)', async () => {
+    const { request } = await confirmedBooking('confirmAfterMs=0&freeCancel=0');
+    const ref = request.customerReferenceNo;
+
+    const declined = await cliOnTerminal('n', 'cancel', '--ref', ref, '--task-queue', rig.taskQueue);
+    expect(`exit ${declined.code}\n${declined.output}`).toMatch(/^exit 2\n/);
+    expect(declined.output).toMatch(new RegExp(`Cancel booking ${ref} at [0-9.]+ USD.*\\? \\[y/N\\]`));
+    expect(declined.output).toContain('Not cancelled.');
+    expect(ordersFor(ref)).toEqual([expect.objectContaining({ status: 2 })]);
+
+    const accepted = await cliOnTerminal('y', 'cancel', '--ref', ref, '--task-queue', rig.taskQueue);
+    expect(`exit ${accepted.code}\n${accepted.output}`).toMatch(/^exit 0\n/);
+    expect(accepted.output).toContain('"kind": "cancelled"');
+    expect(ordersFor(ref)).toEqual([expect.objectContaining({ status: 3 })]);
+  }, 120_000);
 });
 
 describe('needs a person', () => {
