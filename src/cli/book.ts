@@ -442,7 +442,8 @@ main().then(
     const code = err instanceof CliError ? err.exitCode : EXIT.USAGE;
     const message = err instanceof Error ? err.message : String(err);
     console.error(message);
-    if (values.json && err instanceof CliError) console.log(JSON.stringify({ error: err.kind, message }));
+    // --json: still one object on stdout (nothing else was printed there before an error).
+    if (values.json) console.log(JSON.stringify({ error: err instanceof CliError ? err.kind : 'error', message }));
     process.exit(code);
   },
 );
