@@ -10,6 +10,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { execFileSync } from 'node:child_process';
 import type { z } from 'zod';
 import { EnvSchema } from '../src/config';
 
@@ -289,8 +290,8 @@ function defaultOf(schema: z.ZodType): string {
 
 const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\s+/g, ' ').trim();
 
-/** docs/configuration.md, exactly. */
-export function renderConfigurationDoc(): string {
+/** The page's Markdown before formatting. */
+export function renderConfigurationMarkdown(): string {
   const shape = EnvSchema.shape as Record<string, z.ZodType>;
   const comments = schemaComments();
   const keys = Object.keys(shape);
@@ -339,6 +340,18 @@ export function renderConfigurationDoc(): string {
   out.push('## The sandbox supplier', '', SANDBOX_VARIABLES, '');
   out.push('## The supplier profile', '', SUPPLIER_PROFILE_TEXT, '');
   return out.join('\n');
+}
+
+/**
+ * docs/configuration.md, exactly: the Markdown formatted by the project's Prettier (its CLI, in a child process:
+ * Prettier's API loads plugins by dynamic import, which Jest does not allow), so `npm run format` keeps it.
+ */
+export function renderConfigurationDoc(): string {
+  return execFileSync(
+    process.execPath,
+    [require.resolve('prettier/bin/prettier.cjs'), '--stdin-filepath', CONFIG_DOC_PATH],
+    { input: renderConfigurationMarkdown(), encoding: 'utf8' },
+  );
 }
 
 if (require.main === module) {
