@@ -2,9 +2,9 @@
  * Replays every committed history (test/replay/histories/<type>/<version>/, recorded from real runs on the
  * dev server by `npm run record-histories`) against the current workflow code, with its real workflow id. Each
  * version folder is one shape of history that running workflows of that type may have (before and after each
- * patch). A failure here means a change would break workflows already running: use patching (see the
- * README, "Changing the workflow safely"). Every workflow type the worker registers has histories, and code that changed since its
- * type's newest histories were recorded fails until they are recorded again.
+ * patch). A failure here means a change would break workflows already running: use patching (see
+ * docs/testing.md, "Changing the workflow safely"). Every workflow type the worker registers has histories, and
+ * code that changed since its type's newest histories were recorded fails until they are recorded again.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';

@@ -1,6 +1,6 @@
 /**
  * bookingWorkflow on the Java time-skipping server, against the sandbox supplier over real HTTP.
- * One workflow at a time: time skipping is global to the server (see the README's testing notes).
+ * One workflow at a time: time skipping is global to the server (see docs/testing.md).
  */
 import { WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';

@@ -34,7 +34,7 @@ export function checkAvailActivity(fewerTasks: boolean): BookingActivities['chec
  * times out, so a second Book would go out while the first may still be in flight at the supplier, with
  * only the supplier's idempotency by reference between the two; and its start is nowhere in the history
  * until it ends. As an activity, a lost Book is an `ambiguous` ending and the order is looked up with
- * QueryOrders before anything is sent again. What that costs is measured in the README (Performance).
+ * QueryOrders before anything is sent again. What that costs is measured in docs/performance.md.
  */
 export const { book } = proxyActivities<BookingActivities>({
   startToCloseTimeout: `${ACTIVITY_TIMEOUT_SECONDS.book} seconds`,
