@@ -18,18 +18,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Client } from '@temporalio/client';
-import { SearchAttributeType } from '@temporalio/common';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { CALLBACK_PATH, startCallbackReceiver, type CallbackReceiver } from '../src/callbacks/server';
 import { temporalCallbackTarget } from '../src/callbacks/temporal-target';
 import { startBooking } from '../src/client';
-import { bookingStateQuery, BookingStageKey, CustomerReferenceNoKey, HINT_POLL_SPACING_SECONDS } from '../src/contract';
-import { createHttpSupplierClient } from '../src/supplier/http-client';
-import { ticketTokens } from '../src/supplier/token';
+import { bookingStateQuery, HINT_POLL_SPACING_SECONDS } from '../src/contract';
 import { createBookingWorker } from '../src/worker';
-import { startSandbox } from '../dev/sandbox/server';
-import { resolveServerExecutable } from '../dev/temporal/binaries';
+import { startLocalBookingStack } from '../dev/stack/local';
 import { bookingRequest, testProfile } from '../test/harness/booking';
 
 const SECRET = 'bench-callback-secret-0123456789';
@@ -42,26 +37,7 @@ async function main(): Promise<void> {
   const rate = Number(values.rate ?? 10);
   const receiverCount = Number(values.receivers ?? 3);
   Runtime.install({ logger: new DefaultLogger('ERROR') });
-  const env = await TestWorkflowEnvironment.createLocal({
-    server: {
-      executable: resolveServerExecutable('cli'),
-      searchAttributes: [
-        { name: BookingStageKey.name, type: SearchAttributeType.KEYWORD },
-        { name: CustomerReferenceNoKey.name, type: SearchAttributeType.KEYWORD },
-      ],
-    },
-  });
-  const sandbox = await startSandbox({
-    port: 0,
-    rateLimits: { overall: 10_000, checkAvail: 10_000, book: 10_000, queryOrders: 10_000 },
-  });
-  const tokens = ticketTokens({
-    baseUrl: sandbox.url,
-    profile: testProfile,
-    appKey: 'sandbox-app',
-    appSecret: 'sandbox-secret',
-  });
-  const supplier = createHttpSupplierClient({ baseUrl: sandbox.url, profile: testProfile, tokens });
+  const { env, sandbox, supplier, close } = await startLocalBookingStack(testProfile);
   const taskQueue = 'callback-flood';
   const client = new Client({ connection: env.connection });
   const worker = await createBookingWorker({
@@ -164,10 +140,7 @@ async function main(): Promise<void> {
     });
   } finally {
     for (const r of receivers) await r.close();
-    await supplier.close();
-    await tokens.close?.();
-    await sandbox.close();
-    await env.teardown();
+    await close();
   }
 }
 

@@ -16,26 +16,15 @@
 import { writeFileSync, mkdirSync, readdirSync, readFileSync, unlinkSync, existsSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
-import { SearchAttributeType } from '@temporalio/common';
 import { historyFromJSON, historyToJSON } from '@temporalio/common/lib/proto-utils';
 import type { temporal } from '@temporalio/proto';
 import { createBookingWorker } from '../src/worker';
-import {
-  approvePriceChangeUpdate,
-  bookingStateQuery,
-  BookingStageKey,
-  CustomerReferenceNoKey,
-  supplierOrderUpdateSignal,
-} from '../src/contract';
+import { startLocalBookingStack } from '../dev/stack/local';
+import { approvePriceChangeUpdate, bookingStateQuery, supplierOrderUpdateSignal } from '../src/contract';
 import { Client } from '@temporalio/client';
 import { startBooking } from '../src/client';
 import { testDataConverter } from '../test/fixtures/encryption';
-import { startSandbox } from '../dev/sandbox/server';
-import { createHttpSupplierClient } from '../src/supplier/http-client';
-import { ticketTokens } from '../src/supplier/token';
-import { resolveServerExecutable } from '../dev/temporal/binaries';
 import { bookingRequest, testProfile } from '../test/harness/booking';
 import { replayScenarios, type ReplayScenario } from '../test/replay/scenarios';
 import { orderScenarios, sweepScenarios, type RecordingContext } from '../test/replay/order-scenarios';
@@ -104,31 +93,7 @@ async function waitFor<T>(check: () => Promise<T | undefined>, timeoutMs = 30_00
 
 async function main(): Promise<void> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
-  const env = await TestWorkflowEnvironment.createLocal({
-    server: {
-      executable: resolveServerExecutable('cli'),
-      searchAttributes: [
-        { name: BookingStageKey.name, type: SearchAttributeType.KEYWORD },
-        { name: CustomerReferenceNoKey.name, type: SearchAttributeType.KEYWORD },
-      ],
-    },
-  });
-  // Limits high enough that no 429 retry lands in a history by accident of timing.
-  const sandbox = await startSandbox({
-    port: 0,
-    rateLimits: { overall: 10_000, checkAvail: 10_000, book: 10_000, queryOrders: 10_000 },
-  });
-  const tokens = ticketTokens({
-    baseUrl: sandbox.url,
-    profile: testProfile,
-    appKey: 'sandbox-app',
-    appSecret: 'sandbox-secret',
-  });
-  const supplier = createHttpSupplierClient({
-    baseUrl: sandbox.url,
-    profile: testProfile,
-    tokens,
-  });
+  const { env, sandbox, supplier, close } = await startLocalBookingStack(testProfile);
   const taskQueue = 'record-histories';
   // Recorded encrypted, as production stores them: the histories on disk hold no personal data in clear.
   const dataConverter = testDataConverter();
@@ -206,10 +171,7 @@ async function main(): Promise<void> {
       for (const scenario of others) await keep(scenario.name, scenario.expected, await scenario.run(ctx));
     });
   } finally {
-    await supplier.close();
-    await tokens.close?.();
-    await sandbox.close();
-    await env.teardown();
+    await close();
   }
 
   // A patch marker the folder's histories lack is a new shape: it needs a folder of its own, beside the old.
