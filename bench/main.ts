@@ -8,6 +8,10 @@
  *   npm run bench -- recovery-storm  [--n 1000] [--time-scale 1] [--qps 50] [--concurrency 50] [--barrier on|off]
  *   npm run bench -- parked          [--steps 1000,5000,10000 | --n N] [--worker child|inline] [--max-cached N]
  *                                    [--workflow booking|floor] [--concurrency 50]
+ *   npm run bench -- compare         [--overhead-n 150] [--overhead-warmup 10] [--throughput-n 800]
+ *                                    [--throughput-warmup 50] [--concurrency 50]
+ *     runs overhead and throughput (with its floor) back to back, smaller, and prints the two ratios issue 25
+ *     is judged on: booking / floor for p50 start-to-outcome latency and for CPU per booking, plus floor / direct
  *
  * (`npm run bench` is `ts-node --transpile-only bench/main.ts`.) Flags every benchmark takes:
  *   --results-dir DIR   where <name>.json goes (default bench/results)
@@ -29,6 +33,7 @@
  */
 import os from 'node:os';
 import { parseArgs } from 'node:util';
+import { compare, CompareOptions } from './compare';
 import { overhead, OverheadOptions } from './overhead';
 import { parked, ParkedOptions } from './parked';
 import { recoveryStorm, RecoveryStormOptions } from './recovery-storm';
@@ -49,6 +54,7 @@ const BENCHMARKS = {
   throughput: { schema: ThroughputOptions, run: throughput },
   'recovery-storm': { schema: RecoveryStormOptions, run: recoveryStorm },
   parked: { schema: ParkedOptions, run: parked },
+  compare: { schema: CompareOptions, run: compare },
 } as const;
 
 export type BenchmarkName = keyof typeof BENCHMARKS;
@@ -145,6 +151,10 @@ export function optionsFromArgs(args: string[]): {
       engine: { type: 'string' },
       shards: { type: 'string' },
       preload: { type: 'string' },
+      'overhead-n': { type: 'string' },
+      'overhead-warmup': { type: 'string' },
+      'throughput-n': { type: 'string' },
+      'throughput-warmup': { type: 'string' },
     },
   });
   const name = positionals[0] as BenchmarkName | undefined;

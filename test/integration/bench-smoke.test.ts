@@ -8,6 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { runBenchmark, type BenchmarkName } from '../../bench/main';
+import type { CompareFigures } from '../../bench/compare';
 import type { OverheadFigures } from '../../bench/overhead';
 import type { ParkedFigures } from '../../bench/parked';
 import type { RecoveryStormFigures } from '../../bench/recovery-storm';
@@ -127,4 +128,34 @@ test('parked: bookings park, are measured, and are all terminated', async () => 
   expect(f.duplicateOrders).toBe(0);
   expect(f.floorComparison).toMatchObject({ parked: 20 });
   expect(f.floorComparison!.floorWorkerRssMb).toBeGreaterThan(0);
+});
+
+test('compare: the booking / floor ratios for p50 latency and CPU per booking are printed and written', async () => {
+  const printed: string[] = [];
+  const { file } = await runBenchmark(
+    'compare',
+    {
+      overheadN: 3,
+      overheadWarmup: 1,
+      throughputN: 10,
+      throughputWarmup: 2,
+      concurrency: 5,
+      ...(bundlePath ? { bundlePath } : {}),
+    },
+    { resultsDir, print: (t) => printed.push(t), progress: () => undefined },
+  );
+  expect(file).toBe(path.join(resultsDir, 'compare.json'));
+  const json = JSON.parse(readFileSync(file, 'utf8')) as { benchmark: string; figures: CompareFigures };
+  expect(json.benchmark).toBe('compare');
+  const f = json.figures;
+  expect(f.latencyP50Ratio).toBeGreaterThan(0);
+  expect(f.cpuPerBookingRatio).toBeGreaterThan(0);
+  expect(f.floorOverDirect.p50Ratio).toBeGreaterThan(0);
+  expect(f.latencyMs.direct.count).toBe(3);
+  expect(f.overhead.duplicateOrders).toBe(0);
+  expect(f.throughput.duplicateOrders).toBe(0);
+  const out = printed.join('\n');
+  expect(out).toContain('booking / floor');
+  expect(out).toContain(`p50 latency ${f.latencyP50Ratio}×`);
+  expect(out).toContain(`CPU per booking ${f.cpuPerBookingRatio}×`);
 });
