@@ -324,6 +324,31 @@ describe('needs a person', () => {
   }, 150_000);
 });
 
+describe('an unresolved booking', () => {
+  test('list --stage unresolved finds it and status exits 4 (needs a person), as the README shows', async () => {
+    expectWorkerWarnings(/^ERROR Booking unresolved/);
+    // Book's answer lost and the order never settles; a test schedule (the rig's worker accepts it) gives up in 3 s.
+    const request = bookingRequest({
+      test: 'book=504AfterCreate&outcome=pending',
+      recovery: { testing: true, delaysSeconds: [1], repeatEverySeconds: 1, deadlineSeconds: 3 },
+    });
+    await startBooking(env.client, request, { taskQueue: rig.taskQueue });
+    const ref = request.customerReferenceNo;
+    expect((await awaitOutcome(env.client, ref)).kind).toBe('unresolved');
+
+    const listed = await eventually(async () => {
+      const r = await cli('list', '--stage', 'unresolved', '--limit', '1000', '--json');
+      const report = json<{ workflows: { reference: string; workflowId: string }[] }>(r);
+      return report.workflows.find((w) => w.reference === ref);
+    }, 30_000);
+    expect(listed).toMatchObject({ workflowId: `booking:${ref}`, stage: 'unresolved' });
+
+    const status = await cli('status', '--ref', ref, '--json');
+    expect(status.code).toBe(4);
+    expect(json(status)).toMatchObject({ booking: { outcome: { kind: 'unresolved' } } });
+  }, 120_000);
+});
+
 describe('list', () => {
   test('--stage finds a booking by its BookingStage, printing reference, stage, workflow id and start time', async () => {
     const { ref, price } = await bookingAwaitingApproval();
