@@ -335,6 +335,7 @@ export const SUPPLIER_CALL_ACTIVITIES: ReadonlyArray<{
   activitySeconds: number;
 }> = [
   { activity: 'checkAvail', call: 'checkAvail', activitySeconds: ACTIVITY_TIMEOUT_SECONDS.checkAvail },
+  { activity: 'checkRequestAndAvail', call: 'checkAvail', activitySeconds: ACTIVITY_TIMEOUT_SECONDS.checkAvail },
   { activity: 'book', call: 'book', activitySeconds: ACTIVITY_TIMEOUT_SECONDS.book },
   { activity: 'queryOrder', call: 'queryOrders', activitySeconds: ACTIVITY_TIMEOUT_SECONDS.queryOrders },
   { activity: 'cancelOrder', call: 'cancel', activitySeconds: ACTIVITY_TIMEOUT_SECONDS.cancel },

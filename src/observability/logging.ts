@@ -14,6 +14,7 @@ export type LogFormat = 'text' | 'json';
 const STAGE_OF_ACTIVITY: Record<string, string> = {
   validateBookingRequest: 'checking-availability',
   checkAvail: 'checking-availability',
+  checkRequestAndAvail: 'checking-availability',
   book: 'booking',
   queryOrder: 'recovering',
 };

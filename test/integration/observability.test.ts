@@ -251,7 +251,8 @@ describe('one booking, one trace', () => {
     for (const name of [
       'StartWorkflow:bookingWorkflow',
       'RunWorkflow:bookingWorkflow',
-      'RunActivity:checkAvail',
+      // A new booking's input check and first CheckAvail: one local activity.
+      'RunActivity:checkRequestAndAvail',
       'RunActivity:book',
       'RunActivity:queryOrder',
       'supplier checkAvail',

@@ -50,7 +50,7 @@ const echoing = (lastName: string) => `checkAvail=500&checkAvailTimes=1&confirmA
 
 test('raw histories and worker logs hold no secret and no personal data in clear', async () => {
   // The CheckAvail faults above fail one attempt each, which the SDK logs; hidden, they are still scanned.
-  expectWorkerWarnings(/^WARN Activity failed .*"activityType":"checkAvail".*"httpStatus":50[03]/);
+  expectWorkerWarnings(/^WARN Activity failed .*"activityType":"check(RequestAnd)?Avail".*"httpStatus":50[03]/);
   const requests = [...scenarios, echoing(bookingRequest().holder.lastName)].map((test) =>
     bookingRequest({ test, recovery: { testing: true, delaysSeconds: [1] } }),
   );

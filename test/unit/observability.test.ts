@@ -122,7 +122,10 @@ describe('LOG_FORMAT=json', () => {
   });
 
   test('each activity of ours names its stage', () => {
-    expect(['validateBookingRequest', 'checkAvail', 'book', 'queryOrder'].map(stageOfActivity)).toEqual([
+    expect(
+      ['validateBookingRequest', 'checkRequestAndAvail', 'checkAvail', 'book', 'queryOrder'].map(stageOfActivity),
+    ).toEqual([
+      'checking-availability',
       'checking-availability',
       'checking-availability',
       'booking',

@@ -87,7 +87,7 @@ describe('happy path and immediate answers', () => {
 
   test('CheckAvail 503 twice is retried, then the booking goes through', async () => {
     // Each failed attempt is logged by the SDK before Temporal retries it.
-    expectWorkerWarnings(/^WARN Activity failed .*"activityType":"checkAvail".*"httpStatus":503/);
+    expectWorkerWarnings(/^WARN Activity failed .*"activityType":"check(RequestAnd)?Avail".*"httpStatus":503/);
     const request = bookingRequest({ test: 'checkAvail=503&checkAvailTimes=2&confirmAfterMs=0' });
     expect((await book(env, rig, request)).kind).toBe('confirmed');
     expect(
@@ -394,7 +394,7 @@ describe('recovery after an ambiguous Book', () => {
   });
 });
 
-describe('what a booking writes (PATCHES.fewerTasks)', () => {
+describe('what a booking writes (PATCHES.current)', () => {
   const counts = async (workflowId: string) => {
     const events = (await env.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
     const count = (type: number) => events.filter((e) => e.eventType === type).length;
@@ -413,14 +413,14 @@ describe('what a booking writes (PATCHES.fewerTasks)', () => {
     const request = bookingRequest({ test: 'confirmAfterMs=0' });
     const handle = await startBookingWithHelper(env.client, request, { taskQueue: rig.taskQueue });
     expect((await handle.result()).kind).toBe('confirmed');
-    // Two patch markers (fewerTasks, standing for the three older ones, and orderOnDemand: no order hand-off)
-    // and the local activities' markers: the input check, CheckAvail. The SDK upserts TemporalChangeVersion with
-    // each patch marker, both in the first task; the stage is upserted on Book and at the outcome only.
+    // One patch marker (PATCHES.current, standing for every older one) and one local activity's: the input
+    // check and CheckAvail together. The SDK upserts TemporalChangeVersion with the patch marker, in the first
+    // task; the stage is upserted on Book and at the outcome only.
     expect(await counts(handle.workflowId)).toEqual({
       workflowTasks: 2,
       activities: 1,
-      markers: 4,
-      upserts: [['TemporalChangeVersion'], ['TemporalChangeVersion'], ['BookingStage'], ['BookingStage']],
+      markers: 2,
+      upserts: [['TemporalChangeVersion'], ['BookingStage'], ['BookingStage']],
     });
     const attributes = (await handle.describe()).typedSearchAttributes;
     expect(attributes.get(BookingStageKey)).toBe('confirmed');
@@ -432,8 +432,8 @@ describe('what a booking writes (PATCHES.fewerTasks)', () => {
     const handle = await startBooking(env, rig, request);
     expect((await handle.result()).kind).toBe('confirmed');
     const { upserts } = await counts(handle.workflowId);
-    expect(upserts[2]?.sort()).toEqual(['BookingStage', 'CustomerReferenceNo']);
-    expect(upserts).toHaveLength(5);
+    expect(upserts[1]?.sort()).toEqual(['BookingStage', 'CustomerReferenceNo']);
+    expect(upserts).toHaveLength(4);
     const attributes = (await handle.describe()).typedSearchAttributes;
     expect(attributes.get(BookingStageKey)).toBe('confirmed');
     expect(attributes.get(CustomerReferenceNoKey)).toBe(request.customerReferenceNo);
@@ -445,7 +445,7 @@ describe('CheckAvail that never answers', () => {
   // The time-skipping server does not skip time while an activity runs, so the activity here ends each
   // attempt with the TimeoutFailure the server would record, and retries are used up in seconds.
   test('retries used up on activity timeouts → failed, nothing booked', async () => {
-    expectWorkerWarnings(/^WARN Activity failed .*"activityType":"checkAvail".*"timeoutType":"START_TO_CLOSE"/);
+    expectWorkerWarnings(/^WARN Activity failed .*"activityType":"check(RequestAnd)?Avail".*"timeoutType":"START_TO_CLOSE"/);
     const taskQueue = `checkavail-timeout-${Date.now()}`;
     let attempts = 0;
     const worker = await Worker.create({
@@ -454,6 +454,11 @@ describe('CheckAvail that never answers', () => {
       workflowBundle: workflowBundle(),
       activities: {
         ...createActivities({ supplier: rig.supplier, profile: testProfile }),
+        // A new booking's first CheckAvail runs with its input check (PATCHES.current); ARI re-checks alone.
+        async checkRequestAndAvail(): Promise<never> {
+          attempts++;
+          throw new TimeoutFailure('activity StartToClose timeout', undefined, TimeoutType.START_TO_CLOSE);
+        },
         async checkAvail(): Promise<never> {
           attempts++;
           throw new TimeoutFailure('activity StartToClose timeout', undefined, TimeoutType.START_TO_CLOSE);

@@ -24,6 +24,15 @@ export function checkAvailActivity(fewerTasks: boolean): BookingActivities['chec
 }
 
 /**
+ * A new booking's first step since PATCHES.current: the input check and CheckAvail in one local activity, with
+ * CheckAvail's options (its retries re-run the check, which costs microseconds).
+ */
+export const { checkRequestAndAvail } = proxyLocalActivities<BookingActivities>({
+  ...checkAvailOptions,
+  localRetryThreshold: '1 second',
+});
+
+/**
  * Book is never retried by Temporal: an activity that timed out may have reached the supplier, so the
  * workflow decides (the Book rule's value), and sends Book again itself only where no order can exist.
  * The timeout is above the client's Book timeout (the config checks it), so the client classifies first;

@@ -7,6 +7,7 @@ import type { CheckAvailOutcome } from '../../activities/booking';
 import type { BookingOutcome } from '../../contract';
 import type { Money } from '../../values';
 import { judgePrice } from '../price';
+import type { FirstCheck } from './input';
 import { fmt, setStage, type BookingRun } from './run';
 
 /** How often an ARI-changed answer without a package leads to another CheckAvail. */
@@ -15,10 +16,11 @@ const MAX_ARI_RECHECKS = 3;
 /** The price accepted for booking, or the outcome that ends the booking here. */
 export type Availability = { kind: 'accepted'; price?: Money } | { kind: 'ended'; outcome: BookingOutcome };
 
-export async function checkAvailabilityAndPrice(run: BookingRun): Promise<Availability> {
+/** `first`: the first CheckAvail's ending when the input check already made it (see ./input.ts). */
+export async function checkAvailabilityAndPrice(run: BookingRun, first?: FirstCheck): Promise<Availability> {
   setStage(run, 'checking-availability');
   try {
-    const outcome = await currentAvailability(run);
+    const outcome = await currentAvailability(run, first);
     if (outcome.kind === 'unavailable') return ended({ kind: 'unavailable' });
     if (outcome.kind === 'ari-changed' && !outcome.price) {
       return ended({
@@ -49,9 +51,10 @@ export async function checkAvailabilityAndPrice(run: BookingRun): Promise<Availa
 }
 
 /** CheckAvail, asked again (a few times) while it says the price changed without giving the new one. */
-async function currentAvailability(run: BookingRun): Promise<CheckAvailOutcome> {
+async function currentAvailability(run: BookingRun, first: FirstCheck | undefined): Promise<CheckAvailOutcome> {
   const input = { ratePkgId: run.request.ratePkgId, context: run.context };
-  let outcome = await run.checkAvail(input);
+  if (first?.kind === 'failed') throw first.error;
+  let outcome = first ? first.outcome : await run.checkAvail(input);
   for (let i = 0; outcome.kind === 'ari-changed' && !outcome.price && i < MAX_ARI_RECHECKS; i++) {
     outcome = await run.checkAvail(input);
   }

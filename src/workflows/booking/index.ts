@@ -2,7 +2,8 @@
  * bookingWorkflow, the story: check the input, check availability and price, Book, and when Book's
  * outcome is unknown, find it out with QueryOrders until the order is confirmed or failed, or tell a
  * person (`unresolved`). Each step is a file beside this one:
- *  - input.ts          the request, checked once per run (a local activity), and what a resumed run carries
+ *  - input.ts          the request, checked once per run (with the first CheckAvail, one local activity), and
+ *                      what a resumed run carries
  *  - availability.ts   CheckAvail and the price rule, with a person's approval when the policy asks for it
  *  - book.ts           Book with the caller's reference, as the Book rule's value
  *  - recovery.ts       the durable QueryOrders schedule, Book sent again only where safe, the deadline
@@ -39,17 +40,20 @@ export async function bookingWorkflow(input: BookingWorkflowInput): Promise<Book
   // clients such as `npm run book` ask for progress right after the start.
   const live = { state: input?.resume?.state ?? startingState(input ?? {}) };
   setHandler(bookingStateQuery, () => live.state);
-  // First, before any other patch is asked: a run with this marker skips the older ones (see patches.ts).
-  const fewerTasks = patched(PATCHES.fewerTasks);
-  // Asked at the start, beside fewerTasks, so its marker shares the first task's change-version upsert; a run
-  // started before it keeps handing its order over at confirmation.
-  const orderOnDemand = fewerTasks && patched(PATCHES.orderOnDemand);
+  // First, before any other patch is asked: a new run records this one marker and asks no older patch; a run
+  // from before it asks them exactly where it did (see patches.ts).
+  const current = patched(PATCHES.current);
+  // A run with this marker skips the patches before it.
+  const fewerTasks = current || patched(PATCHES.fewerTasks);
+  // A run started before this patch keeps handing its order over at confirmation.
+  const orderOnDemand = current || (fewerTasks && patched(PATCHES.orderOnDemand));
   const queryOrder = queryOrderActivity(fewerTasks);
 
   // A resumed run is past Book: a cancel arriving while its input is re-checked must not end it.
-  const { request, recovery } = await (input?.resume
-    ? CancellationScope.nonCancellable(() => checkInput(input, fewerTasks))
-    : checkInput(input, fewerTasks));
+  const paths = { fewerTasks, current };
+  const { request, recovery, firstCheck } = await (input?.resume
+    ? CancellationScope.nonCancellable(() => checkInput(input, paths))
+    : checkInput(input, paths));
   if (!input.resume) live.state = startingState(request);
   const checkAvail = checkAvailActivity(fewerTasks);
   const run = newRun(live.state, request, recovery, {
@@ -57,6 +61,7 @@ export async function bookingWorkflow(input: BookingWorkflowInput): Promise<Book
     checkAvail,
     fewerTasks,
     orderOnDemand,
+    current,
     resumed: !!input.resume,
   });
   listen(run);
@@ -71,7 +76,7 @@ export async function bookingWorkflow(input: BookingWorkflowInput): Promise<Book
     return finish(run, await handOffOrder(run, resolved));
   }
 
-  const availability = await checkAvailabilityAndPrice(run);
+  const availability = await checkAvailabilityAndPrice(run, firstCheck);
   if (availability.kind === 'ended') return finish(run, availability.outcome);
   if (run.state.cancelRequested) return finish(run, { kind: 'cancelled' });
 

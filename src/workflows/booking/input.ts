@@ -1,5 +1,6 @@
 /** The workflow's input: the booking request, checked once per run, and the state a resumed run carries. */
-import { ApplicationFailure, patched, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, patched, workflowInfo } from '@temporalio/workflow';
+import type { CheckAvailOutcome } from '../../activities/booking';
 import { bookingWorkflowId, RECOVERY_DEFAULTS } from '../../contract/definitions';
 import type {
   BookingRequest,
@@ -8,8 +9,9 @@ import type {
   RecoveryPolicy,
   RequestValidation,
 } from '../../contract';
-import { validateBookingRequest } from './activities';
+import { checkRequestAndAvail, validateBookingRequest } from './activities';
 import { PATCHES } from './patches';
+import { startingState } from './run';
 
 /** State carried across continue-as-new while recovering. Internal: not part of the contract. */
 export interface ResumeState {
@@ -20,11 +22,23 @@ export interface ResumeState {
 }
 export type BookingWorkflowInput = BookingRequest & { resume?: ResumeState };
 
-/** The checked request and its recovery policy; an invalid request fails the workflow, naming each field. */
+/** The first CheckAvail's ending, when it ran with the input check (PATCHES.current): its answer, or its failure. */
+export type FirstCheck = { kind: 'answered'; outcome: CheckAvailOutcome } | { kind: 'failed'; error: unknown };
+
+export interface CheckedInput {
+  request: ParsedBookingRequest;
+  recovery: RecoveryPolicy;
+  firstCheck?: FirstCheck;
+}
+
+/**
+ * The checked request and its recovery policy; an invalid request fails the workflow, naming each field. A new
+ * run since PATCHES.current also brings its first CheckAvail's ending, made in the same local activity.
+ */
 export async function checkInput(
   input: BookingWorkflowInput,
-  fewerTasks: boolean,
-): Promise<{ request: ParsedBookingRequest; recovery: RecoveryPolicy }> {
+  paths: { fewerTasks: boolean; current: boolean },
+): Promise<CheckedInput> {
   if (input?.resume && !workflowInfo().continuedFromExecutionRunId) {
     // `resume` skips CheckAvail and the price check: only this workflow's own continue-as-new may set it.
     throw invalid('resume: internal to continue-as-new; a new booking must not set it', [
@@ -32,10 +46,16 @@ export async function checkInput(
     ]);
   }
   const raw = withoutResume(input ?? ({} as BookingWorkflowInput));
-  const checked: RequestValidation =
-    fewerTasks || patched(PATCHES.validateInLocalActivity)
-      ? await validated(raw, !!input.resume)
-      : checkedBeforePatch(raw);
+  const { checked, firstCheck } =
+    paths.current && !input.resume
+      ? await checkedWithAvailability(raw)
+      : {
+          checked:
+            paths.fewerTasks || patched(PATCHES.validateInLocalActivity)
+              ? await validated(raw, !!input.resume)
+              : checkedBeforePatch(raw),
+          firstCheck: undefined,
+        };
   if (!checked.valid) throw invalid(`Invalid booking request: ${checked.issues.join('; ')}`, checked.issues);
   const expectedId = bookingWorkflowId(checked.request.customerReferenceNo);
   if (workflowInfo().workflowId !== expectedId) {
@@ -44,7 +64,30 @@ export async function checkInput(
       `workflowId: must be "${expectedId}"`,
     ]);
   }
-  return { request: checked.request, recovery: checked.recovery };
+  return { request: checked.request, recovery: checked.recovery, firstCheck };
+}
+
+/**
+ * The input check and, for a valid request, the first CheckAvail, in one local activity, with the headers the run
+ * will send (run.ts, newRun). When CheckAvail fails for good, or the booking is cancelled meanwhile, the input is
+ * checked on its own (to the end, whatever the cancellation) and the failure goes to the availability step,
+ * which ends the booking with it as it ends any failed CheckAvail.
+ */
+async function checkedWithAvailability(
+  raw: BookingRequest,
+): Promise<{ checked: RequestValidation; firstCheck?: FirstCheck }> {
+  try {
+    const answer = await checkRequestAndAvail({
+      request: raw,
+      sessionId: startingState(raw).sessionId,
+      traceId: workflowInfo().workflowId,
+    });
+    if (!('availability' in answer)) return { checked: answer.validation };
+    return { checked: answer.validation, firstCheck: { kind: 'answered', outcome: answer.availability } };
+  } catch (error) {
+    const checked = await CancellationScope.nonCancellable(() => validated(raw, false));
+    return { checked, firstCheck: { kind: 'failed', error } };
+  }
 }
 
 /**

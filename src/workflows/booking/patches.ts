@@ -35,4 +35,12 @@ export const PATCHES = {
    * replayed or repeated callback no longer costs a QueryOrders each.
    */
   hintPollsSpaced: 'hint-polls-spaced',
+  /**
+   * 2026-11-24: one marker for a new run. A run that records it takes every path above without asking its patch
+   * (a marker and a TemporalChangeVersion upsert each), except hintPollsSpaced, still asked where a hint arrives
+   * (src/workflows/hint-spacing.ts is shared with the order workflow); and a new booking checks its input in the
+   * same local activity as its first CheckAvail (one marker and one workflow activation fewer). Asked first, so
+   * runs from before it (no marker) ask the older patches exactly where they did.
+   */
+  current: 'booking-one-marker-checked-with-availability',
 } as const;

@@ -92,7 +92,10 @@ function mayBookAgain(run: BookingRun, sinceBookMs: number): boolean {
   if (sinceBookMs < recovery.rebookAfterSeconds * 1000) return false;
   const sent = state.bookAttempts.filter((a) => a.result !== 'refused').length;
   if (sent >= recovery.maxBookAttempts) return false;
-  return !(state.bookAttempts.some((a) => a.result === 'order') && patched(PATCHES.resendDecidesOnlyOnOrder));
+  return !(
+    state.bookAttempts.some((a) => a.result === 'order') &&
+    (run.current || patched(PATCHES.resendDecidesOnlyOnOrder))
+  );
 }
 
 /**
@@ -102,7 +105,7 @@ function mayBookAgain(run: BookingRun, sinceBookMs: number): boolean {
  * (`unresolved`, a person told) unless QueryOrders settles it. Runs from before the patch ended `failed`.
  */
 async function bookAgain(run: BookingRun): Promise<BookingOutcome | undefined> {
-  if (!patched(PATCHES.resendDecidesOnlyOnOrder)) return decideAfterBook(run, await sendBook(run));
+  if (!(run.current || patched(PATCHES.resendDecidesOnlyOnOrder))) return decideAfterBook(run, await sendBook(run));
   const outcome = await sendBook(run, { retryRefused: false });
   if (outcome.kind === 'order') return decideOnOrder(run, outcome.order);
   if (outcome.kind !== 'ambiguous') {

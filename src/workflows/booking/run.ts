@@ -32,6 +32,8 @@ export interface BookingRun {
   fewerTasks: boolean;
   /** PATCHES.orderOnDemand: a confirmed booking starts no order workflow unless its caller cancelled it meanwhile. */
   orderOnDemand: boolean;
+  /** PATCHES.current: the run takes every newer path without asking the older patches (see patches.ts). */
+  current: boolean;
   /** Supplier hints received (the `supplierOrderUpdate` signal); each one triggers a verifying poll. */
   hints: number;
   /** The price a person is asked to approve, while one is. */
@@ -47,6 +49,7 @@ export interface RunSetup {
   checkAvail: BookingActivities['checkAvail'];
   fewerTasks: boolean;
   orderOnDemand: boolean;
+  current: boolean;
   resumed: boolean;
 }
 
@@ -54,7 +57,7 @@ export function newRun(
   state: BookingState,
   request: ParsedBookingRequest,
   recovery: RecoveryPolicy,
-  { queryOrder, checkAvail, fewerTasks, orderOnDemand, resumed }: RunSetup,
+  { queryOrder, checkAvail, fewerTasks, orderOnDemand, current, resumed }: RunSetup,
 ): BookingRun {
   const traceId = workflowInfo().workflowId;
   // One derivation of the session id (startingState), carried over continue-as-new in the state.
@@ -71,6 +74,7 @@ export function newRun(
     checkAvail,
     fewerTasks,
     orderOnDemand,
+    current,
     hints: 0,
     enteredStages,
   };
