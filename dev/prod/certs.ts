@@ -152,6 +152,9 @@ const pairIn = (dir: string, name: string): CertPair => ({
  * this CA is issued again). `caName` names a different CA, for a test's stranger.
  */
 export function ensureCertificates(dir: string, options: { caName?: string } = {}): StackCertificates {
+  // Only the folder itself private: a recursive mkdir would give its new parents (the stack's data folder, which
+  // the postgres user must enter) the same mode.
+  mkdirSync(path.dirname(dir), { recursive: true });
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const ca = pairIn(dir, 'ca');
   if (!existsSync(ca.cert) || !existsSync(ca.key)) {

@@ -13,6 +13,7 @@ import { msToTs } from '@temporalio/common/lib/time';
 import { parse, stringify } from 'yaml';
 import { resolveProdBinaries, type ProdBinaries } from '../temporal/binaries';
 import { freePort, waitForPort } from '../temporal/dev-server';
+import { connectionTls, type StackCertificates } from './certs';
 import { startPostgres, type Postgres } from './postgres';
 import { startFrontendProxy, type FrontendProxy } from './proxy';
 import { PROD_TOPOLOGY } from './topology';
@@ -37,6 +38,11 @@ export interface ClusterOptions {
   namespace?: string;
   logLevel?: 'debug' | 'info' | 'warn' | 'error';
   log?: (line: string) => void;
+  /**
+   * Mutual TLS (dev/prod/certs.ts): the frontend and internode listeners take only clients with a certificate
+   * from this CA. Without it the nodes take plaintext gRPC (the test harness, chaos runs and benchmarks).
+   */
+  tls?: StackCertificates;
 }
 
 interface NodePorts {
@@ -67,6 +73,8 @@ export interface ServerNode {
 export interface ProdCluster {
   /** host:port of the frontend proxy: what TEMPORAL_ADDRESS is set to. */
   address: string;
+  /** The certificates the nodes require from clients, when they run with mutual TLS. */
+  tls?: StackCertificates;
   namespace: string;
   nodes: ServerNode[];
   postgres: Postgres;
@@ -124,6 +132,7 @@ export function serverConfig(options: {
   clusterAddress: string;
   logLevel: string;
   dynamicConfigFile?: string;
+  tls?: StackCertificates;
 }): Record<string, unknown> {
   const { ports, postgres } = options;
   const { persistence } = PROD_TOPOLOGY;
@@ -159,6 +168,7 @@ export function serverConfig(options: {
       metrics: {
         prometheus: { framework: 'tally', timerType: 'histogram', listenAddress: `127.0.0.1:${ports.metrics}` },
       },
+      ...(options.tls ? { tls: serverTls(options.tls) } : {}),
     },
     services: {
       frontend: service(ports.frontend, ports.frontendMembership, { httpPort: ports.frontendHttp }),
@@ -178,6 +188,25 @@ export function serverConfig(options: {
     dcRedirectionPolicy: { policy: 'noop' },
     dynamicConfigClient: { filepath: options.dynamicConfigFile ?? DYNAMIC_CONFIG_FILE, pollInterval: '10s' },
   };
+}
+
+/**
+ * The server's `global.tls` (common/config/config.go, RootTLS in v1.29): frontend and internode listeners
+ * present the nodes' certificate and require a client certificate from the stack's CA. A node calling another
+ * (history, matching) and its system worker calling a frontend present the same certificate (the internode
+ * pair, which is why it carries clientAuth) and check the other side's against the CA and the server name.
+ */
+export function serverTls(certs: StackCertificates): Record<string, unknown> {
+  const group = {
+    server: {
+      certFile: certs.server.cert,
+      keyFile: certs.server.key,
+      requireClientAuth: true,
+      clientCaFiles: [certs.ca.cert],
+    },
+    client: { serverName: certs.serverName, rootCaFiles: [certs.ca.cert] },
+  };
+  return { internode: group, frontend: group };
 }
 
 /** Creates both databases and applies every schema version not yet applied: safe on every start. */
@@ -304,9 +333,22 @@ process.on('exit', () => {
   for (const c of liveServers) c.kill('SIGKILL');
 });
 
+/** A connection to one node's frontend, as an operator (with mutual TLS, the operator certificate). */
+function connectNode(port: number, certs: StackCertificates | undefined): Promise<Connection> {
+  return Connection.connect({
+    address: `127.0.0.1:${port}`,
+    connectTimeout: 10_000,
+    ...(certs ? { tls: connectionTls(certs, 'operator') } : {}),
+  });
+}
+
 /** Registers the namespace once and waits until every node serves it (each node caches namespaces). */
-async function ensureNamespace(cluster: { nodes: ServerNode[] }, namespace: string, retentionDays: number) {
-  const connect = (port: number) => Connection.connect({ address: `127.0.0.1:${port}`, connectTimeout: 10_000 });
+async function ensureNamespace(
+  cluster: { nodes: ServerNode[]; tls?: StackCertificates },
+  namespace: string,
+  retentionDays: number,
+) {
+  const connect = (port: number) => connectNode(port, cluster.tls);
   const first = await connect(cluster.nodes[0]!.ports.frontend);
   try {
     await first.workflowService.describeNamespace({ namespace }).catch(async () => {
@@ -335,6 +377,39 @@ async function ensureNamespace(cluster: { nodes: ServerNode[] }, namespace: stri
         );
         if (known) break;
         if (Date.now() > deadline) throw new Error(`node ${node.name} does not know namespace ${namespace} after 60 s`);
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    } finally {
+      await connection.close();
+    }
+  }
+}
+
+/**
+ * Waits until every node maps the search attributes in the namespace: each node reads the mapping from its
+ * namespace cache, refreshed every few seconds, so a start that sets one is refused (INVALID_ARGUMENT, "no
+ * mapping defined for search attribute") on a node that has not refreshed since they were registered.
+ */
+export async function waitForSearchAttributes(
+  cluster: Pick<ProdCluster, 'nodes' | 'namespace' | 'tls'>,
+  names: readonly string[],
+  timeoutMs = 60_000,
+): Promise<void> {
+  const query = names.map((name) => `${name} = 'readiness-probe'`).join(' AND ');
+  for (const node of cluster.nodes) {
+    const connection = await connectNode(node.ports.frontend, cluster.tls);
+    try {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const error = await connection.workflowService
+          .countWorkflowExecutions({ namespace: cluster.namespace, query })
+          .then(
+            () => undefined,
+            (err: Error) => err,
+          );
+        if (!error) break;
+        if (Date.now() > deadline)
+          throw new Error(`node ${node.name} does not map ${names.join(', ')} after ${timeoutMs} ms: ${error.message}`);
         await new Promise((r) => setTimeout(r, 500));
       }
     } finally {
@@ -383,6 +458,7 @@ export async function startProdCluster(options: ClusterOptions): Promise<ProdClu
         clusterAddress: `127.0.0.1:${proxyPort}`,
         dynamicConfigFile: dynamicConfigFile(configDir, options.dynamicConfig),
         logLevel: options.logLevel ?? 'warn',
+        ...(options.tls ? { tls: options.tls } : {}),
       });
       writeFileSync(path.join(configDir, `${name}.yaml`), stringify(config));
       nodes.push(startNode(bin, name, ports, configDir, logDir));
@@ -400,11 +476,25 @@ export async function startProdCluster(options: ClusterOptions): Promise<ProdClu
       backends: () => nodes.filter((n) => n.running()).map((n) => ({ host: '127.0.0.1', port: n.ports.frontend })),
     });
     stops.splice(1, 0, () => proxy.close());
-    await ensureNamespace({ nodes }, namespace, PROD_TOPOLOGY.retentionDays);
-    log(
-      `${count} Temporal nodes up behind ${proxy.address}, ${historyShards} history shards, in ${Date.now() - t1} ms`,
+    await ensureNamespace(
+      { nodes, ...(options.tls ? { tls: options.tls } : {}) },
+      namespace,
+      PROD_TOPOLOGY.retentionDays,
     );
-    return { address: proxy.address, namespace, nodes, postgres, historyShards, dataDir, stop };
+    log(
+      `${count} Temporal nodes up behind ${proxy.address}, ${historyShards} history shards, ` +
+        `${options.tls ? 'mutual TLS' : 'plaintext gRPC'}, in ${Date.now() - t1} ms`,
+    );
+    return {
+      address: proxy.address,
+      namespace,
+      nodes,
+      postgres,
+      historyShards,
+      dataDir,
+      stop,
+      ...(options.tls ? { tls: options.tls } : {}),
+    };
   } catch (err) {
     await stop();
     throw err;

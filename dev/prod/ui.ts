@@ -9,6 +9,38 @@ import { stringify } from 'yaml';
 import { resolveProdBinaries } from '../temporal/binaries';
 import { waitForPort } from '../temporal/dev-server';
 
+/** The UI server's `tls` section (server/config/config.go in ui-server v2.42: TLS). */
+export interface WebUiTls {
+  caFile: string;
+  certFile: string;
+  keyFile: string;
+  serverName: string;
+}
+
+/**
+ * The UI server's TLS settings from Temporal's own client variables (TEMPORAL_TLS_CLIENT_CERT_PATH,
+ * TEMPORAL_TLS_CLIENT_KEY_PATH, TEMPORAL_TLS_SERVER_CA_CERT_PATH, TEMPORAL_TLS_SERVER_NAME), as every other
+ * process of the stack gets them; undefined when none is set. The UI server's own config names them
+ * differently (tls.caFile, certFile, keyFile, serverName; TEMPORAL_TLS_CA/CERT/KEY in its docker image).
+ */
+export function webUiTlsFromEnv(env: Record<string, string | undefined>): WebUiTls | undefined {
+  const names = {
+    caFile: 'TEMPORAL_TLS_SERVER_CA_CERT_PATH',
+    certFile: 'TEMPORAL_TLS_CLIENT_CERT_PATH',
+    keyFile: 'TEMPORAL_TLS_CLIENT_KEY_PATH',
+    serverName: 'TEMPORAL_TLS_SERVER_NAME',
+  } as const;
+  if (Object.values(names).every((name) => !env[name])) return undefined;
+  const missing = Object.values(names).filter((name) => !env[name]);
+  if (missing.length > 0) throw new Error(`the Web UI server's TLS needs ${missing.join(', ')} as well`);
+  return {
+    caFile: env[names.caFile]!,
+    certFile: env[names.certFile]!,
+    keyFile: env[names.keyFile]!,
+    serverName: env[names.serverName]!,
+  };
+}
+
 export interface WebUi {
   url: string;
   stop(): Promise<void>;
@@ -20,6 +52,8 @@ export async function startWebUi(options: {
   temporalAddress: string;
   namespace: string;
   codecEndpoint?: string;
+  /** Mutual TLS to the frontend (webUiTlsFromEnv); plaintext without. */
+  tls?: WebUiTls;
 }): Promise<WebUi> {
   const bin = resolveProdBinaries();
   const root = path.join(options.dataDir, 'ui');
@@ -34,6 +68,8 @@ export async function startWebUi(options: {
     // Plain HTTP on loopback: the CSRF cookie must not require TLS.
     cors: { cookieInsecure: true, allowOrigins: [`http://127.0.0.1:${options.port}`] },
     ...(options.codecEndpoint ? { codec: { endpoint: options.codecEndpoint } } : {}),
+    // The UI server skips checking the frontend's certificate unless told to (enableHostVerification).
+    ...(options.tls ? { tls: { ...options.tls, enableHostVerification: true } } : {}),
   };
   writeFileSync(path.join(root, 'config', 'stack.yaml'), stringify(config));
   const out = createWriteStream(path.join(options.dataDir, 'logs', 'web-ui.log'), { flags: 'a' });
