@@ -4,6 +4,10 @@
  * standalone Web UI, the namespace and search attributes registered, two booking workers (separate
  * processes, as `npm run worker` runs them), the codec server and the sandbox supplier.
  *
+ * Temporal takes only mutual TLS: a private CA and certificates are made in the data folder on first start
+ * (dev/prod/certs.ts), and every process the stack starts reaches Temporal with one of them through Temporal's
+ * own variables (TEMPORAL_TLS_CLIENT_CERT_PATH, …), which the stack prints for the caller's terminal.
+ *
  * The data stays under STACK_DATA_DIR/prod, so a second start finds its bookings. Ctrl-C stops the
  * workers first (in-flight Books finish), then the rest; no process outlives it.
  */
@@ -16,12 +20,14 @@ import { Connection } from '@temporalio/client';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { z } from 'zod';
 import { loadConfig } from '../../src/config';
+import { BookingStageKey, CustomerReferenceNoKey } from '../../src/contract';
 import { createEncryptionCodec } from '../../src/codec/encryption';
 import { startCodecServer } from '../../src/codec/server';
 import { ensureTemporalReady } from '../../src/temporal/setup';
 import { startSandbox } from '../sandbox/server';
-import { startProdCluster } from '../prod/cluster';
-import { startWebUi } from '../prod/ui';
+import { connectionTls, ensureCertificates, temporalTlsEnv, type StackCertificates } from '../prod/certs';
+import { startProdCluster, waitForSearchAttributes } from '../prod/cluster';
+import { startWebUi, webUiTlsFromEnv } from '../prod/ui';
 import { stackEncryptionEnv } from './main';
 
 const REPO = path.resolve(__dirname, '../..');
@@ -63,6 +69,23 @@ function startWorkerProcess(name: string, env: NodeJS.ProcessEnv): { child: Chil
   return { child, ready };
 }
 
+/**
+ * The lines a terminal exports to call the stack as `who`, also written to `<certs>/<who>.env` so that
+ * `source` works; returns the file's path and its lines.
+ */
+function writeClientEnvFile(
+  certs: StackCertificates,
+  who: 'caller' | 'operator',
+  address: string,
+  namespace: string,
+): { file: string; lines: string[] } {
+  const vars = { TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: namespace, ...temporalTlsEnv(certs, who) };
+  const lines = Object.entries(vars).map(([key, value]) => `export ${key}=${value}`);
+  const file = path.join(certs.dir, who === 'caller' ? 'booking-caller.env' : 'operator.env');
+  writeFileSync(file, `${lines.join('\n')}\n`);
+  return { file, lines };
+}
+
 async function stopWorker(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -91,19 +114,23 @@ async function main(): Promise<void> {
   });
 
   try {
+    const certs = ensureCertificates(path.join(dataDir, 'certs'));
     const cluster = await startProdCluster({
       dataDir,
       frontendPort: env.STACK_TEMPORAL_PORT,
       basePort: env.STACK_NODE_BASE_PORT,
       postgresPort: env.STACK_POSTGRES_PORT,
+      tls: certs,
     });
     stops.push(() => cluster.stop());
-    const connection = await Connection.connect({ address: cluster.address });
+    const connection = await Connection.connect({ address: cluster.address, tls: connectionTls(certs, 'operator') });
     try {
       await ensureTemporalReady({ services: connection, namespace: cluster.namespace, register: true });
     } finally {
       await connection.close();
     }
+    // Before the first `npm run book` from another terminal can land on a node that does not map them yet.
+    await waitForSearchAttributes(cluster, [CustomerReferenceNoKey.name, BookingStageKey.name]);
 
     const sandbox = await startSandbox({ port: env.STACK_SANDBOX_PORT });
     stops.push(() => sandbox.close());
@@ -119,6 +146,7 @@ async function main(): Promise<void> {
       ...encryptionEnv,
       TEMPORAL_ADDRESS: cluster.address,
       TEMPORAL_NAMESPACE: cluster.namespace,
+      ...temporalTlsEnv(certs, 'caller'),
       SUPPLIER_BASE_URL: sandbox.url,
     };
     const config = loadConfig(workerEnv);
@@ -137,6 +165,7 @@ async function main(): Promise<void> {
       temporalAddress: cluster.address,
       namespace: cluster.namespace,
       codecEndpoint: codecUrl,
+      tls: webUiTlsFromEnv(temporalTlsEnv(certs, 'operator')),
     });
     stops.push(() => ui.stop());
 
@@ -156,11 +185,14 @@ async function main(): Promise<void> {
     await Promise.all(workers.map((w) => w.ready));
 
     const nodes = cluster.nodes.map((n) => `${n.name} :${n.ports.frontend} (pid ${n.pid()})`).join(', ');
+    const caller = writeClientEnvFile(certs, 'caller', cluster.address, cluster.namespace);
+    const operator = writeClientEnvFile(certs, 'operator', cluster.address, cluster.namespace);
     console.log(
       [
         '',
         'Hotel booking orchestrator, production topology:',
-        `  Temporal gRPC     ${cluster.address}  (one address over ${cluster.nodes.length} nodes: ${nodes})`,
+        `  Temporal gRPC     ${cluster.address}  (one address over ${cluster.nodes.length} nodes: ${nodes}), mutual TLS only`,
+        `  Certificates      ${certs.dir}  (private CA; booking-caller and operator client certificates)`,
         `  PostgreSQL        127.0.0.1:${cluster.postgres.port}  (data ${cluster.postgres.pgData})`,
         `  History shards    ${cluster.historyShards}`,
         `  Temporal Web UI   ${ui.url}`,
@@ -168,6 +200,11 @@ async function main(): Promise<void> {
         `  Codec server      ${codec.url}`,
         `  Workers           ${workers.length} processes on task queue "${config.taskQueue}"`,
         `  Logs              ${path.join(dataDir, 'logs')}`,
+        '',
+        'Temporal refuses clients without a certificate from the stack. To call it from another terminal',
+        `(npm run book, npm run callbacks, the temporal CLI), export these (or: source ${caller.file}):`,
+        ...caller.lines.map((line) => `  ${line}`),
+        `Operators (Web UI server, temporal workflow terminate/reset): source ${operator.file}`,
         '',
         'Try: npm run book -- --scenario confirmAfterMs=0',
         'Ctrl-C stops everything.',
