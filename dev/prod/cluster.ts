@@ -300,8 +300,11 @@ function startNode(bin: ProdBinaries, name: string, ports: NodePorts, configDir:
           stdio: ['ignore', 'pipe', 'pipe'],
         },
       );
-      c.stdout!.pipe(out);
-      c.stderr!.pipe(out);
+      // Both streams into one file, closed when the process is gone: the first stream to end must not end the
+      // file while the other still writes (a node's last lines at SIGTERM came after, and threw write-after-end).
+      c.stdout!.pipe(out, { end: false });
+      c.stderr!.pipe(out, { end: false });
+      c.once('close', () => out.end());
       child = c;
       liveServers.add(c);
       c.once('exit', () => liveServers.delete(c));

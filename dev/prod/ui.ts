@@ -76,8 +76,10 @@ export async function startWebUi(options: {
   const child = spawn(bin.uiServer, ['--root', root, '--config', 'config', '--env', 'stack', 'start'], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  child.stdout!.pipe(out);
-  child.stderr!.pipe(out);
+  // One file for both streams, ended once the process is gone (see startNode in ./cluster.ts).
+  child.stdout!.pipe(out, { end: false });
+  child.stderr!.pipe(out, { end: false });
+  child.once('close', () => out.end());
   const kill = () => child.kill('SIGKILL');
   process.on('exit', kill);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
