@@ -7,10 +7,12 @@ require (
 	github.com/stretchr/testify v1.10.0
 	go.temporal.io/api v1.63.5
 	go.temporal.io/sdk v1.50.0
+	go.temporal.io/sdk/contrib/envconfig v0.1.0
 	google.golang.org/protobuf v1.36.11
 )
 
 require (
+	github.com/BurntSushi/toml v1.4.0 // indirect
 	github.com/davecgh/go-spew v1.1.1 // indirect
 	github.com/facebookgo/clock v0.0.0-20150410010913-600d898af40a // indirect
 	github.com/gogo/protobuf v1.3.2 // indirect

@@ -12,6 +12,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/contrib/envconfig"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/hotel-booking-orchestrator/clients/go/codec"
@@ -52,15 +53,35 @@ func (r Request) check() error {
 	return nil
 }
 
-// Dial connects the way the workers do: TEMPORAL_ADDRESS (localhost:7233), TEMPORAL_NAMESPACE (default),
-// and the payload encryption of PAYLOAD_ENCRYPTION_KEYS and PAYLOAD_ENCRYPTION_KEY_ID. Fields already set
-// in options are kept.
+// Dial connects the way the workers do, by Temporal's own variables (go.temporal.io/sdk/contrib/envconfig):
+// TEMPORAL_ADDRESS (localhost:7233), TEMPORAL_NAMESPACE (default), TEMPORAL_API_KEY, and for mutual TLS
+// TEMPORAL_TLS_CLIENT_CERT_PATH, TEMPORAL_TLS_CLIENT_KEY_PATH, TEMPORAL_TLS_SERVER_CA_CERT_PATH and
+// TEMPORAL_TLS_SERVER_NAME; with the payload encryption of PAYLOAD_ENCRYPTION_KEYS and PAYLOAD_ENCRYPTION_KEY_ID.
+// A TOML profile is read only when TEMPORAL_CONFIG_FILE names one. Fields already set in options are kept.
 func Dial(options client.Options) (client.Client, error) {
+	loaded, err := envconfig.LoadClientOptions(envconfig.LoadClientOptionsRequest{
+		DisableFile: os.Getenv("TEMPORAL_CONFIG_FILE") == "",
+	})
+	if err != nil {
+		return nil, fmt.Errorf("temporal connection settings: %w", err)
+	}
 	if options.HostPort == "" {
-		options.HostPort = getenv("TEMPORAL_ADDRESS", client.DefaultHostPort)
+		options.HostPort = loaded.HostPort
+	}
+	if options.HostPort == "" {
+		options.HostPort = client.DefaultHostPort
 	}
 	if options.Namespace == "" {
-		options.Namespace = getenv("TEMPORAL_NAMESPACE", client.DefaultNamespace)
+		options.Namespace = loaded.Namespace
+	}
+	if options.Namespace == "" {
+		options.Namespace = client.DefaultNamespace
+	}
+	if options.ConnectionOptions.TLS == nil {
+		options.ConnectionOptions.TLS = loaded.ConnectionOptions.TLS
+	}
+	if options.Credentials == nil {
+		options.Credentials = loaded.Credentials
 	}
 	if options.DataConverter == nil {
 		dc, err := codec.DataConverterFromEnv()

@@ -4,8 +4,8 @@
 //	go run ./cmd/book -scenario confirmAfterMs=0
 //
 // Exit code: 0 confirmed, 2 any other outcome, 1 an error. It reads TEMPORAL_ADDRESS (localhost:7233),
-// TEMPORAL_NAMESPACE (default), BOOKING_TASK_QUEUE (hotel-booking) and the workers' encryption variables,
-// PAYLOAD_ENCRYPTION_KEYS and PAYLOAD_ENCRYPTION_KEY_ID.
+// TEMPORAL_NAMESPACE (default), the TEMPORAL_TLS_* variables, BOOKING_TASK_QUEUE (hotel-booking) and the workers'
+// encryption variables, PAYLOAD_ENCRYPTION_KEYS and PAYLOAD_ENCRYPTION_KEY_ID.
 package main
 
 import (

@@ -2,7 +2,8 @@
 
 Starts a booking for a demo traveller (the one `npm run book` uses), waits for it and prints its decrypted
 outcome as JSON on stdout. Exit code: 0 confirmed, 2 any other outcome, 1 an error.
-Reads TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, BOOKING_TASK_QUEUE, PAYLOAD_ENCRYPTION_KEYS and PAYLOAD_ENCRYPTION_KEY_ID.
+Reads TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, the TEMPORAL_TLS_* variables, BOOKING_TASK_QUEUE, PAYLOAD_ENCRYPTION_KEYS and
+PAYLOAD_ENCRYPTION_KEY_ID.
 """
 
 import argparse

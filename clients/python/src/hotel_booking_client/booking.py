@@ -20,6 +20,7 @@ from temporalio.common import (
     WorkflowIDConflictPolicy,
     WorkflowIDReusePolicy,
 )
+from temporalio.envconfig import ClientConfigProfile
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
 from .codec import data_converter_from_env
@@ -54,13 +55,17 @@ def new_reference() -> str:
 
 
 async def connect(env: Optional[Mapping[str, str]] = None) -> Client:
-    """A client for TEMPORAL_ADDRESS (localhost:7233) and TEMPORAL_NAMESPACE (default), encrypting as the workers do."""
+    """A client configured as the workers are, by Temporal's own variables (temporalio.envconfig): TEMPORAL_ADDRESS
+    (localhost:7233), TEMPORAL_NAMESPACE (default), TEMPORAL_API_KEY, and TEMPORAL_TLS_CLIENT_CERT_PATH,
+    TEMPORAL_TLS_CLIENT_KEY_PATH, TEMPORAL_TLS_SERVER_CA_CERT_PATH, TEMPORAL_TLS_SERVER_NAME for mutual TLS;
+    encrypting as the workers do."""
     env = os.environ if env is None else env
-    return await Client.connect(
-        env.get("TEMPORAL_ADDRESS") or "localhost:7233",
-        namespace=env.get("TEMPORAL_NAMESPACE") or "default",
-        data_converter=data_converter_from_env(env),
-    )
+    config = ClientConfigProfile.load(
+        disable_file=not env.get("TEMPORAL_CONFIG_FILE"), override_env_vars=dict(env)
+    ).to_client_connect_config()
+    config.setdefault("target_host", "localhost:7233")
+    config.setdefault("namespace", "default")
+    return await Client.connect(**config, data_converter=data_converter_from_env(env))
 
 
 def _task_queue(task_queue: Optional[str]) -> str:
