@@ -4,7 +4,8 @@
  * certificate, or with one from another CA, is refused before it can list or start anything, over both client
  * stacks (the TS client's grpc-js and the Rust core under workers and the Python and Go clients); the caller
  * certificate, given through Temporal's own TEMPORAL_TLS_* variables, books end to end with `npm run book`,
- * the client helper and the `temporal` CLI; the Web UI server lists bookings with the operator certificate.
+ * the client helper, the Python and Go clients and the `temporal` CLI; the Web UI server lists bookings with the
+ * operator certificate.
  */
 import { execFile } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
@@ -258,6 +259,44 @@ describe('the caller certificate, through TEMPORAL_TLS_* variables', () => {
     });
     expect(JSON.parse(stdout)).toEqual(expect.arrayContaining([expect.objectContaining({ taskQueue })]));
   });
+});
+
+describe('the Python and Go clients, with the same variables', () => {
+  /** Builds (or finds cached) a client program: scripts/install-clients.sh prints its path last. */
+  const installed = async (which: 'python' | 'go') => {
+    const { stdout } = await run('bash', ['scripts/install-clients.sh', which], { cwd: ROOT, timeout: 900_000 });
+    return stdout.trim().split('\n').pop()!;
+  };
+  /** Runs a client with PATH and the caller's variables only; its last stdout line is the outcome as JSON. */
+  const book = async (file: string, args: string[]) => {
+    const { stdout } = await run(file, args, {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', ...callerEnv },
+      timeout: 90_000,
+    });
+    return JSON.parse(stdout.trim().split('\n').pop()!) as BookingOutcome;
+  };
+
+  test('python -m hotel_booking_client.book books and prints confirmed', async () => {
+    const python = await installed('python');
+    const ref = randomUUID();
+    const outcome = await book(python, [
+      '-m',
+      'hotel_booking_client.book',
+      '--ref',
+      ref,
+      '--scenario',
+      'confirmAfterMs=0',
+    ]);
+    expect(outcome.kind).toBe('confirmed');
+  }, 900_000);
+
+  test('the Go client (cmd/book) books and prints confirmed', async () => {
+    const goBook = await installed('go');
+    const ref = randomUUID();
+    const outcome = await book(goBook, ['-ref', ref, '-scenario', 'confirmAfterMs=0']);
+    expect(outcome.kind).toBe('confirmed');
+  }, 900_000);
 });
 
 test('the Web UI server reaches Temporal with the operator certificate and lists the bookings', async () => {
