@@ -8,7 +8,7 @@
  * operator certificate.
  */
 import { execFile } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -18,6 +18,7 @@ import { NativeConnection } from '@temporalio/worker';
 import {
   awaitOutcome,
   BookingStageKey,
+  cancelBooking,
   connectClient,
   CustomerReferenceNoKey,
   startBooking,
@@ -127,7 +128,9 @@ function reason(err: unknown): string {
  * What a TS client (grpc-js) with these TLS settings gets for listing and for starting a booking: 'accepted'
  * or the reason it was refused.
  */
-async function tsClientAttempts(tls: ConnectionOptions['tls']): Promise<{ list: string; start: string }> {
+async function tsClientAttempts(
+  tls: ConnectionOptions['tls'],
+): Promise<{ list: string; start: string; cancel: string }> {
   // No retry interceptor: the refusal itself is the answer, not a deadline after retries.
   const connection = Connection.lazy({
     address: cluster.address,
@@ -143,6 +146,8 @@ async function tsClientAttempts(tls: ConnectionOptions['tls']): Promise<{ list: 
         connection.workflowService.listWorkflowExecutions({ namespace: cluster.namespace, pageSize: 1 }),
       ),
       start: await attempt(() => startBooking(client, bookingRequest({ test: 'confirmAfterMs=0' }), { taskQueue })),
+      // An update-with-start of an order run: what a stranger would send to cancel someone's booking.
+      cancel: await attempt(() => cancelBooking(client, randomUUID(), { confirm: false }, { taskQueue })),
     };
   } finally {
     await connection.close();
@@ -178,35 +183,43 @@ async function workflowCount(): Promise<number> {
 // the call fails as unavailable, nothing was started, and the control below gets through on the same settings
 // with the stack's certificate.
 describe('refused', () => {
-  test('a plaintext client cannot list or start a booking', async () => {
+  test('a plaintext client cannot list, start or cancel a booking', async () => {
     const before = await workflowCount();
-    const { list, start } = await tsClientAttempts(undefined);
+    const { list, start, cancel } = await tsClientAttempts(undefined);
     expect(list).toMatch(/UNAVAILABLE/);
     expect(start).toMatch(/UNAVAILABLE/);
+    expect(cancel).toMatch(/UNAVAILABLE/);
     expect(await nativeAttempt(undefined)).toMatch(/tonic::transport::Error/);
     expect(await workflowCount()).toBe(before);
   });
 
-  test('a TLS client without a certificate cannot list or start a booking', async () => {
+  test('a TLS client without a certificate cannot list, start or cancel a booking', async () => {
     const before = await workflowCount();
-    const { list, start } = await tsClientAttempts(tlsWith(undefined));
+    const { list, start, cancel } = await tsClientAttempts(tlsWith(undefined));
     expect(list).toMatch(/UNAVAILABLE/);
     expect(start).toMatch(/UNAVAILABLE/);
+    expect(cancel).toMatch(/UNAVAILABLE/);
     expect(await nativeAttempt(tlsWith(undefined))).toMatch(/tonic::transport::Error/);
     expect(await workflowCount()).toBe(before);
   });
 
-  test('a client with a certificate from another CA cannot list or start a booking', async () => {
+  test('a client with a certificate from another CA cannot list, start or cancel a booking', async () => {
     const before = await workflowCount();
-    const { list, start } = await tsClientAttempts(tlsWith(stranger.clients.caller));
+    const { list, start, cancel } = await tsClientAttempts(tlsWith(stranger.clients.caller));
     expect(list).toMatch(/UNAVAILABLE/);
     expect(start).toMatch(/UNAVAILABLE/);
+    expect(cancel).toMatch(/UNAVAILABLE/);
     expect(await nativeAttempt(tlsWith(stranger.clients.caller))).toMatch(/tonic::transport::Error/);
     expect(await workflowCount()).toBe(before);
   });
 
   test('the caller certificate over the same two client stacks is accepted (the control for the three above)', async () => {
-    expect(await tsClientAttempts(tlsWith(certs.clients.caller))).toEqual({ list: 'accepted', start: 'accepted' });
+    expect(await tsClientAttempts(tlsWith(certs.clients.caller))).toEqual({
+      list: 'accepted',
+      start: 'accepted',
+      // Through to the order run, which answers for an unknown reference.
+      cancel: expect.stringMatching(/The order cannot be cancelled: the supplier lists no order/),
+    });
     expect(await nativeAttempt(tlsWith(certs.clients.caller))).toBe('accepted');
   });
 
@@ -304,6 +317,14 @@ test('the Web UI server reaches Temporal with the operator certificate and lists
   expect(response.status).toBe(200);
   const body = (await response.json()) as { executions?: Array<{ taskQueue?: string }> };
   expect(body.executions).toEqual(expect.arrayContaining([expect.objectContaining({ taskQueue })]));
+});
+
+test('a second start keeps the CA and every certificate (the exported paths stay valid)', () => {
+  const files = [certs.ca, certs.server, certs.clients.caller, certs.clients.operator].flatMap((p) => [p.cert, p.key]);
+  const before = files.map((f) => readFileSync(f, 'utf8'));
+  const again = ensureCertificates(certs.dir);
+  expect(again).toEqual(certs);
+  expect(files.map((f) => readFileSync(f, 'utf8'))).toEqual(before);
 });
 
 // The server's built-in authorizer (`global.authorization.authorizer: default`) maps roles per namespace, and
