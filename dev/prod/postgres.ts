@@ -62,6 +62,9 @@ export function pgDataFor(dataDir: string): string {
 }
 
 function initCluster(binDir: string, pgData: string, user: string, password: string): void {
+  // The parent holds initdb's password file, which the postgres user reads: only the cluster's own folder is
+  // private (a recursive mkdir with 0700 would also close a new parent, as /var/tmp/hotel-booking-orchestrator).
+  mkdirSync(path.dirname(pgData), { recursive: true });
   mkdirSync(pgData, { recursive: true, mode: 0o700 });
   if (asRoot()) execFileSync('chown', ['-R', 'postgres:postgres', pgData]);
   // The password file must be readable by the cluster's user only for the moment initdb reads it.
