@@ -5,7 +5,7 @@
  * run that resumed) to test/replay/histories/<type>/<version>, with recorded.json (the code's fingerprint, see
  * test/replay/fingerprint.ts).
  *
- *   npm run record-histories -- <booking|order|sweep> [<version>]   (default: the type's newest folder)
+ *   npm run record-histories -- <booking|order|sweep|note> [<version>]   (default: the type's newest folder)
  *
  * After a patched workflow change, record a new version folder and keep the old ones: the replay test replays
  * them all, so both the old path (runs started before the patch) and the new one stay covered. Recording again
@@ -27,7 +27,7 @@ import { startBooking } from '../src/client';
 import { testDataConverter } from '../test/fixtures/encryption';
 import { bookingRequest, testProfile } from '../test/harness/booking';
 import { replayScenarios, type ReplayScenario } from '../test/replay/scenarios';
-import { orderScenarios, sweepScenarios, type RecordingContext } from '../test/replay/order-scenarios';
+import { noteScenarios, orderScenarios, sweepScenarios, type RecordingContext } from '../test/replay/order-scenarios';
 import { WORKFLOW_TYPES, workflowFingerprint, type WorkflowFolder } from '../test/replay/fingerprint';
 
 const HISTORIES = path.resolve(__dirname, '../test/replay/histories');
@@ -118,7 +118,7 @@ async function main(): Promise<void> {
     // The latest run: a handle without a run id follows continue-as-new.
     const handle = client.workflow.getHandle(workflowId);
     const result = (await handle.result()) as { kind?: string } | undefined;
-    const outcome = result?.kind ?? 'sweep';
+    const outcome = result?.kind ?? (folder === 'note' ? 'note' : 'sweep');
     if (outcome !== expected) {
       throw new Error(`${name}: expected outcome ${expected}, got ${outcome}; nothing written`);
     }
@@ -167,7 +167,7 @@ async function main(): Promise<void> {
     // One at a time, so each history holds only its own scenario's timing.
     await worker.runUntil(async () => {
       if (folder === 'booking') for (const scenario of replayScenarios) await recordBooking(scenario);
-      const others = folder === 'order' ? orderScenarios : folder === 'sweep' ? sweepScenarios : [];
+      const others = { booking: [], order: orderScenarios, sweep: sweepScenarios, note: noteScenarios }[folder];
       for (const scenario of others) await keep(scenario.name, scenario.expected, await scenario.run(ctx));
     });
   } finally {

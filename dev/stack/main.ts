@@ -18,6 +18,7 @@ import { Client } from '@temporalio/client';
 import { dataConverterFor } from '../../src/codec/config';
 import { CALLBACK_PATH, startCallbackReceiver } from '../../src/callbacks/server';
 import { temporalCallbackTarget } from '../../src/callbacks/temporal-target';
+import { startConsole } from '../../src/console/server';
 import { resolveServerExecutable } from '../temporal/binaries';
 import { startDevServer } from '../temporal/dev-server';
 import { createWorkerFromConfig } from '../../src/worker';
@@ -34,6 +35,8 @@ const StackEnv = z.object({
   STACK_DATA_DIR: z.string().default(path.resolve(__dirname, '../../.data')),
   /** Port of the codec server the Web UI calls to show decrypted payloads. */
   STACK_CODEC_PORT: z.coerce.number().int().nonnegative().default(8235),
+  /** Port of the operator console (what needs a person). */
+  CONSOLE_PORT: z.coerce.number().int().nonnegative().default(8238),
 });
 
 /**
@@ -127,6 +130,19 @@ async function main(): Promise<void> {
       ),
     });
     stops.push(() => callbacks.close());
+    // On loopback; a token when CONSOLE_TOKEN is set (the same rule as the codec server).
+    const operatorConsole = await startConsole({
+      client: new Client({
+        connection,
+        namespace: config.temporal.namespace,
+        dataConverter: dataConverterFor(config.encryption),
+      }),
+      port: env.CONSOLE_PORT,
+      token: process.env.CONSOLE_TOKEN || undefined,
+      taskQueue: config.taskQueue,
+      webUiUrl: server.uiUrl,
+    });
+    stops.push(() => operatorConsole.close());
 
     console.log(
       [
@@ -139,6 +155,7 @@ async function main(): Promise<void> {
         `  Worker            task queue "${config.taskQueue}", namespace "${config.temporal.namespace}"`,
         `  Callbacks         ${callbacks.url}${CALLBACK_PATH}  (the sandbox's order-status callbacks, signed; stats on loopback: ${callbacks.adminUrl}/callbacks/stats)`,
         `  Worker metrics    ${observability.metricsUrl ?? 'off (WORKER_METRICS_PORT)'}  (Prometheus: the SDK's and the booking's)`,
+        `  Operator console  ${operatorConsole.url}  (what needs a person: unresolved bookings, orders, sweep findings)`,
         '',
         'Try: npm run book -- --scenario confirmAfterMs=0',
         'Ctrl-C stops everything.',

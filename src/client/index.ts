@@ -36,11 +36,12 @@ import {
   type OrderOutcome,
   type OrderState,
   type OrderWorkflowInput,
+  OperatorNote,
   type PriceApproval,
 } from '../contract';
 import { describeIssues } from '../values';
 import { dataConverterFor, EncryptionEnv, encryptionFromEnv } from '../codec/config';
-import type { bookingWorkflow, orderWorkflow } from '../workflows';
+import type { bookingWorkflow, operatorNoteWorkflow, orderWorkflow } from '../workflows';
 
 export * from '../contract';
 
@@ -229,4 +230,88 @@ export async function cancelBooking(
  */
 export function awaitOrderOutcome(client: Client, customerReferenceNo: string): Promise<OrderOutcome> {
   return getOrderHandle(client, customerReferenceNo).result();
+}
+
+export interface CheckOrderOptions {
+  /** The task queue an order run starts on: default BOOKING_TASK_QUEUE, else `hotel-booking`. */
+  taskQueue?: string;
+  /** Why the check was asked (recorded in the run's input). */
+  reason?: string;
+  /** A person checks a booking that ended `unresolved`: a final order status settles it (the run ends `checked`). */
+  resolvesUnresolved?: boolean;
+}
+
+/**
+ * Verifies the order now with QueryOrders, through `order:<reference>`: starts a run that checks the order and
+ * ends (`checked`, `changed-by-supplier`, `not-cancellable`), or joins the run in progress, which is already
+ * following the order. Its end is awaitOrderOutcome's answer.
+ */
+export async function checkOrderNow(
+  client: Client,
+  customerReferenceNo: string,
+  options: CheckOrderOptions = {},
+): Promise<WorkflowHandle<typeof orderWorkflow>> {
+  const input: OrderWorkflowInput = {
+    customerReferenceNo,
+    check: {
+      reason: options.reason ?? 'asked by an operator',
+      ...(options.resolvesUnresolved ? { resolvesUnresolved: true } : {}),
+    },
+  };
+  return client.workflow.start<typeof orderWorkflow>(ORDER_WORKFLOW_TYPE, {
+    workflowId: orderWorkflowId(customerReferenceNo),
+    taskQueue: options.taskQueue ?? process.env.BOOKING_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
+    args: [input],
+    workflowIdConflictPolicy: 'USE_EXISTING',
+    workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+    typedSearchAttributes: [{ key: CustomerReferenceNoKey, value: customerReferenceNo }],
+    staticSummary: `Order check · ref ${customerReferenceNo}`,
+  });
+}
+
+export const OPERATOR_NOTE_WORKFLOW_TYPE = 'operatorNoteWorkflow';
+
+/** The id of the note for an item: one note per item (a workflow run that asked for a person, and its reference). */
+export function operatorNoteWorkflowId(item: OperatorNote['item']): string {
+  return ['note', item.workflowId, item.runId, ...(item.customerReferenceNo ? [item.customerReferenceNo] : [])].join(
+    ':',
+  );
+}
+
+/** The note was not recorded: the item already has one (`existing` is its workflow id). */
+export class AlreadyHandledError extends Error {
+  override readonly name = 'AlreadyHandledError';
+  constructor(readonly existing: string) {
+    super(`already marked handled: ${existing}`);
+  }
+}
+
+/**
+ * Records that an item needing a person was handled, with a note: an operatorNoteWorkflow run whose id names the
+ * item (operatorNoteWorkflowId), ended at once with the note as its result. A second note for the same item is
+ * refused (AlreadyHandledError): the first one stands.
+ */
+export async function recordHandled(
+  client: Client,
+  note: OperatorNote,
+  options: { taskQueue?: string } = {},
+): Promise<WorkflowHandle<typeof operatorNoteWorkflow>> {
+  const parsed = OperatorNote.safeParse(note);
+  if (!parsed.success) throw new InvalidBookingRequestError(describeIssues(parsed.error));
+  const workflowId = operatorNoteWorkflowId(parsed.data.item);
+  try {
+    return await client.workflow.start<typeof operatorNoteWorkflow>(OPERATOR_NOTE_WORKFLOW_TYPE, {
+      workflowId,
+      taskQueue: options.taskQueue ?? process.env.BOOKING_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
+      args: [parsed.data],
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      ...(parsed.data.item.customerReferenceNo
+        ? { typedSearchAttributes: [{ key: CustomerReferenceNoKey, value: parsed.data.item.customerReferenceNo }] }
+        : {}),
+      staticSummary: `Handled · ${parsed.data.item.workflowId}`,
+    });
+  } catch (err) {
+    if (err instanceof WorkflowExecutionAlreadyStartedError) throw new AlreadyHandledError(workflowId);
+    throw err;
+  }
 }

@@ -533,10 +533,34 @@ export const OrderWorkflowInput = z.object({
        * what this namespace knew of the order. Absent when no order run ever ran.
        */
       lastOrderStage: z.string().optional(),
+      /**
+       * Asked by an operator for a booking that ended `unresolved` (the console's "check again"): an order in a final
+       * status (confirmed, failed, cancelled) settles what the booking could not find out, and the run ends `checked`
+       * with it; a pending order, or none, is still for a person.
+       */
+      resolvesUnresolved: z.boolean().optional(),
     })
     .optional(),
 });
 export type OrderWorkflowInput = z.infer<typeof OrderWorkflowInput>;
+
+/**
+ * An operator's note that an item needing a person was handled (the console's "mark handled"): recorded as an
+ * operatorNoteWorkflow run of its own, which ends at once with its input, so the note is in a history like
+ * everything else, and the item leaves the console's list. Its id names the item: noteWorkflowId(item).
+ */
+export const OperatorNote = z.object({
+  /** The item: the workflow (and run) that asked for a person, and the reference it concerns. */
+  item: z.object({
+    workflowId: z.string().min(1),
+    runId: z.string().min(1),
+    customerReferenceNo: z.string().optional(),
+  }),
+  note: z.string().min(1).max(2000),
+  /** Who handled it, as the console knows them (free text: the console trusts its access rule, not this). */
+  by: z.string().min(1).max(200),
+});
+export type OperatorNote = z.infer<typeof OperatorNote>;
 
 // --- Reconciliation sweep (reconciliationSweepWorkflow) -----------------------------------------
 

@@ -2,3 +2,4 @@
 export { bookingWorkflow } from './booking/index';
 export { orderWorkflow } from './order/index';
 export { reconciliationSweepWorkflow } from './reconciliation/index';
+export { operatorNoteWorkflow } from './note/index';

@@ -78,7 +78,7 @@ test('an operator finds a booking by reference and sees its stage and current de
   // The history names the activities and the timer the booking is waiting on.
   await page.getByText('Wait for QueryOrders poll 2', { exact: false }).first().waitFor({ timeout: 30_000 });
   const history = await page.locator('body').innerText();
-  for (const name of ['checkAvail', 'book', 'queryOrder']) expect(history).toContain(name);
+  for (const name of ['checkRequestAndAvail', 'book', 'queryOrder']) expect(history).toContain(name);
 
   // "User Metadata" holds the summary and the current details the workflow keeps up to date.
   await page

@@ -18,6 +18,7 @@ export const WORKFLOW_TYPES = {
   booking: { type: 'bookingWorkflow', entry: 'src/workflows/booking/index.ts' },
   order: { type: 'orderWorkflow', entry: 'src/workflows/order/index.ts' },
   sweep: { type: 'reconciliationSweepWorkflow', entry: 'src/workflows/reconciliation/index.ts' },
+  note: { type: 'operatorNoteWorkflow', entry: 'src/workflows/note/index.ts' },
 } as const;
 export type WorkflowFolder = keyof typeof WORKFLOW_TYPES;
 

@@ -20,7 +20,7 @@ import {
   type CancelBookingRequest,
   type OrderWorkflowInput,
 } from '../../src/contract';
-import { startBooking } from '../../src/client';
+import { checkOrderNow, recordHandled, startBooking } from '../../src/client';
 import { temporalCallbackTarget } from '../../src/callbacks/temporal-target';
 import { defaultSupplierProfile } from '../../src/supplier/profile';
 import type { SupplierClient } from '../../src/supplier/interface';
@@ -263,6 +263,16 @@ export const orderScenarios: WorkflowScenario[] = [
     },
   },
   {
+    name: 'operator-check-resolves-unresolved',
+    expected: 'checked',
+    async run(ctx) {
+      const ref = await unresolvedBooking(ctx);
+      ctx.sandbox.setOrderStatus(ref, 2);
+      await checkOrderNow(ctx.client, ref, { taskQueue: ctx.taskQueue, resolvesUnresolved: true });
+      return orderEnded(ctx, ref);
+    },
+  },
+  {
     name: 'callback-changed-by-supplier',
     expected: 'changed-by-supplier',
     async run(ctx) {
@@ -273,6 +283,17 @@ export const orderScenarios: WorkflowScenario[] = [
     },
   },
 ];
+
+/** A booking whose order stays pending past its (short) deadline: it ends `unresolved`. */
+async function unresolvedBooking(ctx: RecordingContext): Promise<string> {
+  const request = bookingRequest({
+    test: 'book=504AfterCreate&outcome=pending',
+    recovery: { ...fast, deadlineSeconds: 8 },
+  });
+  const outcome = await (await startBooking(ctx.client, request, { taskQueue: ctx.taskQueue })).result();
+  if (outcome.kind !== 'unresolved') throw new Error(`the booking ended ${outcome.kind}, not unresolved`);
+  return request.customerReferenceNo;
+}
 
 /** Books at the supplier directly, as an order no booking workflow stands for. */
 async function orderWithoutBooking(ctx: RecordingContext): Promise<string> {
@@ -325,3 +346,25 @@ function sweep(name: string, cancelOrphans: boolean): WorkflowScenario {
 }
 
 export const sweepScenarios: WorkflowScenario[] = [sweep('orphans-reported', false), sweep('orphans-cancelled', true)];
+
+/** An operator marks an unresolved booking handled, with a note (the console's "mark handled"). */
+export const noteScenarios: WorkflowScenario[] = [
+  {
+    name: 'handled',
+    expected: 'note',
+    async run(ctx) {
+      const ref = randomUUID();
+      const handle = await recordHandled(
+        ctx.client,
+        {
+          item: { workflowId: `booking:${ref}`, runId: 'run-recorded', customerReferenceNo: ref },
+          note: 'called the hotel: no booking under this reference; told the guest',
+          by: 'operator',
+        },
+        { taskQueue: ctx.taskQueue },
+      );
+      await handle.result();
+      return handle.workflowId;
+    },
+  },
+];

@@ -112,6 +112,8 @@ export async function checkOrder(
   if (read.kind === 'not-found' || !order) {
     return { kind: 'not-cancellable', reason: 'the supplier lists no order for this reference' };
   }
+  // An operator's check of an unresolved booking: a final status is the answer the booking was waiting for.
+  if (check?.resolvesUnresolved && run.orderState !== 'pending') return { kind: 'checked', order };
   const judged = await judgeOrder({
     customerReferenceNo: run.state.customerReferenceNo,
     status: order.status,

@@ -1,0 +1,98 @@
+/** The console's one page: server-rendered HTML with plain forms (no script), every value escaped. */
+import type { ConsoleItem } from './items';
+
+export interface PageModel {
+  items: ConsoleItem[];
+  /** The answer to the last action (a redirect carries it), shown above the list. */
+  message?: string;
+  /** A quote to confirm: the fee a cancellation would cost now for this reference. */
+  quote?: { customerReferenceNo: string; fee: { amount: number; currency: string } | null; changesAt?: string };
+  webUiUrl?: string;
+}
+
+export function escapeHtml(value: unknown): string {
+  return String(value ?? '').replace(
+    /[&<>"']/g,
+    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!,
+  );
+}
+
+const KIND_LABEL: Record<ConsoleItem['kind'], string> = {
+  'unresolved-booking': 'Booking unresolved',
+  order: 'Order needs a person',
+  'sweep-finding': 'Sweep finding',
+};
+
+export function renderPage(model: PageModel): string {
+  const e = escapeHtml;
+  const rows = model.items.map((item) => renderItem(item, model.webUiUrl)).join('\n');
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Bookings that need a person</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>
+body{font-family:system-ui,sans-serif;margin:2rem;max-width:72rem}
+table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;padding:.4rem;vertical-align:top;text-align:left}
+.message{background:#eef6ff;border:1px solid #9cf;padding:.5rem;margin-bottom:1rem}
+.quote{background:#fff6e0;border:1px solid #fc6;padding:.5rem;margin-bottom:1rem}
+form{display:inline-block;margin:.1rem}small{color:#555}code{font-size:.9em}
+</style></head><body>
+<h1>Bookings that need a person</h1>
+<p><small>Unresolved bookings, orders a cancellation left to a person, and sweep findings. An item leaves the list once
+it is marked handled, or once a check finds the order settled.</small></p>
+${model.message ? `<p class="message" role="status">${e(model.message)}</p>` : ''}
+${model.quote ? renderQuote(model.quote) : ''}
+<p><a href="/">Refresh</a> · <span id="count">${model.items.length}</span> item(s)</p>
+<table><thead><tr><th>What</th><th>Reference</th><th>Stage</th><th>Age</th><th>Details</th><th>Actions</th></tr></thead>
+<tbody>
+${rows || '<tr><td colspan="6">Nothing needs a person.</td></tr>'}
+</tbody></table>
+</body></html>`;
+}
+
+function renderItem(item: ConsoleItem, webUiUrl: string | undefined): string {
+  const e = escapeHtml;
+  const ref = item.customerReferenceNo ?? '';
+  const hidden = (name: string, value: string) => `<input type="hidden" name="${name}" value="${e(value)}">`;
+  const target = hidden('workflowId', item.workflowId) + hidden('runId', item.runId) + hidden('ref', ref);
+  const polls = item.polls
+    .map(
+      (p) =>
+        `<li><code>${e(p.at)}</code> ${e(p.trigger)} → ${e(p.result)}${p.status !== undefined ? ` (status ${e(p.status)})` : ''}</li>`,
+    )
+    .join('');
+  const link = webUiUrl
+    ? ` <a href="${e(`${webUiUrl}/namespaces/default/workflows/${encodeURIComponent(item.workflowId)}/${encodeURIComponent(item.runId)}`)}">history</a>`
+    : '';
+  const actions = [
+    item.actions.includes('check') && ref
+      ? `<form method="post" action="/actions/check">${target}${hidden('kind', item.kind)}<button>Check again now</button></form>`
+      : '',
+    item.actions.includes('quote-cancel') && ref
+      ? `<form method="post" action="/actions/quote">${target}<button>Quote cancellation</button></form>`
+      : '',
+    item.actions.includes('handled')
+      ? `<form method="post" action="/actions/handled">${target}<input name="note" required maxlength="2000" placeholder="What was done" aria-label="note">` +
+        `<input name="by" required maxlength="200" placeholder="Your name" aria-label="by"><button>Mark handled</button></form>`
+      : '',
+  ].join('');
+  return `<tr class="item" data-ref="${e(ref)}" data-kind="${e(item.kind)}">
+<td>${e(KIND_LABEL[item.kind])}<br><small><code>${e(item.workflowId)}</code>${link}</small></td>
+<td><code>${e(ref)}</code></td><td>${e(item.stage)}</td>
+<td>${item.ageMinutes !== undefined ? `${e(item.ageMinutes)} min` : ''}</td>
+<td>${e(item.summary)}${polls ? `<ul>${polls}</ul>` : ''}</td>
+<td>${actions}</td></tr>`;
+}
+
+function renderQuote(q: NonNullable<PageModel['quote']>): string {
+  const e = escapeHtml;
+  // A null fee is an unknown one (no readable policy): accepting it is accepting whatever the supplier charges.
+  const fee = q.fee ? `${q.fee.amount} ${q.fee.currency}` : 'an unknown fee';
+  const feeFields = q.fee
+    ? `<input type="hidden" name="amount" value="${e(q.fee.amount)}"><input type="hidden" name="currency" value="${e(q.fee.currency)}">`
+    : '<input type="hidden" name="unknownFee" value="1">';
+  return `<div class="quote"><p>Cancelling <code>${e(q.customerReferenceNo)}</code> costs <strong>${e(fee)}</strong> now${
+    q.changesAt ? ` (until ${e(q.changesAt)})` : ''
+  }. The order workflow quotes again before it sends Cancel and stops if the fee is higher.</p>
+<form method="post" action="/actions/cancel"><input type="hidden" name="ref" value="${e(q.customerReferenceNo)}">${feeFields}
+<input name="reason" required maxlength="500" placeholder="Reason" aria-label="reason"><button>Cancel at ${e(fee)}</button></form></div>`;
+}

@@ -1,0 +1,210 @@
+/**
+ * The operator console against the dev server, a worker and the sandbox (the browser's view is
+ * test/e2e/console.test.ts): what it lists, what each action does through the workflows, and who may use it.
+ */
+import { request } from 'node:http';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { awaitOutcome, cancelBooking, operatorNoteWorkflowId, startBooking } from '../../src/client';
+import { listItemsNeedingAPerson, type ConsoleItem } from '../../src/console/items';
+import { ConsoleConfigError, startConsole, type ConsoleServer } from '../../src/console/server';
+import { connectDevServer } from '../harness/temporal';
+import { expectWorkerWarnings } from '../harness/quiet-worker-logs';
+import { bookingRequest, createBookingRig, eventually, type BookingRig } from '../harness/booking';
+
+let env: TestWorkflowEnvironment;
+let rig: BookingRig;
+let server: ConsoleServer;
+
+beforeAll(async () => {
+  env = await connectDevServer();
+  rig = await createBookingRig(env, 'console');
+  server = await startConsole({ client: env.client, taskQueue: rig.taskQueue, checkWaitMs: 30_000 });
+});
+afterAll(async () => {
+  await server?.close();
+  await rig?.close();
+  await env?.teardown();
+});
+
+/** A booking whose Book answer was lost and whose order stays pending past a 3-s test deadline. */
+async function unresolvedBooking(): Promise<string> {
+  const request = bookingRequest({
+    test: 'book=504AfterCreate&outcome=pending',
+    recovery: { testing: true, delaysSeconds: [1], repeatEverySeconds: 1, deadlineSeconds: 3 },
+  });
+  await startBooking(env.client, request, { taskQueue: rig.taskQueue });
+  expect((await awaitOutcome(env.client, request.customerReferenceNo)).kind).toBe('unresolved');
+  return request.customerReferenceNo;
+}
+
+const itemFor = async (ref: string) =>
+  (await listItemsNeedingAPerson(env.client)).find((i) => i.customerReferenceNo === ref);
+const listed = (ref: string) => eventually(() => itemFor(ref), 30_000);
+const gone = (ref: string) => eventually(async () => ((await itemFor(ref)) ? undefined : true), 30_000);
+
+/** A form POST as the page sends it; answers the redirect's message. */
+async function post(path: string, fields: Record<string, string>, headers: Record<string, string> = {}) {
+  const res = await fetch(`${server.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    body: new URLSearchParams(fields).toString(),
+    redirect: 'manual',
+  });
+  const location = res.headers.get('location') ?? '';
+  return { status: res.status, message: new URL(location, server.url).searchParams.get('msg') ?? '', location };
+}
+
+const target = (item: ConsoleItem) => ({
+  workflowId: item.workflowId,
+  runId: item.runId,
+  ref: item.customerReferenceNo ?? '',
+});
+
+describe('what needs a person', () => {
+  test('an unresolved booking is listed with its reference, stage, poll log and age; the page shows it', async () => {
+    expectWorkerWarnings(/^ERROR Booking unresolved/);
+    const ref = await unresolvedBooking();
+    const item = await listed(ref);
+    expect(item).toMatchObject({
+      kind: 'unresolved-booking',
+      workflowId: `booking:${ref}`,
+      stage: 'unresolved',
+      actions: ['check', 'handled'],
+    });
+    expect(item.polls.length).toBeGreaterThan(0);
+    expect(item.polls.every((p) => p.result === 'found' && p.status === 1)).toBe(true);
+    expect(item.summary).toMatch(/Book sent 1 time\(s\); \d+ QueryOrders polls, last status 1/);
+    expect(item.ageMinutes).toBeGreaterThanOrEqual(0);
+
+    const page = await (await fetch(`${server.url}/`)).text();
+    expect(page).toContain(ref);
+    expect(page).toContain('Check again now');
+    // No guest data: the page shows references, statuses and the poll log only.
+    expect(page).not.toContain(bookingRequest().holder.lastName);
+  }, 90_000);
+
+  test('"check again" resolves it once the supplier lists the order confirmed, through an order run', async () => {
+    expectWorkerWarnings(/^ERROR Booking unresolved/);
+    const ref = await unresolvedBooking();
+    const item = await listed(ref);
+    // Still pending: the check says so, and the booking stays on the list.
+    const pending = await post('/actions/check', { ...target(item), kind: item.kind });
+    expect(pending.status).toBe(303);
+    expect(pending.message).toContain(ref);
+    expect(await itemFor(ref)).toBeDefined();
+
+    rig.sandbox.setOrderStatus(ref, 2);
+    const resolved = await post('/actions/check', { ...target(item), kind: item.kind });
+    expect(resolved.message).toBe(`${ref}: checked: the supplier lists the order in status 2`);
+    await gone(ref);
+    expect(rig.sandbox.orders().filter((o) => o.customerReferenceNo === ref)).toHaveLength(1);
+  }, 120_000);
+
+  test('"mark handled" records a note run and the item leaves; a second note for it is refused', async () => {
+    expectWorkerWarnings(/^ERROR Booking unresolved/);
+    const ref = await unresolvedBooking();
+    const item = await listed(ref);
+    const handled = await post('/actions/handled', {
+      ...target(item),
+      note: 'called the hotel: no room held',
+      by: 'Ana',
+    });
+    expect(handled.message).toBe(`${ref}: marked handled`);
+    await gone(ref);
+    const note = await env.client.workflow
+      .getHandle(operatorNoteWorkflowId({ workflowId: item.workflowId, runId: item.runId, customerReferenceNo: ref }))
+      .result();
+    expect(note).toEqual({
+      item: { workflowId: item.workflowId, runId: item.runId, customerReferenceNo: ref },
+      note: 'called the hotel: no room held',
+      by: 'Ana',
+    });
+    const again = await post('/actions/handled', { ...target(item), note: 'again', by: 'Bo' });
+    expect(again.message).toBe('not done: this item was already marked handled');
+  }, 90_000);
+
+  test('a note without text is refused, naming the field, and nothing is recorded', async () => {
+    const answer = await post('/actions/handled', {
+      workflowId: 'booking:x',
+      runId: 'r',
+      ref: 'x',
+      note: ' ',
+      by: 'Ana',
+    });
+    expect(answer.message).toMatch(/^not done: note: /);
+  });
+
+  test('an order a cancellation left to a person is listed; a quote refused meanwhile does not hide it', async () => {
+    expectWorkerWarnings(/^ERROR Order cancel-failed/);
+    const request = bookingRequest({ test: 'confirmAfterMs=0&cancel=failed&cancelAfterQueries=1' });
+    await startBooking(env.client, request, { taskQueue: rig.taskQueue });
+    const ref = request.customerReferenceNo;
+    expect((await awaitOutcome(env.client, ref)).kind).toBe('confirmed');
+    const quote = await cancelBooking(env.client, ref, { confirm: false }, { taskQueue: rig.taskQueue });
+    await cancelBooking(env.client, ref, { confirm: true, acceptedFee: quote.quote.fee }, { taskQueue: rig.taskQueue });
+    const item = await listed(ref);
+    expect(item).toMatchObject({ kind: 'order', workflowId: `order:${ref}`, stage: 'order-cancel-failed' });
+    // The cancellation failed at the supplier: checking and noting are offered, cancelling again is not.
+    expect(item.actions).toEqual(['check', 'handled']);
+
+    // Someone asks for a quote anyway (CLI, helper): refused, the order is not confirmed; the item stays, as it was.
+    await expect(cancelBooking(env.client, ref, { confirm: false }, { taskQueue: rig.taskQueue })).rejects.toThrow();
+    const after = await listed(ref);
+    expect(after).toMatchObject({ runId: item.runId, stage: 'order-cancel-failed' });
+    expect(after.summary).toMatch(/later: not-cancellable/);
+  }, 120_000);
+});
+
+describe('who may use it', () => {
+  test('beyond loopback it will not start without a token', async () => {
+    await expect(startConsole({ client: env.client, taskQueue: rig.taskQueue, host: '0.0.0.0' })).rejects.toThrow(
+      ConsoleConfigError,
+    );
+  });
+
+  test('with a token: refused without it; /?token= trades it for a cookie that opens the page', async () => {
+    const guarded = await startConsole({ client: env.client, taskQueue: rig.taskQueue, token: 'a-console-token-1234' });
+    try {
+      expect((await fetch(`${guarded.url}/`)).status).toBe(401);
+      const wrong = await fetch(`${guarded.url}/`, { headers: { authorization: 'Bearer not-the-token-at-all' } });
+      expect(wrong.status).toBe(401);
+      const traded = await fetch(`${guarded.url}/?token=a-console-token-1234`, { redirect: 'manual' });
+      expect(traded.status).toBe(303);
+      const cookie = traded.headers.get('set-cookie') ?? '';
+      expect(cookie).toMatch(/HttpOnly; SameSite=Strict/);
+      const page = await fetch(`${guarded.url}/`, { headers: { cookie: cookie.split(';')[0]! } });
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain('Bookings that need a person');
+    } finally {
+      await guarded.close();
+    }
+  });
+
+  test('another site can neither act (Origin) nor read through a rebound name (Host)', async () => {
+    const crossSite = await post(
+      '/actions/handled',
+      { workflowId: 'w', runId: 'r', note: 'n', by: 'b' },
+      {
+        origin: 'https://evil.example',
+      },
+    );
+    expect(crossSite.status).toBe(403);
+    // fetch will not send another Host; node:http will, as a browser on a rebound name would.
+    const port = Number(new URL(server.url).port);
+    const rebound = await new Promise<number>((resolve, reject) =>
+      request({ host: '127.0.0.1', port, path: '/', headers: { host: `evil.example:${port}` } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      })
+        .on('error', reject)
+        .end(),
+    );
+    expect(rebound).toBe(421);
+    const notAForm = await fetch(`${server.url}/actions/handled`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(notAForm.status).toBe(415);
+  });
+});
