@@ -23,6 +23,8 @@ import { loadConfig } from '../../src/config';
 import { BookingStageKey, CustomerReferenceNoKey } from '../../src/contract';
 import { createEncryptionCodec } from '../../src/codec/encryption';
 import { startCodecServer } from '../../src/codec/server';
+import { connectClient } from '../../src/client';
+import { startConsole } from '../../src/console/server';
 import { ensureTemporalReady } from '../../src/temporal/setup';
 import { startSandbox } from '../sandbox/server';
 import { connectionTls, ensureCertificates, temporalTlsEnv, type StackCertificates } from '../prod/certs';
@@ -41,6 +43,8 @@ const ProdStackEnv = z.object({
   STACK_UI_PORT: z.coerce.number().int().positive().default(8233),
   STACK_SANDBOX_PORT: z.coerce.number().int().nonnegative().default(8787),
   STACK_CODEC_PORT: z.coerce.number().int().nonnegative().default(8235),
+  /** Port of the operator console (what needs a person), on loopback; CONSOLE_TOKEN as on `npm start`. */
+  CONSOLE_PORT: z.coerce.number().int().nonnegative().default(8238),
   /** Booking worker processes. */
   STACK_WORKERS: z.coerce.number().int().min(1).max(8).default(2),
   STACK_DATA_DIR: z.string().default(path.join(REPO, '.data')),
@@ -168,6 +172,17 @@ async function main(): Promise<void> {
       tls: webUiTlsFromEnv(temporalTlsEnv(certs, 'operator')),
     });
     stops.push(() => ui.stop());
+    // The console acts as an operator does (checks, cancels, notes): the operator certificate, the workers' keys.
+    const consoleClient = await connectClient({ ...workerEnv, ...temporalTlsEnv(certs, 'operator') });
+    stops.push(() => consoleClient.connection.close());
+    const operatorConsole = await startConsole({
+      client: consoleClient,
+      port: env.CONSOLE_PORT,
+      token: process.env.CONSOLE_TOKEN || undefined,
+      taskQueue: config.taskQueue,
+      webUiUrl: ui.url,
+    });
+    stops.push(() => operatorConsole.close());
 
     // One workflow bundle for every worker (each would otherwise run webpack at start).
     const bundle = path.join(dataDir, 'workflow-bundle.js');
@@ -198,6 +213,7 @@ async function main(): Promise<void> {
         `  Temporal Web UI   ${ui.url}`,
         `  Sandbox supplier  ${sandbox.url}`,
         `  Codec server      ${codec.url}`,
+        `  Operator console  ${operatorConsole.url}  (what needs a person)`,
         `  Workers           ${workers.length} processes on task queue "${config.taskQueue}"`,
         `  Logs              ${path.join(dataDir, 'logs')}`,
         '',
