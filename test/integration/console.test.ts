@@ -155,6 +155,47 @@ describe('what needs a person', () => {
   }, 120_000);
 });
 
+describe('cancelling at the quoted fee', () => {
+  test('quote, then "Cancel at <fee>" from the quote the page shows: the order is cancelled at that fee', async () => {
+    // A confirmed booking whose policy charges now (no free cancellation), cancelled by the supplier after 2 reads.
+    const request = bookingRequest({ test: 'confirmAfterMs=0&freeCancel=0&cancelAfterQueries=2' });
+    await startBooking(env.client, request, { taskQueue: rig.taskQueue });
+    const ref = request.customerReferenceNo;
+    expect((await awaitOutcome(env.client, ref)).kind).toBe('confirmed');
+
+    const quoted = await post('/actions/quote', { workflowId: `order:${ref}`, runId: 'any', ref });
+    expect(quoted.message).toBe(`${ref}: quoted`);
+    const page = await (await fetch(new URL(quoted.location, server.url))).text();
+    const form = /<form method="post" action="\/actions\/cancel">([\s\S]*?)<\/form>/.exec(page)?.[1] ?? '';
+    const field = (name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(form)?.[1];
+    const fee = { amount: field('amount'), currency: field('currency') };
+    expect(fee.amount).toMatch(/^\d+(\.\d+)?$/);
+    expect(Number(fee.amount)).toBeGreaterThan(0);
+    expect(page).toContain(`Cancel at ${fee.amount} ${fee.currency}`);
+
+    const cancelled = await post('/actions/cancel', {
+      ref,
+      amount: fee.amount!,
+      currency: fee.currency!,
+      reason: 'guest asked by phone',
+    });
+    expect(cancelled.message).toBe(`${ref}: cancel-requested`);
+    const outcome = await env.client.workflow.getHandle(`order:${ref}`).result();
+    expect(outcome).toMatchObject({ kind: 'cancelled' });
+    expect(rig.sandbox.orders().find((o) => o.customerReferenceNo === ref)?.status).toBe(3);
+  }, 120_000);
+
+  test('a cancel whose fee is not the quote of now is refused by the order workflow, and nothing is sent', async () => {
+    const request = bookingRequest({ test: 'confirmAfterMs=0&freeCancel=0' });
+    await startBooking(env.client, request, { taskQueue: rig.taskQueue });
+    const ref = request.customerReferenceNo;
+    expect((await awaitOutcome(env.client, ref)).kind).toBe('confirmed');
+    const answer = await post('/actions/cancel', { ref, amount: '0.01', currency: 'USD', reason: 'too cheap' });
+    expect(answer.message).toMatch(/^not done: /);
+    expect(rig.sandbox.orders().find((o) => o.customerReferenceNo === ref)?.status).toBe(2);
+  }, 120_000);
+});
+
 describe('who may use it', () => {
   test('beyond loopback it will not start without a token', async () => {
     await expect(startConsole({ client: env.client, taskQueue: rig.taskQueue, host: '0.0.0.0' })).rejects.toThrow(
