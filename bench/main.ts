@@ -12,6 +12,11 @@
  *                                    [--throughput-warmup 50] [--concurrency 50]
  *     runs overhead and throughput (with its floor) back to back, smaller, and prints the two ratios issue 25
  *     is judged on: booking / floor for p50 start-to-outcome latency and for CPU per booking, plus floor / direct
+ *   npm run bench -- sustained       [--minutes 10] [--load 0.8] [--capacity N] [--capacity-n 600] [--warmup 50]
+ *                                    [--concurrency 50] [--worker inline|child]   (--engine prod by default)
+ *     capacity first (throughput's closed loop, or --capacity), then bookings started on a timer at load × capacity
+ *     per second for the minutes given: p50/p99 start-to-outcome overall and per minute, CPU and PostgreSQL writes
+ *     per booking, nothing lost
  *
  * (`npm run bench` is `ts-node --transpile-only bench/main.ts`.) Flags every benchmark takes:
  *   --results-dir DIR   where <name>.json goes (default bench/results)
@@ -46,6 +51,7 @@ import {
   type BenchOutput,
 } from './report';
 import { stopAllStacks } from './stack';
+import { sustained, SustainedOptions } from './sustained';
 import { TEMPORAL_VERSIONS } from '../dev/temporal/binaries';
 import { throughput, ThroughputOptions } from './throughput';
 
@@ -55,6 +61,7 @@ const BENCHMARKS = {
   'recovery-storm': { schema: RecoveryStormOptions, run: recoveryStorm },
   parked: { schema: ParkedOptions, run: parked },
   compare: { schema: CompareOptions, run: compare },
+  sustained: { schema: SustainedOptions, run: sustained },
 } as const;
 
 export type BenchmarkName = keyof typeof BENCHMARKS;
@@ -155,6 +162,10 @@ export function optionsFromArgs(args: string[]): {
       'overhead-warmup': { type: 'string' },
       'throughput-n': { type: 'string' },
       'throughput-warmup': { type: 'string' },
+      minutes: { type: 'string' },
+      load: { type: 'string' },
+      capacity: { type: 'string' },
+      'capacity-n': { type: 'string' },
     },
   });
   const name = positionals[0] as BenchmarkName | undefined;
