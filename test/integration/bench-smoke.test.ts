@@ -12,6 +12,7 @@ import type { CompareFigures } from '../../bench/compare';
 import type { OverheadFigures } from '../../bench/overhead';
 import type { ParkedFigures } from '../../bench/parked';
 import type { RecoveryStormFigures } from '../../bench/recovery-storm';
+import type { SustainedFigures } from '../../bench/sustained';
 import type { ThroughputFigures } from '../../bench/throughput';
 
 let resultsDir: string;
@@ -158,4 +159,32 @@ test('compare: the booking / floor ratios for p50 latency and CPU per booking ar
   expect(out).toContain('booking / floor');
   expect(out).toContain(`p50 latency ${f.latencyP50Ratio}×`);
   expect(out).toContain(`CPU per booking ${f.cpuPerBookingRatio}×`);
+});
+
+test('sustained: bookings started on a timer all reach an outcome, one order each (dev engine, capacity given)', async () => {
+  const f = await run<SustainedFigures>('sustained', {
+    engine: 'dev',
+    minutes: 0.1,
+    capacity: 10,
+    load: 0.5,
+    warmup: 2,
+  });
+  expect(f.capacity).toEqual({ bookingsPerSecond: 10, measured: false });
+  expect(f.ratePerSecond).toBe(5);
+  expect(f.started).toBe(30);
+  expect(f.completed).toBe(30);
+  expect(f.outcomes).toEqual({ confirmed: 30 });
+  expect(f.latencyMs.count).toBe(30);
+  expect(f.perMinute).toHaveLength(1);
+  expect(f.cpu.totalMsPerBooking).toBeGreaterThan(0);
+  // PostgreSQL's counters are the prod engine's only.
+  expect(f.postgres).toBeUndefined();
+  expect(f.nothingLost).toMatchObject({
+    ok: true,
+    withoutOutcome: 0,
+    stillRunning: 0,
+    referencesWithoutOrder: 0,
+    duplicateOrders: 0,
+    sandboxOrders: 32,
+  });
 });
