@@ -101,6 +101,23 @@ build_server() {
   log "Temporal server built in $((SECONDS - start)) s"
 }
 
+# temporal-server with our certificate-subject claim mapper and certificate-roles authorizer (dev/temporal/authz-server),
+# the nodes' binary when the production topology runs with mutual TLS. Named by a hash of its sources (the same
+# as dev/temporal/binaries.ts computes), so a change builds a new one; the server's packages come from the build
+# cache of build_server, so it takes seconds after that.
+build_server_authz() {
+  local src="$here/../dev/temporal/authz-server" hash out
+  hash="$(cat "$src/go.mod" "$src/go.sum" "$src/main.go" | sha256sum | cut -c1-12)"
+  out="$server_dir/temporal-server-authz-$hash"
+  if [ -x "$out" ]; then log "Temporal server with authorization cached at $out"; return; fi
+  command -v go >/dev/null || { log "Go is needed to build the Temporal server"; exit 1; }
+  log "building the Temporal server with certificate authorization (dev/temporal/authz-server)"
+  local start=$SECONDS
+  (cd "$src" && GOFLAGS=-mod=mod go build -o "$out.tmp" .) && mv "$out.tmp" "$out"
+  log "built in $((SECONDS - start)) s"
+  server_authz="$out"
+}
+
 build_ui() {
   if [ -x "$ui" ]; then log "Temporal Web UI server $UI_VERSION cached at $ui"; return; fi
   command -v go >/dev/null || { log "Go is needed to build the Temporal Web UI server"; exit 1; }
@@ -116,8 +133,8 @@ build_ui() {
 case "${1:-all}" in
   cli) build_cli; echo "$cli" ;;
   test-server) build_test_server; echo "$ts" ;;
-  prod) build_server; build_ui; echo "$server"; echo "$ui" ;;
+  prod) build_server; build_server_authz; build_ui; echo "$server"; echo "$ui" ;;
   all) build_test_server; build_cli; echo "$cli"; echo "$ts" ;;
-  everything) build_test_server; build_cli; build_server; build_ui; echo "$cli"; echo "$ts"; echo "$server"; echo "$ui" ;;
+  everything) build_test_server; build_cli; build_server; build_server_authz; build_ui; echo "$cli"; echo "$ts"; echo "$server"; echo "$ui" ;;
   *) log "usage: $0 [all|cli|test-server|prod|everything]"; exit 2 ;;
 esac

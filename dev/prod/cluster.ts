@@ -168,7 +168,14 @@ export function serverConfig(options: {
       metrics: {
         prometheus: { framework: 'tally', timerType: 'histogram', listenAddress: `127.0.0.1:${ports.metrics}` },
       },
-      ...(options.tls ? { tls: serverTls(options.tls) } : {}),
+      ...(options.tls
+        ? {
+            tls: serverTls(options.tls),
+            // Roles from the client certificate's OU; terminate, reset and delete for operators only
+            // (dev/temporal/authz-server, the nodes' binary with TLS).
+            authorization: { claimMapper: 'certificate-subject', authorizer: 'certificate-roles' },
+          }
+        : {}),
     },
     services: {
       frontend: service(ports.frontend, ports.frontendMembership, { httpPort: ports.frontendHttp }),
@@ -266,7 +273,7 @@ function historyShardsFor(dataDir: string, requested: number | undefined): numbe
   return shards;
 }
 
-function startNode(bin: ProdBinaries, name: string, ports: NodePorts, configDir: string, logDir: string): ServerNode {
+function startNode(executable: string, name: string, ports: NodePorts, configDir: string, logDir: string): ServerNode {
   let child: ChildProcess | undefined;
   const exited = (c: ChildProcess, ms: number) =>
     new Promise<boolean>((resolve) => {
@@ -285,7 +292,7 @@ function startNode(bin: ProdBinaries, name: string, ports: NodePorts, configDir:
     async start() {
       const out = createWriteStream(path.join(logDir, `${name}.log`), { flags: 'a' });
       const c = spawn(
-        bin.server,
+        executable,
         [
           '--root',
           path.dirname(configDir),
@@ -311,7 +318,9 @@ function startNode(bin: ProdBinaries, name: string, ports: NodePorts, configDir:
       const gone = exited(c, 120_000).then(() => 'exited' as const);
       const up = waitForPort('127.0.0.1', ports.frontend, 120_000).then(() => 'up' as const);
       if ((await Promise.race([gone, up])) === 'exited')
-        throw new Error(`Temporal node ${name} exited at start (code ${c.exitCode}); see ${logDir}/${name}.log`);
+        throw new Error(
+          `Temporal node ${name} exited at start (code ${c.exitCode}, signal ${c.signalCode}); see ${logDir}/${name}.log`,
+        );
     },
     async kill() {
       if (!child || !node.running()) return;
@@ -464,7 +473,8 @@ export async function startProdCluster(options: ClusterOptions): Promise<ProdClu
         ...(options.tls ? { tls: options.tls } : {}),
       });
       writeFileSync(path.join(configDir, `${name}.yaml`), stringify(config));
-      nodes.push(startNode(bin, name, ports, configDir, logDir));
+      // With TLS, the binary that understands the authorization above; without, Temporal's own.
+      nodes.push(startNode(options.tls ? bin.serverAuthz : bin.server, name, ports, configDir, logDir));
     }
     stops.push(async () => {
       await Promise.all(nodes.map((n) => n.stop()));

@@ -8,6 +8,7 @@
  * Maven Central) → the SDK's own download, where the internet is reachable.
  */
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
@@ -38,6 +39,11 @@ export function cachedPath(kind: ServerKind, env: NodeJS.ProcessEnv = process.en
 /** The production engine's executables (scripts/install-temporal.sh prod builds them; not built on demand). */
 export interface ProdBinaries {
   server: string;
+  /**
+   * temporal-server with the certificate-subject claim mapper and the certificate-roles authorizer
+   * (dev/temporal/authz-server): the nodes' binary when the topology runs with mutual TLS.
+   */
+  serverAuthz: string;
   sqlTool: string;
   /** PostgreSQL schema folders shipped with the server module (`<schemaDir>/v12/{temporal,visibility}/versioned`). */
   schemaDir: string;
@@ -48,10 +54,22 @@ export function prodBinaries(env: NodeJS.ProcessEnv = process.env): ProdBinaries
   const serverDir = path.join(cacheDir(env), `temporal-server-${versions.server}`);
   return {
     server: env.TEMPORAL_SERVER_PATH ?? path.join(serverDir, 'temporal-server'),
+    serverAuthz: env.TEMPORAL_SERVER_AUTHZ_PATH ?? path.join(serverDir, `temporal-server-authz-${authzSourceHash()}`),
     sqlTool: env.TEMPORAL_SQL_TOOL_PATH ?? path.join(serverDir, 'temporal-sql-tool'),
     schemaDir: env.TEMPORAL_SCHEMA_DIR ?? path.join(serverDir, 'schema', 'postgresql'),
     uiServer: env.TEMPORAL_UI_SERVER_PATH ?? path.join(cacheDir(env), `temporal-ui-server-${versions.ui}`, 'ui-server'),
   };
+}
+
+/**
+ * A short hash of the authorizing server's sources: a change to them names a new binary, which install-temporal.sh
+ * builds (the same hash, computed there with sha256sum over the same files in the same order).
+ */
+export function authzSourceHash(): string {
+  const dir = path.resolve(__dirname, 'authz-server');
+  const hash = createHash('sha256');
+  for (const file of ['go.mod', 'go.sum', 'main.go']) hash.update(readFileSync(path.join(dir, file)));
+  return hash.digest('hex').slice(0, 12);
 }
 
 /** Resolves the production engine, building it from the Go module proxy once when it is missing. */

@@ -13,6 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { randomUUID } from 'node:crypto';
+import Long from 'long';
 import { Client, Connection, type ConnectionOptions } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import {
@@ -327,11 +328,67 @@ test('a second start keeps the CA and every certificate (the exported paths stay
   expect(files.map((f) => readFileSync(f, 'utf8'))).toEqual(before);
 });
 
-// The server's built-in authorizer (`global.authorization.authorizer: default`) maps roles per namespace, and
-// start, terminate and reset all need the same role (writer); its only built-in claim mapper reads JWTs, not
-// certificates. Telling a caller certificate from an operator one needs a server built with a ClaimMapper (and
-// an Authorizer) of our own: docs/production.md, Certificates.
-test.todo('a caller certificate cannot terminate or reset a booking; an operator certificate can');
+/** Refused by the server's authorizer: PERMISSION_DENIED (gRPC code 7), in the error or its cause. */
+async function expectDenied(attempt: Promise<unknown>): Promise<void> {
+  const err = await attempt.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeDefined();
+  const chain = [err, (err as { cause?: unknown }).cause] as Array<{ code?: number; message?: string } | undefined>;
+  expect(
+    chain.some(
+      (e) => e?.code === 7 || /needs an operator certificate|PermissionDenied|unauthorized/i.test(e?.message ?? ''),
+    ),
+  ).toBe(true);
+}
+
+/** A client with the stack's `role` certificate, through the same TEMPORAL_TLS_* variables the README exports. */
+function clientAs(role: 'caller' | 'operator'): Promise<Client> {
+  return connectClient({ ...callerEnv, ...temporalTlsEnv(certs, role) });
+}
+
+// The nodes run dev/temporal/authz-server: roles from the certificate's OU, terminate/reset/delete for operators.
+test('a caller certificate cannot terminate, reset or delete a booking; an operator certificate can', async () => {
+  const caller = await clientAs('caller');
+  const operator = await clientAs('operator');
+  try {
+    // A booking parked in recovery (Book answered 504, the order stays pending): open, and worth protecting.
+    const request = bookingRequest({ test: 'book=504AfterCreate&confirmAfterQueries=500' });
+    const handle = await startBooking(caller, request, { taskQueue });
+    const byCaller = caller.workflow.getHandle(handle.workflowId);
+    await expectDenied(byCaller.terminate('a caller tries'));
+    const { runId } = await byCaller.describe();
+    await expectDenied(
+      caller.workflowService.resetWorkflowExecution({
+        namespace: cluster.namespace,
+        workflowExecution: { workflowId: handle.workflowId, runId },
+        workflowTaskFinishEventId: Long.fromNumber(3),
+        requestId: randomUUID(),
+        reason: 'a caller tries',
+      }),
+    );
+    await expectDenied(
+      caller.workflowService.deleteWorkflowExecution({
+        namespace: cluster.namespace,
+        workflowExecution: { workflowId: handle.workflowId, runId },
+      }),
+    );
+    // Still running: nothing the caller tried took effect.
+    expect((await byCaller.describe()).status.name).toBe('RUNNING');
+
+    // What a caller does is allowed: query, signal-free reads and the booking's own update-with-start (cancel).
+    expect((await byCaller.query('bookingState')) as { customerReferenceNo: string }).toMatchObject({
+      customerReferenceNo: request.customerReferenceNo,
+    });
+
+    await operator.workflow.getHandle(handle.workflowId).terminate('an operator ends the test booking');
+    expect((await operator.workflow.getHandle(handle.workflowId).describe()).status.name).toBe('TERMINATED');
+  } finally {
+    await caller.connection.close();
+    await operator.connection.close();
+  }
+}, 60_000);
 
 function temporalCli(): string {
   const exe = resolveServerExecutable('cli');
