@@ -239,10 +239,12 @@ export async function sustained(raw: SustainedOptions, ctx: BenchContext): Promi
     ctx.progress(
       `sustained: all ${total} started; waiting for ${pending.size} outcomes (at most ${options.drainSeconds} s)`,
     );
+    // The drain's deadline timer is cleared once every outcome is in: a pending timer would keep a test's process alive.
+    let deadline: NodeJS.Timeout | undefined;
     const drained = await Promise.race([
       Promise.all([...pending]).then(() => true),
-      sleep(options.drainSeconds * 1000).then(() => false),
-    ]);
+      new Promise<boolean>((resolve) => (deadline = setTimeout(() => resolve(false), options.drainSeconds * 1000))),
+    ]).finally(() => clearTimeout(deadline));
     const endAt = drained ? lastDoneAt : nowMs();
     const cpuAfter = cpuSnapshot(stack, worker.pid);
     const loadAfter = os.loadavg()[0]!;
