@@ -207,12 +207,16 @@ const OTHER_TABLES: ReadonlyArray<{ title: string; intro: string; rows: Readonly
   {
     title: 'The operator console',
     intro:
-      '`npm run console` (`src/console/main.ts`; `npm start` and `npm run stack:prod` run it too), with the workers\' ' +
+      "`npm run console` (`src/console/main.ts`; `npm start` and `npm run stack:prod` run it too), with the workers' " +
       'Temporal variables and payload keys ([operations.md](operations.md#the-operator-console)).',
     rows: [
       ['`CONSOLE_HOST`', '`127.0.0.1`', 'interface; beyond loopback it needs `CONSOLE_TOKEN`'],
-      ['`CONSOLE_PORT`', '`8238`', 'port (also the stacks\' console port)'],
-      ['`CONSOLE_TOKEN`', '—', 'the operators\' token (16+ characters): `/?token=…` once, then a cookie, or a bearer header'],
+      ['`CONSOLE_PORT`', '`8238`', "port (also the stacks' console port)"],
+      [
+        '`CONSOLE_TOKEN`',
+        '—',
+        "the operators' token (16+ characters): `/?token=…` once, then a cookie, or a bearer header",
+      ],
       ['`TEMPORAL_UI_URL`', '—', "the Web UI's address, for a link to each item's history"],
       ['`BOOKING_TASK_QUEUE`', '`hotel-booking`', 'the queue its order checks and notes start on'],
     ],
