@@ -173,3 +173,29 @@ export function roundPercentiles(p: Percentiles, digits = 2): Percentiles {
 }
 
 export { freePort };
+
+/**
+ * Completions per second over the steady window, between the 10 % and the 90 % completion, so start-up and the
+ * tail stay out of the figure. `doneAt`: completion times in ms, in any order.
+ */
+export function steadyPerSecond(doneAt: readonly number[]): number {
+  const done = [...doneAt].sort((a, b) => a - b);
+  const i10 = Math.max(0, Math.ceil(0.1 * done.length) - 1);
+  const i90 = Math.max(0, Math.ceil(0.9 * done.length) - 1);
+  const ms = done[i90]! - done[i10]!;
+  return ms > 0 ? round(((i90 - i10) * 1000) / ms, 1) : NaN;
+}
+
+/** CPU seconds so far of a stack's server and sandbox, this process, and the worker child when there is one. */
+export function cpuSnapshot(
+  stack: { childCpu(): { devServer: number; sandbox: number } },
+  workerPid: number | undefined,
+) {
+  const children = stack.childCpu();
+  return {
+    devServer: children.devServer,
+    sandbox: children.sandbox,
+    bench: ownCpuSeconds(),
+    worker: workerPid !== undefined ? procCpuSeconds(workerPid) : undefined,
+  };
+}

@@ -26,14 +26,14 @@ import { BookingStageKey, CustomerReferenceNoKey } from '../src/contract';
 import { waitForSearchAttributes, type ProdCluster, type ServerNode } from '../dev/prod/cluster';
 import { projectTuning, stackFlags, stackOptions } from './config';
 import {
+  cpuSnapshot,
   forEachConcurrently,
   nowMs,
-  ownCpuSeconds,
   percentiles,
-  procCpuSeconds,
   round,
   roundPercentiles,
   sleep,
+  steadyPerSecond,
   type Percentiles,
 } from './measure';
 import { table, type BenchContext, type BenchOutput } from './report';
@@ -266,7 +266,7 @@ export async function sustained(raw: SustainedOptions, ctx: BenchContext): Promi
     const wallSeconds = (endAt - t0) / 1000;
     const d = (k: keyof typeof cpuBefore) => round((cpuAfter[k] ?? NaN) - (cpuBefore[k] ?? NaN), 2);
     const cpu: SustainedFigures['cpu'] = {
-      temporalSeconds: d('temporal'),
+      temporalSeconds: d('devServer'),
       sandboxSeconds: d('sandbox'),
       benchProcessSeconds: d('bench'),
       ...(worker.pid !== undefined ? { workerChildSeconds: d('worker') } : {}),
@@ -328,25 +328,6 @@ export async function sustained(raw: SustainedOptions, ctx: BenchContext): Promi
   } finally {
     await stack.stop();
   }
-}
-
-/** Completed bookings per second between the 10 % and the 90 % completion (bench/throughput.ts's steady window). */
-function steadyPerSecond(doneAt: number[]): number {
-  const done = [...doneAt].sort((a, b) => a - b);
-  const i10 = Math.max(0, Math.ceil(0.1 * done.length) - 1);
-  const i90 = Math.max(0, Math.ceil(0.9 * done.length) - 1);
-  const ms = done[i90]! - done[i10]!;
-  return ms > 0 ? round(((i90 - i10) * 1000) / ms, 1) : NaN;
-}
-
-function cpuSnapshot(stack: Stack, workerPid: number | undefined) {
-  const children = stack.childCpu();
-  return {
-    temporal: children.devServer,
-    sandbox: children.sandbox,
-    bench: ownCpuSeconds(),
-    worker: workerPid !== undefined ? procCpuSeconds(workerPid) : undefined,
-  };
 }
 
 interface PgSnapshot {

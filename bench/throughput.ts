@@ -21,13 +21,13 @@ import path from 'node:path';
 import { z } from 'zod';
 import { awaitOutcome, startBooking } from '../src/client';
 import {
+  cpuSnapshot,
   forEachConcurrently,
   nowMs,
-  ownCpuSeconds,
   percentiles,
-  procCpuSeconds,
   round,
   roundPercentiles,
+  steadyPerSecond,
   type Percentiles,
 } from './measure';
 import { table, type BenchContext, type BenchOutput } from './report';
@@ -336,10 +336,6 @@ async function runVariant(
     const loadAfter = os.loadavg()[0]!;
     const orders = await stack.sandbox.orders();
 
-    done.sort((a, b) => a - b);
-    const i10 = Math.max(0, Math.ceil(0.1 * done.length) - 1);
-    const i90 = Math.max(0, Math.ceil(0.9 * done.length) - 1);
-    const steadyMs = done[i90]! - done[i10]!;
     const delta = (k: keyof typeof before) => round((after[k] ?? NaN) - (before[k] ?? NaN), 2);
     const cpu: CpuFigures = {
       devServerSeconds: delta('devServer'),
@@ -362,7 +358,7 @@ async function runVariant(
       eagerlyStarted: counts.eagerlyStarted,
       n: options.n,
       concurrency: options.concurrency,
-      steadyBookingsPerSecond: steadyMs > 0 ? round(((i90 - i10) * 1000) / steadyMs, 1) : NaN,
+      steadyBookingsPerSecond: steadyPerSecond(done),
       overallBookingsPerSecond: round((options.n * 1000) / wallMs, 1),
       wallSeconds: round(wallMs / 1000, 2),
       latencyMs: roundPercentiles(percentiles(latencies)),
@@ -376,14 +372,4 @@ async function runVariant(
     // The next variant must not share the machine with this worker.
     await worker.stop();
   }
-}
-
-function cpuSnapshot(stack: Stack, workerPid: number | undefined) {
-  const children = stack.childCpu();
-  return {
-    devServer: children.devServer,
-    sandbox: children.sandbox,
-    bench: ownCpuSeconds(),
-    worker: workerPid !== undefined ? procCpuSeconds(workerPid) : undefined,
-  };
 }
