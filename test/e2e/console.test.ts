@@ -7,11 +7,10 @@ import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { awaitOutcome, startBooking } from '../../src/client';
 import { startConsole, type ConsoleServer } from '../../src/console/server';
 import { connectDevServer } from '../harness/temporal';
 import { expectWorkerWarnings } from '../harness/quiet-worker-logs';
-import { bookingRequest, createBookingRig, eventually, type BookingRig } from '../harness/booking';
+import { createBookingRig, eventually, unresolvedBooking, type BookingRig } from '../harness/booking';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ARTIFACTS = path.resolve(__dirname, '../../test-results');
@@ -39,16 +38,6 @@ afterAll(async () => {
   await env?.teardown();
 });
 
-async function unresolvedBooking(): Promise<string> {
-  const request = bookingRequest({
-    test: 'book=504AfterCreate&outcome=pending',
-    recovery: { testing: true, delaysSeconds: [1], repeatEverySeconds: 1, deadlineSeconds: 3 },
-  });
-  await startBooking(env.client, request, { taskQueue: rig.taskQueue });
-  expect((await awaitOutcome(env.client, request.customerReferenceNo)).kind).toBe('unresolved');
-  return request.customerReferenceNo;
-}
-
 /** The page, reloaded until the row for `ref` is there (or gone, with `present: false`). */
 async function row(page: Page, ref: string, present = true) {
   return eventually(async () => {
@@ -60,7 +49,7 @@ async function row(page: Page, ref: string, present = true) {
 
 test('an operator checks an unresolved booking again, and marks another handled with a note', async () => {
   expectWorkerWarnings(/^ERROR Booking unresolved/);
-  const [resolvedRef, handledRef] = await Promise.all([unresolvedBooking(), unresolvedBooking()]);
+  const [resolvedRef, handledRef] = await Promise.all([unresolvedBooking(env, rig), unresolvedBooking(env, rig)]);
   const page = await browser.newPage();
   try {
     const first = await row(page, resolvedRef);

@@ -18,6 +18,7 @@ import { SupplierProfile } from '../../src/supplier/profile';
 import type { SupplierClient } from '../../src/supplier/interface';
 import { startSandbox, type Sandbox } from '../../dev/sandbox/server';
 import type { bookingWorkflow } from '../../src/workflows';
+import { awaitOutcome, startBooking as startBookingWithHelper } from '../../src/client';
 import { workflowBundle } from './temporal';
 
 /** Short client timeouts so "hang" scenarios end in about a second of real time. */
@@ -217,6 +218,25 @@ export async function book(
 ): Promise<BookingOutcome> {
   const handle = await startBooking(env, rig, request);
   return handle.result();
+}
+
+/**
+ * A booking that ends `unresolved`, started by the client helper: Book's answer is lost after the order was made,
+ * the order stays pending, and a test schedule (the rig's worker accepts it) gives up after `deadlineSeconds`.
+ * Returns its reference. The worker logs the booking's ERROR line: declare it expected.
+ */
+export async function unresolvedBooking(
+  env: TestWorkflowEnvironment,
+  rig: BookingRig,
+  deadlineSeconds = 3,
+): Promise<string> {
+  const request = bookingRequest({
+    test: 'book=504AfterCreate&outcome=pending',
+    recovery: { testing: true, delaysSeconds: [1], repeatEverySeconds: 1, deadlineSeconds },
+  });
+  await startBookingWithHelper(env.client, request, { taskQueue: rig.taskQueue });
+  expect((await awaitOutcome(env.client, request.customerReferenceNo)).kind).toBe('unresolved');
+  return request.customerReferenceNo;
 }
 
 /** The promise of the whole product: never two supplier orders for one reference. */

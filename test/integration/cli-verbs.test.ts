@@ -17,6 +17,7 @@ import {
   createBookingRig,
   eventually,
   expectAtMostOneOrderPerReference,
+  unresolvedBooking,
   type BookingRig,
 } from '../harness/booking';
 
@@ -328,13 +329,7 @@ describe('an unresolved booking', () => {
   test('list --stage unresolved finds it and status exits 4 (needs a person), as the README shows', async () => {
     expectWorkerWarnings(/^ERROR Booking unresolved/);
     // Book's answer lost and the order never settles; a test schedule (the rig's worker accepts it) gives up in 3 s.
-    const request = bookingRequest({
-      test: 'book=504AfterCreate&outcome=pending',
-      recovery: { testing: true, delaysSeconds: [1], repeatEverySeconds: 1, deadlineSeconds: 3 },
-    });
-    await startBooking(env.client, request, { taskQueue: rig.taskQueue });
-    const ref = request.customerReferenceNo;
-    expect((await awaitOutcome(env.client, ref)).kind).toBe('unresolved');
+    const ref = await unresolvedBooking(env, rig, 3);
 
     const listed = await eventually(async () => {
       const r = await cli('list', '--stage', 'unresolved', '--limit', '1000', '--json');

@@ -9,7 +9,7 @@ import { listItemsNeedingAPerson, type ConsoleItem } from '../../src/console/ite
 import { ConsoleConfigError, startConsole, type ConsoleServer } from '../../src/console/server';
 import { connectDevServer } from '../harness/temporal';
 import { expectWorkerWarnings } from '../harness/quiet-worker-logs';
-import { bookingRequest, createBookingRig, eventually, type BookingRig } from '../harness/booking';
+import { bookingRequest, createBookingRig, eventually, unresolvedBooking, type BookingRig } from '../harness/booking';
 
 let env: TestWorkflowEnvironment;
 let rig: BookingRig;
@@ -25,17 +25,6 @@ afterAll(async () => {
   await rig?.close();
   await env?.teardown();
 });
-
-/** A booking whose Book answer was lost and whose order stays pending past a 3-s test deadline. */
-async function unresolvedBooking(): Promise<string> {
-  const request = bookingRequest({
-    test: 'book=504AfterCreate&outcome=pending',
-    recovery: { testing: true, delaysSeconds: [1], repeatEverySeconds: 1, deadlineSeconds: 3 },
-  });
-  await startBooking(env.client, request, { taskQueue: rig.taskQueue });
-  expect((await awaitOutcome(env.client, request.customerReferenceNo)).kind).toBe('unresolved');
-  return request.customerReferenceNo;
-}
 
 const itemFor = async (ref: string) =>
   (await listItemsNeedingAPerson(env.client)).find((i) => i.customerReferenceNo === ref);
@@ -63,7 +52,7 @@ const target = (item: ConsoleItem) => ({
 describe('what needs a person', () => {
   test('an unresolved booking is listed with its reference, stage, poll log and age; the page shows it', async () => {
     expectWorkerWarnings(/^ERROR Booking unresolved/);
-    const ref = await unresolvedBooking();
+    const ref = await unresolvedBooking(env, rig);
     const item = await listed(ref);
     expect(item).toMatchObject({
       kind: 'unresolved-booking',
@@ -85,7 +74,7 @@ describe('what needs a person', () => {
 
   test('"check again" resolves it once the supplier lists the order confirmed, through an order run', async () => {
     expectWorkerWarnings(/^ERROR Booking unresolved/);
-    const ref = await unresolvedBooking();
+    const ref = await unresolvedBooking(env, rig);
     const item = await listed(ref);
     // Still pending: the check says so, and the booking stays on the list.
     const pending = await post('/actions/check', { ...target(item), kind: item.kind });
@@ -102,7 +91,7 @@ describe('what needs a person', () => {
 
   test('"mark handled" records a note run and the item leaves; a second note for it is refused', async () => {
     expectWorkerWarnings(/^ERROR Booking unresolved/);
-    const ref = await unresolvedBooking();
+    const ref = await unresolvedBooking(env, rig);
     const item = await listed(ref);
     const handled = await post('/actions/handled', {
       ...target(item),
