@@ -212,16 +212,25 @@ export async function cancelBooking(
   return client.workflow.executeUpdateWithStart(cancelBookingUpdate, {
     args: [parsed.data],
     startWorkflowOperation: new WithStartWorkflowOperation<typeof orderWorkflow>(ORDER_WORKFLOW_TYPE, {
-      workflowId: orderWorkflowId(customerReferenceNo),
-      taskQueue: options.taskQueue ?? process.env.BOOKING_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
+      ...orderRunStart(customerReferenceNo, options.taskQueue, 'Order'),
       args: [input],
-      // Joins a run in progress; after a run ended, the next request starts a new one under the same id.
-      workflowIdConflictPolicy: 'USE_EXISTING',
-      workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-      typedSearchAttributes: [{ key: CustomerReferenceNoKey, value: customerReferenceNo }],
-      staticSummary: `Order · ref ${customerReferenceNo}`,
     }),
   });
+}
+
+/**
+ * How every order run on demand is started, by a cancellation or a check: under `order:<reference>`, joining a run
+ * in progress; after a run ended, the next request starts a new one under the same id.
+ */
+function orderRunStart(customerReferenceNo: string, taskQueue: string | undefined, summary: string) {
+  return {
+    workflowId: orderWorkflowId(customerReferenceNo),
+    taskQueue: taskQueue ?? process.env.BOOKING_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
+    workflowIdConflictPolicy: 'USE_EXISTING' as const,
+    workflowIdReusePolicy: 'ALLOW_DUPLICATE' as const,
+    typedSearchAttributes: [{ key: CustomerReferenceNoKey, value: customerReferenceNo }],
+    staticSummary: `${summary} · ref ${customerReferenceNo}`,
+  };
 }
 
 /**
@@ -259,13 +268,8 @@ export async function checkOrderNow(
     },
   };
   return client.workflow.start<typeof orderWorkflow>(ORDER_WORKFLOW_TYPE, {
-    workflowId: orderWorkflowId(customerReferenceNo),
-    taskQueue: options.taskQueue ?? process.env.BOOKING_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
+    ...orderRunStart(customerReferenceNo, options.taskQueue, 'Order check'),
     args: [input],
-    workflowIdConflictPolicy: 'USE_EXISTING',
-    workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-    typedSearchAttributes: [{ key: CustomerReferenceNoKey, value: customerReferenceNo }],
-    staticSummary: `Order check · ref ${customerReferenceNo}`,
   });
 }
 
