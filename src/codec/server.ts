@@ -2,18 +2,29 @@
  * The codec server the Temporal Web UI (and `temporal --codec-endpoint`) calls to show decrypted payloads:
  * `POST /decode` and `POST /encode` with `{payloads: [{metadata: {k: base64}, data: base64}]}`.
  *
- * Only the UI's own origin may call it from a browser (CORS), and when a token is configured every call
- * must carry `Authorization: Bearer <token>` (compared in constant time). It is an open decryption service
- * without one, so it refuses to listen beyond loopback without a token unless `allowAnonymous` says so (then
- * it logs a WARN). A body over 1 MiB is answered 413 without reading on; nothing but `POST /encode`,
- * `POST /decode` and their CORS preflight is served. Bodies are never logged: they hold personal data.
+ * Only the UI's own origin may call it from a browser (CORS, with credentials), and when a token is configured
+ * every call must carry `Authorization: Bearer <token>` (compared in constant time) or, from the UI's origin only,
+ * the session cookie an operator gets by typing the token into `GET /login` once (./session: the Web UI cannot
+ * send a token, its UI server's `codec.includeCredentials` makes the browser send the cookie). It is an open
+ * decryption service without a token, so it refuses to listen beyond loopback without one unless
+ * `allowAnonymous` says so (then it logs a WARN). A body over 1 MiB is answered 413 without reading on; nothing
+ * but `POST /encode`, `POST /decode`, their CORS preflight and `/login` (with a token) is served. Bodies and the
+ * token are never logged: they hold personal data, or open it.
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import { isIPv4, type AddressInfo } from 'node:net';
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { z } from 'zod';
 import { readLimitedBody } from '../http/limited-body';
+import {
+  cookieValues,
+  isValidSession,
+  loginPage,
+  newSessionValue,
+  SESSION_COOKIE,
+  sessionSetCookie,
+  tokenMatches,
+} from './session';
 
 export interface CodecServerOptions {
   codec: PayloadCodec;
@@ -22,7 +33,10 @@ export interface CodecServerOptions {
   port: number;
   /** The Web UI's origin, e.g. http://127.0.0.1:8233: the only origin a browser may call from. */
   allowedOrigin: string;
-  /** When set, every request needs `Authorization: Bearer <token>`. */
+  /**
+   * When set, every request needs `Authorization: Bearer <token>`, or the session cookie from `/login` and the
+   * allowed origin (the Web UI with `codec.includeCredentials: true`).
+   */
   token?: string;
   /**
    * Listen beyond loopback without a token (CODEC_SERVER_ALLOW_ANONYMOUS=on): anyone who reaches the port can
@@ -35,6 +49,9 @@ export interface CodecServerOptions {
 
 /** The request body limit: a bigger one is answered 413 and not read. */
 export const MAX_CODEC_BODY_BYTES = 1024 * 1024;
+
+/** The login form's body limit: a token and its field name. */
+const MAX_LOGIN_BODY_BYTES = 4096;
 
 /** Raised by startCodecServer for settings it will not listen with. */
 export class CodecServerConfigError extends Error {
@@ -88,30 +105,64 @@ export async function startCodecServer(options: CodecServerOptions): Promise<Cod
     );
   }
 
-  // Both sides hashed to one length first, so the comparison takes the same time whatever was sent.
-  const expectedDigest = token ? createHash('sha256').update(`Bearer ${token}`).digest() : undefined;
-  const authorized = (req: IncomingMessage): boolean => {
-    if (!expectedDigest) return true;
-    const given = createHash('sha256')
-      .update(req.headers.authorization ?? '')
-      .digest();
-    return timingSafeEqual(given, expectedDigest);
-  };
+  const bearer = (req: IncomingMessage) => tokenMatches(req.headers.authorization ?? '', `Bearer ${token}`);
+  // The cookie counts only on a call from the UI's origin: a browser sends it from wherever it is asked to.
+  const session = (req: IncomingMessage) =>
+    req.headers.origin === allowedOrigin &&
+    cookieValues(req.headers.cookie, SESSION_COOKIE).some((v) => isValidSession(token!, v, Date.now()));
+  const authorized = (req: IncomingMessage): boolean => !token || bearer(req) || session(req);
 
   /** Answers; a request whose body was not read to its end is closed after the answer, its body never read. */
-  const reply = (req: IncomingMessage, res: ServerResponse, status: number, body?: unknown) => {
+  const reply = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    status: number,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ) => {
     if (res.destroyed) return;
     const unread = !req.complete;
+    const text = typeof body === 'string' ? body : body === undefined ? undefined : JSON.stringify(body);
     res.writeHead(status, {
       ...(body === undefined ? {} : { 'content-type': 'application/json' }),
       ...(unread ? { connection: 'close' } : {}),
+      ...headers,
     });
-    res.end(body === undefined ? undefined : JSON.stringify(body), () => {
+    res.end(text, () => {
       if (unread) setImmediate(() => req.socket.destroy());
     });
   };
 
+  const page = (req: IncomingMessage, res: ServerResponse, status: number, html: string, extra = {}) =>
+    reply(req, res, status, html, {
+      'content-type': 'text/html; charset=utf-8',
+      'cache-control': 'no-store',
+      'x-content-type-options': 'nosniff',
+      'referrer-policy': 'no-referrer',
+      // No script, no frame around it; the form posts here and is sent on to the UI.
+      'content-security-policy': `default-src 'none'; form-action 'self' ${allowedOrigin}; frame-ancestors 'none'`,
+      ...extra,
+    });
+
+  /**
+   * `GET /login`: the form; `POST /login` with the token: the session cookie and a redirect to the UI. Open to
+   * any origin (it needs the token, and its answers carry no CORS headers); the token is read from the body,
+   * never from the URL, where history and proxies' logs would keep it.
+   */
+  async function login(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (req.method === 'GET') return page(req, res, 200, loginPage());
+    if (req.method !== 'POST') return reply(req, res, 404, { error: 'not found' });
+    const raw = await readLimitedBody(req, MAX_LOGIN_BODY_BYTES);
+    if (!raw) return reply(req, res, 413, { error: `body over ${MAX_LOGIN_BODY_BYTES} bytes` });
+    const given = new URLSearchParams(raw.toString('utf8')).get('token') ?? '';
+    if (!tokenMatches(given, token!)) return page(req, res, 401, loginPage('Wrong token.'));
+    const cookie = sessionSetCookie(newSessionValue(token!, Date.now()), allowedOrigin.startsWith('https:'));
+    return page(req, res, 303, loginPage('Logged in.'), { 'set-cookie': cookie, location: `${allowedOrigin}/` });
+  }
+
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const route = req.url?.split('?')[0];
+    if (route === '/login' && token) return login(req, res);
     const origin = req.headers.origin;
     if (origin !== undefined && origin !== allowedOrigin) return reply(req, res, 403, { error: 'origin not allowed' });
     if (origin) {
@@ -119,11 +170,12 @@ export async function startCodecServer(options: CodecServerOptions): Promise<Cod
       res.setHeader('vary', 'origin');
       res.setHeader('access-control-allow-credentials', 'true');
     }
-    const route = req.url?.split('?')[0];
     if (route !== '/decode' && route !== '/encode') return reply(req, res, 404, { error: 'not found' });
     if (req.method === 'OPTIONS') {
       res.setHeader('access-control-allow-methods', 'POST');
+      // What the Web UI sends (content-type, x-namespace) and what the CLI sends (authorization).
       res.setHeader('access-control-allow-headers', 'content-type,x-namespace,authorization');
+      res.setHeader('access-control-max-age', '600');
       return reply(req, res, 204);
     }
     if (req.method !== 'POST') return reply(req, res, 404, { error: 'not found' });
