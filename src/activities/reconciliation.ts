@@ -4,15 +4,17 @@
  * worker's own connection (describe by workflow id: strongly consistent, unlike a visibility query).
  */
 import { temporal } from '@temporalio/proto';
+import { ApplicationFailure } from '@temporalio/common';
 import { Context } from '@temporalio/activity';
 import { bookingWorkflowId, orderWorkflowId, BookingStageKey, BookingStages } from '../contract';
 import type { SupplierClient } from '../supplier/interface';
 import type { SupplierProfile } from '../supplier/profile';
 import type { TemporalServices } from '../temporal/setup';
 import { classifyOrder, type BookingView, type WorkflowView } from '../reconciliation/classify';
+import { SWEEP_SLICE_CEILING, SWEEP_SLICE_TOO_LARGE, type SweepOrder } from '../reconciliation/listing';
 import { decidingOrder } from '../supplier/orders';
 import type { HotelOrder } from '../supplier/schemas';
-import { reportOrderConflict, toFailure, viewOf, type OrderView } from './booking';
+import { reportOrderConflict, toFailure, viewOf } from './booking';
 import type { BookingMeters } from '../observability/metrics';
 
 export interface ReconciliationDeps {
@@ -21,6 +23,8 @@ export interface ReconciliationDeps {
   temporal: { services: Pick<TemporalServices, 'workflowService'>; namespace: string };
   /** Where booking_order_conflicts_total is counted (see createActivities). */
   meters?: Pick<BookingMeters, 'counter'>;
+  /** The most orders one listing returns (SWEEP_SLICE_CEILING); lower only in tests. */
+  sliceCeiling?: number;
 }
 
 export interface ListOrdersInput {
@@ -41,7 +45,7 @@ const WINDOW_FIELD = {
   checkIn: 'checkInTimeWindow',
 } as const;
 export interface ListOrdersResult {
-  orders: OrderView[];
+  orders: SweepOrder[];
   unreadable: number;
 }
 
@@ -50,7 +54,13 @@ const Status = temporal.api.enums.v1.WorkflowExecutionStatus;
 const RUNNING_STAGES = new Set<string>(BookingStages.filter((s) => s !== 'completed'));
 const GRPC_NOT_FOUND = 5;
 
-export function createReconciliationActivities({ supplier, profile, temporal: t, meters }: ReconciliationDeps) {
+export function createReconciliationActivities({
+  supplier,
+  profile,
+  temporal: t,
+  meters,
+  sliceCeiling = SWEEP_SLICE_CEILING,
+}: ReconciliationDeps) {
   /**
    * A closed booking whose stage still reads as a running one (`booking`, `recovering`, …) was seen on the
    * production engine after its nodes restarted: the final upsert is in the history, the describe's copy is not.
@@ -129,20 +139,31 @@ export function createReconciliationActivities({ supplier, profile, temporal: t,
   }
 
   return {
-    /** One page of the sweep: every order whose `filter` time is in [start, end], each read on its own, one per reference. */
+    /**
+     * One page of the sweep: every order whose `filter` time is in [start, end], each read on its own, one per
+     * reference, slim (SweepOrder). More orders than the ceiling fail it for good (SweepSliceTooLarge): the
+     * workflow lists the window again in halves rather than record an oversized result.
+     */
     async listOrdersBooked({ start, end, traceId, filter = 'booking' }: ListOrdersInput): Promise<ListOrdersResult> {
+      let listing;
       try {
-        const listing = await supplier.queryOrders(
+        listing = await supplier.queryOrders(
           { [WINDOW_FIELD[filter]]: { start, end } },
           { traceId, signal: Context.current().cancellationSignal },
         );
-        return {
-          orders: onePerReference(listing.orders).map((o) => viewOf(o, profile)),
-          unreadable: listing.unreadable.length,
-        };
       } catch (err) {
         throw toFailure(err, ['SupplierBadRequest', 'SupplierForbidden']);
       }
+      const orders = onePerReference(listing.orders);
+      if (orders.length > sliceCeiling) {
+        throw ApplicationFailure.create({
+          type: SWEEP_SLICE_TOO_LARGE,
+          message: `${orders.length} orders in ${filter} window ${start} to ${end}, over the ceiling of ${sliceCeiling}`,
+          nonRetryable: true,
+          details: [{ orders: orders.length, ceiling: sliceCeiling }],
+        });
+      }
+      return { orders: orders.map((o) => sweepOrderOf(o, profile)), unreadable: listing.unreadable.length };
     },
 
     /**
@@ -177,6 +198,18 @@ export function createReconciliationActivities({ supplier, profile, temporal: t,
 }
 
 export type ReconciliationActivities = ReturnType<typeof createReconciliationActivities>;
+
+/** What the sweep reads of an order, and nothing else: its listing's results are recorded in the history. */
+function sweepOrderOf(order: HotelOrder, profile: SupplierProfile): SweepOrder {
+  const { customerReferenceNo, status, state, platformReferenceNo, supplierReferenceNo } = viewOf(order, profile);
+  return {
+    customerReferenceNo,
+    status,
+    state,
+    ...(platformReferenceNo ? { platformReferenceNo } : {}),
+    ...(supplierReferenceNo ? { supplierReferenceNo } : {}),
+  };
+}
 
 /** A Keyword search attribute's value: JSON text of a string (or a one-element list). */
 function stageOf(data: Uint8Array | null | undefined): string | undefined {

@@ -15,13 +15,13 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { OrderView } from '../../activities/booking';
 import type { OrderActivities } from '../../activities/order';
 import type { ReconciliationActivities, SweepFilter } from '../../activities/reconciliation';
 import { ACTIVITY_TIMEOUT_SECONDS, BookingStageKey, queryOrdersTaskQueue } from '../../contract/definitions';
 import type { SweepFinding, SweepInput, SweepResult } from '../../contract';
 import type { Money } from '../../values';
 import { classifyOrder, slices, type StatusCodes } from '../../reconciliation/classify';
+import { halves, SWEEP_SLICE_TOO_LARGE, type SweepOrder } from '../../reconciliation/listing';
 import { countSweep } from './metrics';
 import { failureType } from '../failure';
 import { SWEEP_PATCHES } from './patches';
@@ -65,11 +65,14 @@ export async function reconciliationSweepWorkflow(input: SweepWorkflowInput): Pr
         ]
       : []),
   ];
-  const orders = new Map<string, OrderView>();
+  const orders = new Map<string, SweepOrder>();
   const failedSlices: NonNullable<SweepResult['failedSlices']> = [];
   let unreadable = 0;
   let requests = 0;
-  for (const { filter, start, end } of listings) {
+  // Oldest first; a slice too large to list at once is replaced by its halves, listed next.
+  const pending = [...listings];
+  for (let listing = pending.shift(); listing; listing = pending.shift()) {
+    const { filter, start, end } = listing;
     requests++;
     if (!wholeLife) {
       const page = await listOrdersBooked({ start, end, traceId });
@@ -82,8 +85,14 @@ export async function reconciliationSweepWorkflow(input: SweepWorkflowInput): Pr
       unreadable += page.unreadable;
       for (const order of page.orders) orders.set(order.customerReferenceNo, order);
     } catch (err) {
-      // A listing refused for good (a 400): what it covers is unseen, which is a finding, not a reason to stop.
-      failedSlices.push({ filter, start, end, error: failureType(err) });
+      const error = failureType(err);
+      // Only a slice over the ceiling is split (the patch keeps histories whose old code reported it as failed).
+      const split =
+        error === SWEEP_SLICE_TOO_LARGE && patched(SWEEP_PATCHES.halveLargeSlices) ? halves(listing) : undefined;
+      if (split) pending.unshift(...split.map((half) => ({ filter, ...half })));
+      // A listing refused for good (a 400, a minimal slice still too large): what it covers is unseen, which is
+      // a finding, not a reason to stop.
+      else failedSlices.push({ filter, start, end, error });
     }
   }
 
@@ -167,7 +176,9 @@ const { startOrderWorkflow } = proxyActivities<OrderActivities>({
  * Starts the orphan's order run with an automatic cancel; a workflow of its own, it outlives this sweep. Since the
  * patch the run reads the order fresh and cancels only within `maxFee`, re-checked before every send.
  */
-async function cancelOrphan(order: OrderView, maxFee: Money | undefined): Promise<string> {
+async function cancelOrphan(order: SweepOrder, maxFee: Money | undefined): Promise<string> {
+  // Before the patch only, which no new sweep takes: the histories replayed there recorded full order views
+  // (statusRemark, price, cancelPolicy...), so `summary` carried them; a replay does not compare activity inputs.
   const { state: _state, ...summary } = order;
   const { workflowId } = await startOrderWorkflow({
     customerReferenceNo: order.customerReferenceNo,

@@ -6,4 +6,9 @@ export const SWEEP_PATCHES = {
    * workflow stands for the reference, within the fee ceiling, by an on-demand order run.
    */
   wholeLife: 'sweep-whole-life',
+  /**
+   * 2026-11-24: a listing over the ceiling (SweepSliceTooLarge) is listed again in halves, down to a minute,
+   * instead of being a failed slice. Asked only when that failure comes: a history without one has no marker.
+   */
+  halveLargeSlices: 'sweep-halve-large-slices',
 } as const;

@@ -1,0 +1,100 @@
+/**
+ * The sweep's listing stays small: every listing's result is recorded in the sweep's history, where Temporal warns
+ * from 1 MB and refuses a payload over 2 MB. Orders as the sandbox reports them (full HotelOrders: holder, rooms,
+ * rates, cancel fees), listed by the real activity through a supplier that answers from memory.
+ */
+import { randomUUID } from 'node:crypto';
+import { ApplicationFailure } from '@temporalio/common';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { DefaultLogger } from '@temporalio/worker';
+import { createReconciliationActivities, type ListOrdersResult } from '../../src/activities/reconciliation';
+import { viewOf } from '../../src/activities/booking';
+import { halves, MIN_SLICE_MS, SWEEP_SLICE_CEILING, SWEEP_SLICE_TOO_LARGE } from '../../src/reconciliation/listing';
+import { defaultSupplierProfile } from '../../src/supplier/profile';
+import type { SupplierClient } from '../../src/supplier/interface';
+import type { HotelOrder } from '../../src/supplier/schemas';
+import { OrderStore } from '../../dev/sandbox/store';
+
+const profile = defaultSupplierProfile;
+
+/** `n` confirmed orders as the sandbox reports them, with a reference as long as a UUID. */
+function sandboxOrders(n: number): HotelOrder[] {
+  const store = new OrderStore(profile, () => Date.now() - 60_000);
+  return Array.from({ length: n }, () =>
+    store.toHotelOrder(
+      store.create({
+        customerReferenceNo: randomUUID(),
+        ratePkgId: 'pkg-sweep',
+        sessionId: 's-sweep',
+        clientKey: 'sandbox-app',
+        outcome: 'confirmed',
+        confirmAfterMs: 0,
+        price: { currency: 'USD', amount: 241.5 },
+        holder: {
+          firstName: 'Augusta',
+          lastName: 'Lovelace',
+          email: 'augusta.lovelace@example.com',
+          phone: { countryCode: 'GB', countryNumber: 44, number: '2079460000' },
+        },
+        guests: [
+          { roomIndex: 0, firstName: 'Augusta', lastName: 'Lovelace', nationalityCode: 'GB', age: 36, isChild: false },
+        ],
+        test: '',
+      }),
+    ),
+  );
+}
+
+function listing(orders: HotelOrder[], sliceCeiling?: number): Promise<ListOrdersResult> {
+  const supplier: Pick<SupplierClient, 'queryOrders'> = {
+    queryOrders: async () => ({ orders, unreadable: [] }),
+  };
+  const { listOrdersBooked } = createReconciliationActivities({
+    supplier,
+    profile,
+    temporal: { services: {} as never, namespace: 'default' },
+    ...(sliceCeiling !== undefined ? { sliceCeiling } : {}),
+  });
+  const input = { start: '2026-11-24T10:00:00.000Z', end: '2026-11-24T11:00:00.000Z', traceId: 'sweep-test' };
+  // The activity's failure is the expected outcome of one test: its WARN line is left out.
+  const logger = new DefaultLogger('ERROR', () => undefined);
+  return new MockActivityEnvironment(undefined, { logger }).run(listOrdersBooked, input);
+}
+
+const bytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value), 'utf8');
+
+test('3,000 orders list in well under 1 MB: only what the sweep reads of each', async () => {
+  const orders = sandboxOrders(3_000);
+  const result = await listing(orders);
+  expect(result.orders).toHaveLength(3_000);
+  expect(Object.keys(result.orders[0]!).sort()).toEqual(
+    ['customerReferenceNo', 'platformReferenceNo', 'state', 'status', 'supplierReferenceNo'].sort(),
+  );
+  expect(result.orders[0]).toMatchObject({ status: profile.orderStatus.confirmed, state: 'confirmed' });
+  const perOrder = bytes(result) / 3_000;
+  // 166 bytes an order here, where the full order views listed before took 485.
+  expect(perOrder).toBeLessThan(200);
+  expect(perOrder * 2.5).toBeLessThan(bytes(orders.map((o) => viewOf(o, profile))) / 3_000);
+  expect(bytes(result)).toBeLessThan(600_000);
+  // The ceiling's worth stays well under the SDK's 1 MB warning, with room for a supplier's longer references.
+  expect(perOrder * SWEEP_SLICE_CEILING).toBeLessThan(600_000);
+});
+
+test('a listing over the ceiling fails for good with SweepSliceTooLarge, instead of an oversized result', async () => {
+  const error = await listing(sandboxOrders(11), 10).catch((e: unknown) => e);
+  expect(error).toBeInstanceOf(ApplicationFailure);
+  expect(error).toMatchObject({ type: SWEEP_SLICE_TOO_LARGE, nonRetryable: true });
+  expect((await listing(sandboxOrders(10), 10)).orders).toHaveLength(10);
+});
+
+test('a window halves at a whole second, and not below the minimal slice', () => {
+  expect(halves({ start: '2026-11-24T10:00:00.000Z', end: '2026-11-24T11:00:00.000Z' })).toEqual([
+    { start: '2026-11-24T10:00:00.000Z', end: '2026-11-24T10:30:00.000Z' },
+    { start: '2026-11-24T10:30:00.000Z', end: '2026-11-24T11:00:00.000Z' },
+  ]);
+  expect(halves({ start: '2026-11-24T10:00:00.000Z', end: '2026-11-24T10:03:45.000Z' })?.[0].end).toBe(
+    '2026-11-24T10:01:52.000Z',
+  );
+  const shortest = new Date(Date.parse('2026-11-24T10:00:00.000Z') + 2 * MIN_SLICE_MS - 1000).toISOString();
+  expect(halves({ start: '2026-11-24T10:00:00.000Z', end: shortest })).toBeUndefined();
+});
