@@ -52,6 +52,11 @@ export async function startWebUi(options: {
   temporalAddress: string;
   namespace: string;
   codecEndpoint?: string;
+  /**
+   * The browser sends cookies with its calls to the codec endpoint (the UI server's `codec.includeCredentials`):
+   * the codec server's session cookie from its `/login`, when the codec server requires a token.
+   */
+  codecIncludeCredentials?: boolean;
   /** Mutual TLS to the frontend (webUiTlsFromEnv); plaintext without. */
   tls?: WebUiTls;
 }): Promise<WebUi> {
@@ -67,7 +72,9 @@ export async function startWebUi(options: {
     notifyOnNewVersion: false,
     // Plain HTTP on loopback: the CSRF cookie must not require TLS.
     cors: { cookieInsecure: true, allowOrigins: [`http://127.0.0.1:${options.port}`] },
-    ...(options.codecEndpoint ? { codec: { endpoint: options.codecEndpoint } } : {}),
+    ...(options.codecEndpoint
+      ? { codec: { endpoint: options.codecEndpoint, includeCredentials: options.codecIncludeCredentials ?? false } }
+      : {}),
     // The UI server skips checking the frontend's certificate unless told to (enableHostVerification).
     ...(options.tls ? { tls: { ...options.tls, enableHostVerification: true } } : {}),
   };

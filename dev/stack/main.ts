@@ -152,6 +152,12 @@ async function main(): Promise<void> {
         `  Temporal Web UI   ${server.uiUrl}`,
         `  Sandbox supplier  ${sandbox.url}  (inspect: ${sandbox.url}/_sandbox/orders)`,
         `  Codec server      ${codec.url}  (payloads encrypted with key "${config.encryption!.activeKeyId}"; the Web UI decodes through it)`,
+        ...(process.env.CODEC_SERVER_TOKEN
+          ? [
+              `                    with CODEC_SERVER_TOKEN the Web UI decodes once you log in at ${codec.url}/login and, in`,
+              `                    the UI's Codec Server settings, use a browser setting: ${codec.url}, "Include cross-origin credentials"`,
+            ]
+          : []),
         `  Worker            task queue "${config.taskQueue}", namespace "${config.temporal.namespace}"`,
         `  Callbacks         ${callbacks.url}${CALLBACK_PATH}  (the sandbox's order-status callbacks, signed; stats on loopback: ${callbacks.adminUrl}/callbacks/stats)`,
         `  Worker metrics    ${observability.metricsUrl ?? 'off (WORKER_METRICS_PORT)'}  (Prometheus: the SDK's and the booking's)`,

@@ -156,11 +156,12 @@ async function main(): Promise<void> {
     const config = loadConfig(workerEnv);
     const codecUrl = `http://127.0.0.1:${env.STACK_CODEC_PORT}`;
     const uiOrigin = `http://127.0.0.1:${env.STACK_UI_PORT}`;
+    const codecToken = process.env.CODEC_SERVER_TOKEN || undefined;
     const codec = await startCodecServer({
       codec: createEncryptionCodec(config.encryption!),
       port: env.STACK_CODEC_PORT,
       allowedOrigin: uiOrigin,
-      token: process.env.CODEC_SERVER_TOKEN || undefined,
+      token: codecToken,
     });
     stops.push(() => codec.close());
     const ui = await startWebUi({
@@ -169,6 +170,8 @@ async function main(): Promise<void> {
       temporalAddress: cluster.address,
       namespace: cluster.namespace,
       codecEndpoint: codecUrl,
+      // With a token the UI cannot send it: the browser sends the session cookie from the codec server's /login.
+      codecIncludeCredentials: codecToken !== undefined,
       tls: webUiTlsFromEnv(temporalTlsEnv(certs, 'operator')),
     });
     stops.push(() => ui.stop());
@@ -213,6 +216,9 @@ async function main(): Promise<void> {
         `  Temporal Web UI   ${ui.url}`,
         `  Sandbox supplier  ${sandbox.url}`,
         `  Codec server      ${codec.url}`,
+        ...(codecToken
+          ? [`                    the Web UI decodes once you log in: open ${codec.url}/login, type CODEC_SERVER_TOKEN`]
+          : []),
         `  Operator console  ${operatorConsole.url}  (what needs a person)`,
         `  Workers           ${workers.length} processes on task queue "${config.taskQueue}"`,
         `  Logs              ${path.join(dataDir, 'logs')}`,

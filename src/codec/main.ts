@@ -15,7 +15,10 @@ export const CodecServerEnv = EncryptionEnv.extend({
   CODEC_SERVER_PORT: z.coerce.number().int().nonnegative().default(8235),
   /** The Web UI's origin as the browser sees it: the only origin allowed to call. */
   CODEC_ALLOWED_ORIGIN: z.url().default('http://localhost:8233'),
-  /** When set, callers must send `Authorization: Bearer <token>`. Required beyond loopback (see below). */
+  /**
+   * When set, callers must send `Authorization: Bearer <token>`, or (the Web UI) the session cookie a browser gets
+   * by typing it into `/login`. Required beyond loopback (see below).
+   */
   CODEC_SERVER_TOKEN: z.preprocess((v) => (v === '' ? undefined : v), z.string().min(16).optional()),
   /**
    * on: listen beyond loopback without a token (a WARN line at start), for a codec server behind something that
@@ -48,7 +51,10 @@ async function main(): Promise<void> {
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   console.log(
-    `Codec server on ${server.url} for ${e.CODEC_ALLOWED_ORIGIN}${e.CODEC_SERVER_TOKEN ? ' (token required)' : ''}`,
+    `Codec server on ${server.url} for ${e.CODEC_ALLOWED_ORIGIN}` +
+      (e.CODEC_SERVER_TOKEN
+        ? ' (token required: the CLI sends it, a browser for the Web UI logs in once at /login on this server)'
+        : ''),
   );
 }
 

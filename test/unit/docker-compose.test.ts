@@ -37,7 +37,10 @@ function envOf(service: Service): Record<string, string> {
 }
 
 /** A value an operator must supply (`${VAR:?message}`), as a test stand-in. */
-const REQUIRED: Record<string, string> = { PAYLOAD_ENCRYPTION_KEYS: `k1:${Buffer.alloc(32, 1).toString('base64')}` };
+const REQUIRED: Record<string, string> = {
+  PAYLOAD_ENCRYPTION_KEYS: `k1:${Buffer.alloc(32, 1).toString('base64')}`,
+  CODEC_SERVER_TOKEN: 'a-codec-token-an-operator-chose',
+};
 
 /** What compose substitutes: `${VAR:-default}` -> default; `${VAR:?message}` -> the operator's value. */
 function resolveDefaults(value: string): string {
@@ -145,11 +148,15 @@ test('no published port is bound to all interfaces: every one names 127.0.0.1', 
   }
 });
 
-test('the codec server listens on the container interfaces only with a token or its explicit anonymous mode', () => {
-  const env = Object.fromEntries(
-    Object.entries(envOf(services['codec-server']!)).map(([k, v]) => [k, resolveDefaults(v)]),
-  );
+test('the codec server listens on the container interfaces with a token the operator must set, and the UI sends its session cookie', () => {
+  const codecEnv = envOf(services['codec-server']!);
+  const env = Object.fromEntries(Object.entries(codecEnv).map(([k, v]) => [k, resolveDefaults(v)]));
   const parsed = CodecServerEnv.parse(env);
   expect(isLoopbackHost(parsed.CODEC_SERVER_HOST)).toBe(false);
-  expect(parsed.CODEC_SERVER_TOKEN !== undefined || parsed.CODEC_SERVER_ALLOW_ANONYMOUS === 'on').toBe(true);
+  expect(codecEnv.CODEC_SERVER_TOKEN).toMatch(/^\$\{CODEC_SERVER_TOKEN:\?/);
+  expect(parsed.CODEC_SERVER_ALLOW_ANONYMOUS).toBe('off');
+  // The UI image's codec.includeCredentials: the browser sends the cookie from the codec server's /login.
+  expect(envOf(services['temporal-ui']!).TEMPORAL_CODEC_INCLUDE_CREDENTIALS).toBe('true');
+  expect(new URL(envOf(services['temporal-ui']!).TEMPORAL_CODEC_ENDPOINT!).port).toBe(String(parsed.CODEC_SERVER_PORT));
+  expect(parsed.CODEC_ALLOWED_ORIGIN).toBe('http://localhost:8233');
 });
