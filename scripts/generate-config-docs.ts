@@ -195,8 +195,16 @@ const OTHER_TABLES: ReadonlyArray<{ title: string; intro: string; rows: Readonly
     rows: [
       ['`CODEC_SERVER_HOST`', '`127.0.0.1`', 'interface; beyond loopback it needs `CODEC_SERVER_TOKEN`'],
       ['`CODEC_SERVER_PORT`', '`8235`', 'port'],
-      ['`CODEC_ALLOWED_ORIGIN`', '—', "the Web UI's origin: the only origin a browser may call it from"],
-      ['`CODEC_SERVER_TOKEN`', '—', 'a bearer token every call must carry, compared in constant time'],
+      [
+        '`CODEC_ALLOWED_ORIGIN`',
+        '`http://localhost:8233`',
+        "the Web UI's origin: the only origin a browser may call it from (with credentials)",
+      ],
+      [
+        '`CODEC_SERVER_TOKEN`',
+        '—',
+        'a bearer token every call must carry (compared in constant time), or, from the UI, the session cookie a browser gets by typing it into `/login`',
+      ],
       [
         '`CODEC_SERVER_ALLOW_ANONYMOUS`',
         '`off`',
