@@ -3,7 +3,8 @@
  * halves until each half fits, and every order is still judged; a slice still too large at the minimal length is a
  * failed-slice finding, the rest of the window judged as usual. The real workflow and activities, with the ceiling
  * lowered to 10 and a supplier answering from memory (thousands of sandbox orders would say the same, slower);
- * no booking workflow stands for any order, so each one judged is an orphan.
+ * no booking workflow stands for any order, so each one judged is an orphan. Each sweep's history is replayed
+ * (the committed ones, test/replay/histories/sweep, have no slice large enough to split).
  */
 import { randomUUID } from 'node:crypto';
 import { Client } from '@temporalio/client';
@@ -71,7 +72,10 @@ const temporalWithoutWorkflows = {
   namespace: 'default',
 } as unknown as Parameters<typeof createReconciliationActivities>[0]['temporal'];
 
-async function sweepWith(supplier: Pick<SupplierClient, 'queryOrders'>): Promise<SweepResult> {
+/** Runs a sweep with the ceiling at 10; its result, and its history replayed against the same code. */
+async function sweepWith(
+  supplier: Pick<SupplierClient, 'queryOrders'>,
+): Promise<{ result: SweepResult; patches: string[] }> {
   const taskQueue = `sweep-large-${randomUUID().slice(0, 8)}`;
   const activities = createReconciliationActivities({
     supplier,
@@ -99,13 +103,22 @@ async function sweepWith(supplier: Pick<SupplierClient, 'queryOrders'>): Promise
     checkInHours: 6,
     statuses: defaultSupplierProfile.orderStatus,
   };
+  const workflowId = `sweep-large-${randomUUID()}`;
   const sweep = () =>
     client.workflow.execute<(i: SweepWorkflowInput) => Promise<SweepResult>>('reconciliationSweepWorkflow', {
       taskQueue,
-      workflowId: `sweep-large-${randomUUID()}`,
+      workflowId,
       args: [input],
     });
-  return main.runUntil(queryOrders.runUntil(sweep));
+  const result = await main.runUntil(queryOrders.runUntil(sweep));
+  // The new path is deterministic: its history replays, patch marker included.
+  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  await Worker.runReplayHistory({ workflowBundle: workflowBundle() }, history, workflowId);
+  const patches = (history.events ?? []).flatMap((e) => {
+    const data = e.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.[0]?.data;
+    return data ? [(JSON.parse(Buffer.from(data).toString()) as { id: string }).id] : [];
+  });
+  return { result, patches };
 }
 
 beforeEach(() => {
@@ -115,8 +128,9 @@ beforeEach(() => {
 test('a slice over the ceiling is listed again in halves, and every order in it is judged', async () => {
   // 50 orders, one every 40 s over the last 34 minutes: the hour's slice holds five times the ceiling.
   const { refs, supplier, answered } = supplierWith(Array.from({ length: 50 }, (_, i) => MINUTE + i * 40_000));
-  const result = await sweepWith(supplier);
+  const { result, patches } = await sweepWith(supplier);
 
+  expect(patches).toContain('sweep-halve-large-slices');
   expect(result.failedSlices).toEqual([]);
   expect(result.ordersSeen).toBe(50);
   expect(result.orphans.map((o) => o.customerReferenceNo).sort()).toEqual([...refs].sort());
@@ -134,7 +148,7 @@ test('a minimal slice still over the ceiling is a failed slice; the rest of the 
   // 12 orders in the same second, 5 others spread over the hour.
   const offsets = [...Array.from({ length: 12 }, () => 20 * MINUTE), ...[2, 9, 31, 44, 58].map((m) => m * MINUTE)];
   const { refs, supplier } = supplierWith(offsets);
-  const result = await sweepWith(supplier);
+  const { result } = await sweepWith(supplier);
 
   expect(result.failedSlices).toHaveLength(1);
   const failed = result.failedSlices![0]!;
