@@ -32,7 +32,8 @@ import { startBookBarrier, type BookBarrier } from './book-barrier';
 import { compileForChildren } from './compile';
 import { startChild, type ChildHandle } from './ipc';
 import { freePort, procCpuSeconds, procRssMb, withChildren } from './measure';
-import { startProdCluster } from '../dev/prod/cluster';
+import { startProdCluster, waitForSearchAttributes } from '../dev/prod/cluster';
+import { BookingStageKey, CustomerReferenceNoKey } from '../src/contract/definitions';
 import type { SandboxProcessInput, SandboxProcessReady } from './sandbox-process';
 import { WORKER_NODE_FLAGS } from '../src/config/node-flags';
 import type { WorkerProcessInput } from './worker-process';
@@ -216,7 +217,14 @@ async function startTemporal(
   dir: string,
   options: StackOptions,
   dev: { port: number; uiPort: number; dbFile: string },
-): Promise<{ address: string; uiUrl: string; pids(): number[]; stop(): Promise<void> }> {
+): Promise<{
+  address: string;
+  uiUrl: string;
+  pids(): number[];
+  /** Resolves once every node serves the search attributes a worker registered (prod: each node's cache). */
+  searchAttributesReady(): Promise<void>;
+  stop(): Promise<void>;
+}> {
   if (options.engine === 'prod') {
     // As root, PostgreSQL runs as the postgres user, which must be able to enter the bench's temp folder.
     chmodSync(dir, 0o755);
@@ -236,6 +244,10 @@ async function startTemporal(
       address: cluster.address,
       uiUrl: '',
       pids: () => [...cluster.nodes.map((n) => n.pid()!), ...withChildren(postmaster)],
+      // Each node maps search attributes registered by a worker only after its namespace cache refreshes; a
+      // start before that is refused ("no mapping defined for search attribute").
+      searchAttributesReady: () =>
+        waitForSearchAttributes(cluster, [CustomerReferenceNoKey.name, BookingStageKey.name]),
       stop: () => cluster.stop(),
     };
   }
@@ -244,7 +256,14 @@ async function startTemporal(
     ...dev,
     logLevel: 'error',
   });
-  return { address: server.address, uiUrl: server.uiUrl, pids: () => [server.process.pid!], stop: () => server.stop() };
+  return {
+    address: server.address,
+    uiUrl: server.uiUrl,
+    pids: () => [server.process.pid!],
+    // One node: the worker's registration is served at once.
+    searchAttributesReady: async () => {},
+    stop: () => server.stop(),
+  };
 }
 
 export async function startStack(options: StackOptions): Promise<Stack> {
@@ -358,6 +377,8 @@ export async function startStack(options: StackOptions): Promise<Stack> {
             ? await inlineWorker(connection, spec)
             : await childWorker(path.join(compiled, 'bench', 'worker-process.js'), server.address, spec);
         stops.push(() => worker.stop());
+        // Only the booking worker registers the search attributes (createWorkerFromConfig); starts need them.
+        if (kind === 'booking') await server.searchAttributesReady();
         return worker;
       },
       childCpu: () => ({

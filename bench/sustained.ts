@@ -22,8 +22,6 @@ import path from 'node:path';
 import { parse } from 'yaml';
 import { z } from 'zod';
 import { awaitOutcome, startBooking } from '../src/client';
-import { BookingStageKey, CustomerReferenceNoKey } from '../src/contract';
-import { waitForSearchAttributes, type ProdCluster, type ServerNode } from '../dev/prod/cluster';
 import { projectTuning, stackFlags, stackOptions } from './config';
 import {
   cpuSnapshot,
@@ -130,9 +128,6 @@ export async function sustained(raw: SustainedOptions, ctx: BenchContext): Promi
     const worker = await stack.startWorker({ taskQueue, tuning: projectTuning(), placement: options.worker });
     const { client } = stack.createClient(false);
     const prod = options.engine === 'prod' ? prodCluster(stack) : undefined;
-    // Each node maps the search attributes the worker just registered only after its namespace cache refreshes;
-    // a start before that is refused ("no mapping defined for search attribute").
-    if (prod) await waitForSearchAttributes(prod.cluster, [CustomerReferenceNoKey.name, BookingStageKey.name]);
 
     const bookOne = async (ref?: (r: string) => void) => {
       const request = benchRequest('confirmAfterMs=0');
@@ -339,15 +334,11 @@ interface PgSnapshot {
 }
 
 /**
- * The prod engine's nodes and PostgreSQL, found through the first Temporal node: its command line names the data
- * folder (--root) whose config/node-N.yaml give each node's frontend port and the stores' address, user, password
- * and database names. (The stack does not hand its cluster out; this reads what the nodes themselves were given.)
- * PostgreSQL's counters are read with psql.
+ * The prod engine's PostgreSQL, found through the first Temporal node: its command line names the data folder
+ * (--root) whose config/node-N.yaml give the stores' address, user, password and database names. (The stack does
+ * not hand its cluster out; this reads what the nodes themselves were given.) Its counters are read with psql.
  */
-function prodCluster(stack: Stack): {
-  cluster: Pick<ProdCluster, 'nodes' | 'namespace'>;
-  postgres: { databases: string[]; snapshot(): PgSnapshot };
-} {
+function prodCluster(stack: Stack): { postgres: { databases: string[]; snapshot(): PgSnapshot } } {
   const argv = readFileSync(`/proc/${stack.devServerPid}/cmdline`, 'utf8').split('\0');
   const at = (flag: string) => {
     const i = argv.indexOf(flag);
@@ -360,15 +351,12 @@ function prodCluster(stack: Stack): {
   }
   interface NodeConfig {
     persistence: { datastores: Record<string, SqlStore> };
-    services: { frontend: { rpc: { grpcPort: number } } };
   }
-  const nodes = readdirSync(configDir)
-    .filter((f) => /^node-\d+\.yaml$/.test(f))
-    .map((f) => ({
-      name: f.replace(/\.yaml$/, ''),
-      config: parse(readFileSync(path.join(configDir, f), 'utf8')) as NodeConfig,
-    }));
-  const stores = Object.values(nodes[0]!.config.persistence.datastores).map((s) => s.sql);
+  // Every node is given the same stores: the first node's config is enough.
+  const first = readdirSync(configDir).find((f) => /^node-\d+\.yaml$/.test(f));
+  if (!first) throw new Error(`Temporal node ${stack.devServerPid}: no node-N.yaml in ${configDir}`);
+  const config = parse(readFileSync(path.join(configDir, first), 'utf8')) as NodeConfig;
+  const stores = Object.values(config.persistence.datastores).map((s) => s.sql);
   const { connectAddr, user, password } = stores[0]!;
   const [host, port] = connectAddr.split(':') as [string, string];
   const databases = [...new Set(stores.map((s) => s.databaseName))];
@@ -378,13 +366,6 @@ function prodCluster(stack: Stack): {
     `coalesce(sum(tup_deleted),0), pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint ` +
     `from pg_stat_database where datname in (${list})`;
   return {
-    cluster: {
-      namespace: stack.namespace,
-      // Only the frontend port is read (waitForSearchAttributes dials each node's frontend).
-      nodes: nodes.map(
-        (n) => ({ name: n.name, ports: { frontend: n.config.services.frontend.rpc.grpcPort } }) as ServerNode,
-      ),
-    },
     postgres: {
       databases,
       snapshot() {
