@@ -86,9 +86,10 @@ export const stackFlags = (defaultDb: 'file' | 'memory') => ({
    */
   preload: z.enum(['on', 'off']).default('on'),
   /**
-   * Dev server dynamic config, KEY=VALUE. The CLI dev server has one history shard whose transfer
-   * queue is read at most history.transferProcessorMaxPollRPS (20) times a second, which adds tens
-   * of milliseconds to every task hand-off; `history.transferProcessorMaxPollRPS=1000` lifts that.
+   * Server dynamic config, KEY=VALUE, over deploy/dynamicconfig/booking.yaml (which every server we start
+   * reads). E.g. the dev server has one history shard whose transfer queue is read at most
+   * history.transferProcessorMaxPollRPS times a second (100 shipped, 20 Temporal's default): a task
+   * waits for the next read, so `--server-config history.transferProcessorMaxPollRPS=50` shows its cost.
    */
   serverConfig: z.record(z.string(), z.string()).default({}),
   /**
