@@ -214,3 +214,26 @@ export function connectionTls(certs: StackCertificates, who: ClientIdentity): TL
     clientCertPair: { crt: readFileSync(certs.clients[who].cert), key: readFileSync(certs.clients[who].key) },
   };
 }
+
+/**
+ * `node certs.js DIR`: makes the CA and certificates in DIR on the first run and keeps them after (a leaf near
+ * expiry is issued again), then lists the files. docker-compose's one-shot `certs` service runs it into a volume.
+ */
+export function main(argv: readonly string[]): number {
+  const [dir, ...rest] = argv;
+  if (!dir || rest.length > 0 || dir.startsWith('-')) {
+    process.stderr.write('usage: node certs.js DIR   (the CA and certificates, made in DIR once, reused after)\n');
+    return 2;
+  }
+  const certs = ensureCertificates(path.resolve(dir));
+  const pairs: Array<[string, CertPair]> = [
+    ['ca', certs.ca],
+    ['server', certs.server],
+    ['booking caller', certs.clients.caller],
+    ['operator', certs.clients.operator],
+  ];
+  for (const [who, pair] of pairs) process.stdout.write(`${who}: ${pair.cert} ${pair.key}\n`);
+  return 0;
+}
+
+if (require.main === module) process.exitCode = main(process.argv.slice(2));
