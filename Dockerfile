@@ -23,6 +23,31 @@ COPY --from=build /app/lib-dev ./lib-dev
 USER node
 CMD ["node", "lib-dev/dev/sandbox/main.js"]
 
+# --- certs: docker-compose's one-shot `certs` service. dev/prod/certs.ts (the CA and certificates `npm run stack:prod`
+# makes, the one source of their subjects) compiled alone: it needs Node's built-ins and the `openssl` command only.
+FROM build AS certs-build
+COPY deploy/certs/tsconfig.json ./deploy/certs/
+RUN npx tsc -p deploy/certs/tsconfig.json
+
+FROM node:20-bookworm-slim AS certs
+RUN apt-get update && apt-get install -y --no-install-recommends openssl && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+COPY --from=certs-build /app/lib-dev/certs/certs.js ./certs.js
+ENTRYPOINT ["node", "certs.js"]
+
+# --- temporal-authz: the Temporal server with the certificate claim mapper and authorizer (dev/temporal/authz-server,
+# what `scripts/install-temporal.sh prod` builds for `npm run stack:prod`), for docker-compose's Temporal nodes. Built
+# static (no cgo: its SQL drivers are pure Go) to run in the temporalio/server image (Alpine), on the same server version.
+FROM golang:1.25-bookworm AS temporal-authz-build
+WORKDIR /src
+COPY dev/temporal/authz-server/go.mod dev/temporal/authz-server/go.sum ./
+RUN GOFLAGS=-mod=mod go mod download
+COPY dev/temporal/authz-server/main.go ./
+RUN CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -o /out/temporal-server .
+
+FROM temporalio/server:1.29.1 AS temporal-authz
+COPY --from=temporal-authz-build /out/temporal-server /opt/temporal-authz/temporal-server
+
 # --- runtime (default): production dependencies and the compiled src/ only -------------------
 FROM node:20-bookworm-slim AS runtime
 ENV NODE_ENV=production

@@ -1,5 +1,6 @@
-/** docker-compose.yml stays in step with the worker's config schema and the booking contract. */
-import { readFileSync } from 'node:fs';
+/** docker-compose.yml stays in step with the worker's config schema, the booking contract and the mutual TLS of dev/prod. */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { EnvSchema, loadConfig, supplierTimeoutBoundMs } from '../../src/config';
@@ -8,6 +9,14 @@ import { shutdownGraceMs, STOP_PERIOD_MARGIN_MS } from '../../src/worker';
 import { WORKER_NODE_FLAGS } from '../../src/config/node-flags';
 import { CodecServerEnv } from '../../src/codec/main';
 import { isLoopbackHost } from '../../src/codec/server';
+import {
+  ensureCertificates,
+  main as certsMain,
+  TEMPORAL_SERVER_NAME,
+  type StackCertificates,
+} from '../../dev/prod/certs';
+import { serverConfig } from '../../dev/prod/cluster';
+import versions from '../../dev/temporal/versions.json';
 
 const ROOT = path.join(__dirname, '../..');
 
@@ -19,6 +28,8 @@ interface Service {
   environment?: Record<string, string | number | boolean | null> | string[];
   networks?: Record<string, { aliases?: string[] } | null> | string[];
   ports?: Array<string | number | { host_ip?: string; published?: string | number; target?: number }>;
+  depends_on?: Record<string, { condition?: string }> | string[];
+  volumes?: Array<string | { type?: string; source?: string; target?: string; read_only?: boolean }>;
 }
 
 // merge: the Temporal nodes share their settings through a YAML anchor (<<: *temporal-node).
@@ -54,6 +65,40 @@ function resolveDefaults(value: string): string {
 const worker = services.worker!;
 const workerEnv = envOf(worker);
 
+/** Where the certificates of one identity are mounted in every container that reads them. */
+const CERTS_MOUNT = '/certs';
+
+/** A service's volume mounts as source, target and read-only, whichever of the two compose forms. */
+function mountsOf(service: Service): Array<{ source: string; target: string; readOnly: boolean }> {
+  return (service.volumes ?? []).map((v) => {
+    if (typeof v === 'object')
+      return { source: v.source ?? '', target: v.target ?? '', readOnly: v.read_only === true };
+    const [source = '', target = '', mode = ''] = v.split(':');
+    return { source, target, readOnly: mode.split(',').includes('ro') };
+  });
+}
+
+function dependsOn(service: Service): Record<string, string | undefined> {
+  const deps = service.depends_on ?? {};
+  if (Array.isArray(deps)) return Object.fromEntries(deps.map((name) => [name, undefined]));
+  return Object.fromEntries(Object.entries(deps).map(([name, d]) => [name, d?.condition]));
+}
+
+const scriptOf = (service: Service) => [service.entrypoint, service.command].flat().filter(Boolean).join('\n');
+
+/** The certificates dev/prod/certs.ts makes, in a folder of this test's own: what the certs service makes in its volume. */
+let certs: StackCertificates;
+let certsDir: string;
+beforeAll(() => {
+  certsDir = mkdtempSync(path.join(os.tmpdir(), 'compose-certs-'));
+  certs = ensureCertificates(path.join(certsDir, 'ca'));
+});
+afterAll(() => rmSync(certsDir, { recursive: true, force: true }));
+
+/** A container's /certs/<file> as the same file of this test's certificates (every identity's files are in one folder there). */
+const onHost = (value: string) =>
+  value.startsWith(`${CERTS_MOUNT}/`) ? path.join(certs.dir, path.posix.basename(value)) : value;
+
 test('the worker is set only through variables the config reads', () => {
   const known = new Set(Object.keys(EnvSchema.shape));
   const unknown = Object.keys(workerEnv).filter((k) => !known.has(k) && !k.startsWith('TEMPORAL_'));
@@ -61,9 +106,18 @@ test('the worker is set only through variables the config reads', () => {
 });
 
 test('the worker environment (defaults resolved) passes loadConfig', () => {
-  const env = Object.fromEntries(Object.entries(workerEnv).map(([k, v]) => [k, resolveDefaults(v)]));
+  const env = Object.fromEntries(Object.entries(workerEnv).map(([k, v]) => [k, onHost(resolveDefaults(v))]));
   const config = loadConfig(env);
   expect(config.temporal.connection.address).toBe('temporal:7233');
+  // Mutual TLS with the booking-caller pair and the CA that dev/prod/certs.ts makes, checked against the nodes' name.
+  const tls = config.temporal.connection.tls as {
+    serverNameOverride?: string;
+    serverRootCACertificate?: Uint8Array;
+    clientCertPair?: { crt: Uint8Array; key: Uint8Array };
+  };
+  expect(tls.serverNameOverride).toBe(TEMPORAL_SERVER_NAME);
+  expect(Buffer.from(tls.serverRootCACertificate!).toString()).toBe(readFileSync(certs.ca.cert, 'utf8'));
+  expect(Buffer.from(tls.clientCertPair!.crt).toString()).toBe(readFileSync(certs.clients.caller.cert, 'utf8'));
   expect(config.temporal.namespace).toBe('default');
   expect(config.supplier.credentials).toEqual({ kind: 'ticket', appKey: 'sandbox-app', appSecret: 'sandbox-secret' });
   expect(config.encryption?.activeKeyId).toBe('k1');
@@ -159,4 +213,181 @@ test('the codec server listens on the container interfaces with a token the oper
   expect(envOf(services['temporal-ui']!).TEMPORAL_CODEC_INCLUDE_CREDENTIALS).toBe('true');
   expect(new URL(envOf(services['temporal-ui']!).TEMPORAL_CODEC_ENDPOINT!).port).toBe(String(parsed.CODEC_SERVER_PORT));
   expect(parsed.CODEC_ALLOWED_ORIGIN).toBe('http://localhost:8233');
+});
+
+describe('mutual TLS to Temporal', () => {
+  const nodes = Object.entries(services).filter(([, s]) => s.image?.startsWith('temporalio/server:'));
+  /** Every service but the nodes that dials the frontend (an address or a `--address` naming temporal:7233). */
+  const clients = Object.entries(services).filter(
+    ([name, s]) => !nodes.some(([node]) => node === name) && JSON.stringify(s).includes('temporal:7233'),
+  );
+  /** The identity each client must present: the booking-caller certificate, or the operator's for admin work. */
+  const IDENTITY: Record<string, string> = {
+    worker: 'booking-caller',
+    'temporal-ui': 'operator',
+    'temporal-setup': 'operator',
+  };
+  const certsService = services.certs!;
+  const identityVolume = (who: string) => `temporal-certs-${who}`;
+
+  test('the certs service makes the CA and certificates with dev/prod/certs.ts into its own volume and copies each identity into one of its own', () => {
+    expect(certsService.build).toMatchObject({ context: '.', target: 'certs' });
+    const dockerfile = readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
+    const tsconfig = JSON.parse(readFileSync(path.join(ROOT, 'deploy/certs/tsconfig.json'), 'utf8')) as {
+      files: string[];
+    };
+    expect(tsconfig.files.map((f) => path.resolve(ROOT, 'deploy/certs', f))).toEqual([
+      path.join(ROOT, 'dev/prod/certs.ts'),
+    ]);
+    expect(dockerfile).toMatch(/RUN npx tsc -p deploy\/certs\/tsconfig\.json/);
+    expect(dockerfile).toMatch(/apt-get install -y --no-install-recommends openssl/);
+    const script = scriptOf(certsService);
+    expect(script).toContain(`node certs.js ${CERTS_MOUNT}/ca`);
+    const mounts = mountsOf(certsService);
+    expect(mounts).toContainEqual({ source: 'temporal-ca', target: `${CERTS_MOUNT}/ca`, readOnly: false });
+    // The identities it copies are the files certs.ts makes, besides the CA: server, booking caller, operator.
+    const copied = /for who in ([^;]+);/.exec(script)?.[1]?.trim().split(/\s+/) ?? [];
+    const made = [certs.server, certs.clients.caller, certs.clients.operator].map((p) => path.basename(p.cert, '.pem'));
+    expect(copied).toEqual(made);
+    expect(script).toContain(`cp ${CERTS_MOUNT}/ca/ca.pem ${CERTS_MOUNT}/ca/$$who.pem ${CERTS_MOUNT}/ca/$$who.key`);
+    for (const who of copied) {
+      expect(mounts).toContainEqual({ source: identityVolume(who), target: `${CERTS_MOUNT}/${who}`, readOnly: false });
+    }
+    expect([...new Set(Object.values(IDENTITY))].every((who) => copied.includes(who))).toBe(true);
+    // The CA's key never leaves the certs service: no other service mounts its volume.
+    const caReaders = Object.entries(services).filter(([, s]) => mountsOf(s).some((m) => m.source === 'temporal-ca'));
+    expect(caReaders.map(([name]) => name)).toEqual(['certs']);
+  });
+
+  test('certs.js, as the certs service runs it, makes the files on the first run and keeps them on the next', () => {
+    const write = jest.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    const out = jest.spyOn(process.stdout, 'write').mockImplementation(() => true);
+    try {
+      expect(certsMain([])).toBe(2);
+      const dir = path.join(certsDir, 'cli');
+      expect(certsMain([dir])).toBe(0);
+      const first =
+        readFileSync(path.join(dir, 'ca.pem'), 'utf8') + readFileSync(path.join(dir, 'operator.pem'), 'utf8');
+      expect(certsMain([dir])).toBe(0);
+      expect(
+        readFileSync(path.join(dir, 'ca.pem'), 'utf8') + readFileSync(path.join(dir, 'operator.pem'), 'utf8'),
+      ).toBe(first);
+      expect(out.mock.calls.map(([line]) => String(line))).toContainEqual(
+        `operator: ${path.join(dir, 'operator.pem')} ${path.join(dir, 'operator.key')}\n`,
+      );
+    } finally {
+      write.mockRestore();
+      out.mockRestore();
+    }
+  });
+
+  test('every service that connects to Temporal waits for the certs, mounts its identity read-only and is given it', () => {
+    expect(clients.map(([name]) => name).sort()).toEqual(Object.keys(IDENTITY).sort());
+    for (const [name, service] of clients) {
+      const who = IDENTITY[name]!;
+      expect({ name, certs: dependsOn(service).certs }).toEqual({ name, certs: 'service_completed_successfully' });
+      const certMounts = mountsOf(service).filter((m) => m.source.startsWith('temporal-c'));
+      expect({ name, certMounts }).toEqual({
+        name,
+        certMounts: [{ source: identityVolume(who), target: CERTS_MOUNT, readOnly: true }],
+      });
+      const env = envOf(service);
+      const expected =
+        name === 'temporal-ui'
+          ? // The UI image's own names for its config's tls section (server/config/docker.yaml in temporalio/ui).
+            {
+              TEMPORAL_TLS_CA: `${CERTS_MOUNT}/ca.pem`,
+              TEMPORAL_TLS_CERT: `${CERTS_MOUNT}/${who}.pem`,
+              TEMPORAL_TLS_KEY: `${CERTS_MOUNT}/${who}.key`,
+              TEMPORAL_TLS_SERVER_NAME: TEMPORAL_SERVER_NAME,
+              TEMPORAL_TLS_ENABLE_HOST_VERIFICATION: 'true',
+            }
+          : // Temporal's client variables (envconfig), which the worker and the `temporal` CLI read.
+            {
+              TEMPORAL_TLS_CLIENT_CERT_PATH: `${CERTS_MOUNT}/${who}.pem`,
+              TEMPORAL_TLS_CLIENT_KEY_PATH: `${CERTS_MOUNT}/${who}.key`,
+              TEMPORAL_TLS_SERVER_CA_CERT_PATH: `${CERTS_MOUNT}/ca.pem`,
+              TEMPORAL_TLS_SERVER_NAME: TEMPORAL_SERVER_NAME,
+            };
+      expect({ name, env }).toMatchObject({ name, env: expected });
+    }
+  });
+
+  test('the nodes require a client certificate from the CA on the frontend and between nodes, and authorize by its OU', () => {
+    expect(nodes.length).toBeGreaterThan(1);
+    const launcher = serverConfig({
+      ports: {
+        frontend: 1,
+        history: 2,
+        matching: 3,
+        worker: 4,
+        frontendMembership: 5,
+        historyMembership: 6,
+        matchingMembership: 7,
+        workerMembership: 8,
+        frontendHttp: 9,
+        metrics: 10,
+      },
+      postgres: { port: 5433, user: 'u', password: 'p' },
+      historyShards: 1,
+      clusterAddress: '127.0.0.1:7233',
+      logLevel: 'warn',
+      tls: certs,
+    }) as { global: { authorization: { claimMapper: string; authorizer: string } } };
+    const authzMain = readFileSync(path.join(ROOT, 'dev/temporal/authz-server/main.go'), 'utf8');
+    for (const [name, node] of nodes) {
+      const env = envOf(node);
+      expect({ name, certs: dependsOn(node).certs }).toEqual({ name, certs: 'service_completed_successfully' });
+      expect(mountsOf(node)).toContainEqual({ source: identityVolume('server'), target: CERTS_MOUNT, readOnly: true });
+      // The temporalio/server image's config template (docker/config_template.yaml of the server at that version).
+      expect({ name, env }).toMatchObject({
+        name,
+        env: {
+          TEMPORAL_TLS_REQUIRE_CLIENT_AUTH: 'true',
+          TEMPORAL_TLS_FRONTEND_CERT: `${CERTS_MOUNT}/server.pem`,
+          TEMPORAL_TLS_FRONTEND_KEY: `${CERTS_MOUNT}/server.key`,
+          TEMPORAL_TLS_CLIENT1_CA_CERT: `${CERTS_MOUNT}/ca.pem`,
+          TEMPORAL_TLS_CLIENT2_CA_CERT: `${CERTS_MOUNT}/ca.pem`,
+          TEMPORAL_TLS_SERVER_CERT: `${CERTS_MOUNT}/server.pem`,
+          TEMPORAL_TLS_SERVER_KEY: `${CERTS_MOUNT}/server.key`,
+          TEMPORAL_TLS_SERVER_CA_CERT: `${CERTS_MOUNT}/ca.pem`,
+          TEMPORAL_TLS_INTERNODE_SERVER_NAME: TEMPORAL_SERVER_NAME,
+          TEMPORAL_TLS_FRONTEND_SERVER_NAME: TEMPORAL_SERVER_NAME,
+          TEMPORAL_AUTH_CLAIM_MAPPER: launcher.global.authorization.claimMapper,
+          TEMPORAL_AUTH_AUTHORIZER: launcher.global.authorization.authorizer,
+        },
+      });
+      expect(authzMain).toContain(`claimMapperName = "${env.TEMPORAL_AUTH_CLAIM_MAPPER}"`);
+      expect(authzMain).toContain(`authorizerName  = "${env.TEMPORAL_AUTH_AUTHORIZER}"`);
+    }
+  });
+
+  test('the nodes run our server build with that authorization, of the same server version as their image', () => {
+    const authz = services['temporal-authz']!;
+    expect(authz.build).toMatchObject({ context: '.', target: 'temporal-authz' });
+    const [out] = mountsOf(authz).filter((m) => m.source === 'temporal-authz');
+    expect(scriptOf(authz)).toMatch(new RegExp(`mv -f \\S+ ${out!.target}/temporal-server$`));
+    for (const [name, node] of nodes) {
+      expect({ name, authz: dependsOn(node)['temporal-authz'] }).toEqual({
+        name,
+        authz: 'service_completed_successfully',
+      });
+      const [bin] = mountsOf(node).filter((m) => m.source === 'temporal-authz');
+      expect(bin?.readOnly).toBe(true);
+      // The image's entrypoint runs `temporal-server` from the PATH: ours comes first.
+      expect(envOf(node).PATH!.split(':')[0]).toBe(bin!.target);
+      expect(node.image).toBe(`temporalio/server:${versions.server.replace(/^v/, '')}`);
+    }
+    const dockerfile = readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
+    const goMod = readFileSync(path.join(ROOT, 'dev/temporal/authz-server/go.mod'), 'utf8');
+    expect(dockerfile).toContain(`FROM temporalio/server:${versions.server.replace(/^v/, '')} AS temporal-authz`);
+    expect(goMod).toMatch(
+      new RegExp(`^require go\\.temporal\\.io/server ${versions.server.replace(/\./g, '\\.')}$`, 'm'),
+    );
+    // The Go image builds the go.mod's language version (no toolchain download in the build).
+    const goVersion = /^go (\d+\.\d+)/m.exec(goMod)?.[1];
+    expect(dockerfile).toMatch(
+      new RegExp(`FROM golang:${goVersion!.replace('.', '\\.')}[-.]\\S* AS temporal-authz-build`),
+    );
+  });
 });
