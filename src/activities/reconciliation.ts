@@ -10,7 +10,13 @@ import { bookingWorkflowId, orderWorkflowId, BookingStageKey, BookingStages } fr
 import type { SupplierClient } from '../supplier/interface';
 import type { SupplierProfile } from '../supplier/profile';
 import type { TemporalServices } from '../temporal/setup';
-import { classifyOrder, type BookingView, type WorkflowView } from '../reconciliation/classify';
+import {
+  classifyOrder,
+  needsOrderView,
+  type BookingView,
+  type StatusCodes,
+  type WorkflowView,
+} from '../reconciliation/classify';
 import { SWEEP_SLICE_CEILING, SWEEP_SLICE_TOO_LARGE, type SweepOrder } from '../reconciliation/listing';
 import { decidingOrder } from '../supplier/orders';
 import type { HotelOrder } from '../supplier/schemas';
@@ -47,6 +53,15 @@ const WINDOW_FIELD = {
 export interface ListOrdersResult {
   orders: SweepOrder[];
   unreadable: number;
+}
+
+export interface LookUpBookingsInput {
+  references: string[];
+  /**
+   * Each reference's listed order status, and the codes the sweep judges them by: with them, a reference's order
+   * workflow is described only where the sweep reads it (needsOrderView). Absent (a sweep started before): both.
+   */
+  listed?: { status: Record<string, number>; codes: StatusCodes };
 }
 
 const Status = temporal.api.enums.v1.WorkflowExecutionStatus;
@@ -185,11 +200,17 @@ export function createReconciliationActivities({
       return finding.verdict === 'ok' ? { verdict: 'ok' } : { verdict: finding.verdict, reason: finding.reason };
     },
 
-    /** For each reference, its booking and order workflows as Temporal has them now. */
-    async lookUpBookings({ references }: { references: string[] }): Promise<Record<string, BookingView>> {
+    /**
+     * For each reference, its booking workflow as Temporal has it now, and its order workflow where the sweep reads
+     * it (all of them without `listed`); a reference not described there has no `order` in its view.
+     */
+    async lookUpBookings({ references, listed }: LookUpBookingsInput): Promise<Record<string, BookingView>> {
       const out: Record<string, BookingView> = {};
       for (const ref of references) {
-        out[ref] = { booking: await view(bookingWorkflowId(ref)), order: await view(orderWorkflowId(ref)) };
+        const booking = await view(bookingWorkflowId(ref));
+        const status = listed?.status[ref];
+        const needed = !listed || status === undefined || needsOrderView(status, booking, listed.codes);
+        out[ref] = needed ? { booking, order: await view(orderWorkflowId(ref)) } : { booking };
         Context.current().heartbeat();
       }
       return out;

@@ -59,12 +59,29 @@ const sweepInput = (cancelOrphans: boolean): SweepWorkflowInput => ({
   statuses: defaultSupplierProfile.orderStatus,
 });
 
-async function runSweep(cancelOrphans: boolean): Promise<SweepResult> {
+async function runSweep(cancelOrphans: boolean, workflowId = `sweep-${randomUUID()}`): Promise<SweepResult> {
   return client.workflow.execute('reconciliationSweepWorkflow', {
     taskQueue: rig.taskQueue,
-    workflowId: `sweep-${randomUUID()}`,
+    workflowId,
     args: [sweepInput(cancelOrphans)],
   });
+}
+
+/** The references a sweep looked up, and those whose order workflow it described too (from its history). */
+async function lookedUp(workflowId: string): Promise<{ references: string[]; orderDescribed: string[] }> {
+  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  const views = (history.events ?? []).flatMap((e) => {
+    const data = e.activityTaskCompletedEventAttributes?.result?.payloads?.[0]?.data;
+    const value: unknown = data ? JSON.parse(Buffer.from(data).toString()) : undefined;
+    // lookUpBookings' results: reference → { booking, order? }; a listing's result has `orders`.
+    return value && typeof value === 'object' && !('orders' in value)
+      ? Object.entries(value as Record<string, { order?: unknown }>)
+      : [];
+  });
+  return {
+    references: views.map(([ref]) => ref),
+    orderDescribed: views.filter(([, view]) => view.order !== undefined).map(([ref]) => ref),
+  };
 }
 
 async function settled<T>(handle: WorkflowHandle<() => Promise<T>>): Promise<T> {
@@ -125,7 +142,8 @@ test('the sweep reports every orphan and mismatch, and nothing else', async () =
   expect((await settled(await startBooking(drifted))).kind).toBe('confirmed');
   rig.sandbox.setOrderStatus(drifted.customerReferenceNo, defaultSupplierProfile.orderStatus.failed);
 
-  const result = await runSweep(false);
+  const sweepId = `sweep-${randomUUID()}`;
+  const result = await runSweep(false, sweepId);
   // 4 slices of booking time, 4 of cancellation time, 1 of check-in time (6 h in 90-minute slices: 4).
   expect(result.requests).toBe(12);
   expect(result.failedSlices).toEqual([]);
@@ -137,11 +155,19 @@ test('the sweep reports every orphan and mismatch, and nothing else', async () =
   expect(result.mismatches[0]).toMatchObject({ status: 4, reason: expect.stringContaining('booking confirmed') });
   // Reported, not acted on: no order workflow for the orphan.
   await expect(client.workflow.getHandle(orderWorkflowId(direct)).describe()).rejects.toThrow(/not found/i);
+  // Each booking workflow described once, and an order workflow only where the rule reads it: the orphans'.
+  // 6 references, 8 describes (12 before: two each).
+  const { references, orderDescribed } = await lookedUp(sweepId);
+  expect(references).toHaveLength(6);
+  expect(orderDescribed.sort()).toEqual([direct, terminated.customerReferenceNo].sort());
   await runningHandle.terminate('end of test');
 });
 
-test('with cancelOrphans, only an orphan of ours is cancelled, within the fee ceiling; another system\'s is reported', async () => {
-  expectWorkerWarnings(/^ERROR Reconciliation (orphan|mismatch): /, /^ERROR Order cancel-stopped: needs manual follow-up/);
+test("with cancelOrphans, only an orphan of ours is cancelled, within the fee ceiling; another system's is reported", async () => {
+  expectWorkerWarnings(
+    /^ERROR Reconciliation (orphan|mismatch): /,
+    /^ERROR Order cancel-stopped: needs manual follow-up/,
+  );
   await rig.endOrderWorkflows();
   rig.sandbox.reset();
   // A Cancel settles at once, so the order run's first poll finds it Cancelled.

@@ -2,10 +2,11 @@
  * reconciliationSweepWorkflow: a Temporal Schedule runs it every few minutes (src/temporal/reconciliation.ts).
  * It lists the supplier's orders booked in a window (QueryOrders by bookingTimeWindow, one request per
  * slice: the interface documents no paging), on the rate-limited QueryOrders queue like every poll; looks
- * up each reference's booking and order workflows; and reports what does not agree (classify.ts) as its
- * result, the `BookingStage` search attribute (`reconciliation-clean` or `reconciliation-findings`: filter
- * for the latter) and one ERROR log line per finding. With `cancelOrphans`, an orphan found Confirmed gets
- * an order workflow that cancels it (the same Cancel and follow-up as a caller's, fee recorded).
+ * up each reference's booking workflow, and its order workflow where the rule reads it; and reports what
+ * does not agree (classify.ts) as its result, the `BookingStage` search attribute (`reconciliation-clean`
+ * or `reconciliation-findings`: filter for the latter) and one ERROR log line per finding. With
+ * `cancelOrphans`, an orphan found Confirmed gets an order workflow that cancels it (the same Cancel and
+ * follow-up as a caller's, fee recorded).
  */
 import {
   log,
@@ -100,7 +101,10 @@ export async function reconciliationSweepWorkflow(input: SweepWorkflowInput): Pr
   const orphans: SweepFinding[] = [];
   const mismatches: SweepFinding[] = [];
   for (let i = 0; i < refs.length; i += LOOKUP_CHUNK) {
-    const views = await lookUpBookings({ references: refs.slice(i, i + LOOKUP_CHUNK) });
+    const references = refs.slice(i, i + LOOKUP_CHUNK);
+    // The listed statuses let the activity skip the order workflow's describe where the rule does not read it.
+    const status = Object.fromEntries(references.map((ref) => [ref, orders.get(ref)!.status]));
+    const views = await lookUpBookings({ references, listed: { status, codes: input.statuses } });
     for (const [ref, view] of Object.entries(views)) {
       const order = orders.get(ref)!;
       const finding = classifyOrder(order.status, view, input.statuses);
@@ -115,7 +119,7 @@ export async function reconciliationSweepWorkflow(input: SweepWorkflowInput): Pr
       if (finding.verdict === 'orphan') {
         // Only an order we made (a booking workflow stands for its reference, ended or not) is ours to cancel.
         const ours = !wholeLife || view.booking.status !== 'none';
-        if (input.cancelOrphans && ours && order.state === 'confirmed' && view.order.status === 'none') {
+        if (input.cancelOrphans && ours && order.state === 'confirmed' && view.order?.status === 'none') {
           entry.cancelling = await cancelOrphan(order, wholeLife ? (input.orphanFeeCeiling ?? FREE_ONLY) : undefined);
         }
         orphans.push(entry);
