@@ -8,6 +8,8 @@ export interface PageModel {
   /** A quote to confirm: the fee a cancellation would cost now for this reference. */
   quote?: { customerReferenceNo: string; fee: { amount: number; currency: string } | null; changesAt?: string };
   webUiUrl?: string;
+  /** Why nothing could be listed: shown instead of the list, which would otherwise read as "nothing needs a person". */
+  problem?: string;
 }
 
 export function escapeHtml(value: unknown): string {
@@ -33,6 +35,7 @@ export function renderPage(model: PageModel): string {
 body{font-family:system-ui,sans-serif;margin:2rem;max-width:72rem}
 table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;padding:.4rem;vertical-align:top;text-align:left}
 .message{background:#eef6ff;border:1px solid #9cf;padding:.5rem;margin-bottom:1rem}
+.problem{background:#ffecec;border:1px solid #f99;padding:.5rem;margin-bottom:1rem}
 .quote{background:#fff6e0;border:1px solid #fc6;padding:.5rem;margin-bottom:1rem}
 form{display:inline-block;margin:.1rem}small{color:#555}code{font-size:.9em}
 </style></head><body>
@@ -40,13 +43,17 @@ form{display:inline-block;margin:.1rem}small{color:#555}code{font-size:.9em}
 <p><small>Unresolved bookings, orders a cancellation left to a person, and sweep findings. An item leaves the list once
 it is marked handled, or once a check finds the order settled.</small></p>
 ${model.message ? `<p class="message" role="status">${e(model.message)}</p>` : ''}
-${model.quote ? renderQuote(model.quote) : ''}
+${model.problem ? `<p class="problem" role="alert">${e(model.problem)}</p>\n<p><a href="/">Reload</a></p>` : renderList(model, rows)}
+</body></html>`;
+}
+
+function renderList(model: PageModel, rows: string): string {
+  return `${model.quote ? renderQuote(model.quote) : ''}
 <p><a href="/">Refresh</a> · <span id="count">${model.items.length}</span> item(s)</p>
 <table><thead><tr><th>What</th><th>Reference</th><th>Stage</th><th>Age</th><th>Details</th><th>Actions</th></tr></thead>
 <tbody>
 ${rows || '<tr><td colspan="6">Nothing needs a person.</td></tr>'}
-</tbody></table>
-</body></html>`;
+</tbody></table>`;
 }
 
 function renderItem(item: ConsoleItem, webUiUrl: string | undefined): string {

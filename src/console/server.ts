@@ -19,7 +19,8 @@ import { AlreadyHandledError, cancelBooking, checkOrderNow, recordHandled } from
 import { describeIssues } from '../values';
 import { isLoopbackHost } from '../codec/server';
 import { readLimitedBody } from '../http/limited-body';
-import { describeOrderOutcome, listItemsNeedingAPerson } from './items';
+import { SEARCH_ATTRIBUTES } from '../contract/definitions';
+import { describeOrderOutcome, listItemsNeedingAPerson, type ConsoleItem } from './items';
 import { renderPage, type PageModel } from './page';
 
 export interface ConsoleOptions {
@@ -69,6 +70,7 @@ const CancelForm = z.object({
 export async function startConsole(options: ConsoleOptions): Promise<ConsoleServer> {
   const host = options.host ?? '127.0.0.1';
   const { client, token, taskQueue } = options;
+  const namespace = client.options.namespace;
   if (!token && !isLoopbackHost(host)) {
     throw new ConsoleConfigError(
       `CONSOLE_TOKEN: required to listen on ${host} (beyond loopback): the console shows bookings and cancels ` +
@@ -106,9 +108,16 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
     res.end();
   };
 
-  async function page(url: URL): Promise<string> {
-    const items = await listItemsNeedingAPerson(client);
-    const model: PageModel = { items, ...(options.webUiUrl ? { webUiUrl: options.webUiUrl } : {}) };
+  /** The page, or (503) why nothing could be listed: an operator must never read an empty list as "all is well". */
+  async function page(url: URL): Promise<{ status: number; html: string }> {
+    const links = options.webUiUrl ? { webUiUrl: options.webUiUrl } : {};
+    let items: ConsoleItem[];
+    try {
+      items = await listItemsNeedingAPerson(client);
+    } catch (err) {
+      return { status: 503, html: renderPage({ items: [], ...links, problem: listingProblem(err, namespace) }) };
+    }
+    const model: PageModel = { items, ...links };
     const msg = url.searchParams.get('msg');
     if (msg) model.message = msg.slice(0, 500);
     const quoteRef = url.searchParams.get('quoteRef');
@@ -122,7 +131,7 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
         ...(changesAt ? { changesAt } : {}),
       };
     }
-    return renderPage(model);
+    return { status: 200, html: renderPage(model) };
   }
 
   async function act(route: string, form: URLSearchParams, res: ServerResponse): Promise<void> {
@@ -199,7 +208,8 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
           })
           .end();
       }
-      return send(res, 200, await page(url));
+      const { status, html } = await page(url);
+      return send(res, status, html);
     }
     if (req.method === 'POST' && url.pathname.startsWith('/actions/')) {
       // Only the console's own page may act: a browser sends Origin with every POST.
@@ -257,4 +267,21 @@ function cookieOf(req: IncomingMessage, name: string): string | undefined {
     if (k === name) return decodeURIComponent(v.join('='));
   }
   return undefined;
+}
+
+/**
+ * Why the console could not list what needs a person, as one sentence for the page. The likeliest cause on a
+ * cluster we did not set up: the namespace lacks the search attributes the console's queries filter on.
+ */
+export function listingProblem(err: unknown, namespace: string): string {
+  const text = [err, (err as { cause?: unknown })?.cause].map((e) => (e instanceof Error ? e.message : '')).join(' ');
+  if (/not a valid search attribute|no mapping defined for search attribute/i.test(text)) {
+    return (
+      `Nothing can be listed: namespace "${namespace}" lacks the search attributes the console filters on ` +
+      `(${SEARCH_ATTRIBUTES.map((a) => a.name).join(', ')}). Run \`npm run temporal:setup\` against this ` +
+      'cluster, or start a booking worker with WORKER_REGISTER_SEARCH_ATTRIBUTES=on, then reload.'
+    );
+  }
+  const detail = text.trim().slice(0, 300) || String(err).slice(0, 300);
+  return `Nothing can be listed: Temporal did not answer the list of namespace "${namespace}" (${detail}). Reload to try again.`;
 }

@@ -3,6 +3,8 @@
  * test/e2e/console.test.ts): what it lists, what each action does through the workflows, and who may use it.
  */
 import { request } from 'node:http';
+import { Client } from '@temporalio/client';
+import { msToTs } from '@temporalio/common/lib/time';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { awaitOutcome, cancelBooking, operatorNoteWorkflowId, startBooking } from '../../src/client';
 import { listItemsNeedingAPerson, type ConsoleItem } from '../../src/console/items';
@@ -237,4 +239,34 @@ describe('who may use it', () => {
     });
     expect(notAForm.status).toBe(415);
   });
+});
+
+describe('on a cluster we did not set up', () => {
+  test('a namespace without our search attributes: a 503 page naming the fix, never an empty list', async () => {
+    // A namespace as an operator's own cluster might have it: registered, none of our search attributes.
+    const namespace = `console-bare-${Date.now()}`;
+    await env.connection.workflowService.registerNamespace({
+      namespace,
+      workflowExecutionRetentionPeriod: msToTs('1 day'),
+    });
+    const bare = await startConsole({
+      client: new Client({ connection: env.connection, namespace }),
+      taskQueue: rig.taskQueue,
+    });
+    try {
+      // The new namespace reaches the frontend's cache within a few seconds; until then the list fails otherwise.
+      const page = await eventually(async () => {
+        const res = await fetch(`${bare.url}/`);
+        const html = await res.text();
+        return html.includes('temporal:setup') ? { status: res.status, html } : undefined;
+      }, 30_000);
+      expect(page.status).toBe(503);
+      expect(page.html).toContain(`namespace &quot;${namespace}&quot; lacks the search attributes`);
+      expect(page.html).toContain('BookingStage');
+      expect(page.html).toContain('WORKER_REGISTER_SEARCH_ATTRIBUTES=on');
+      expect(page.html).not.toContain('Nothing needs a person');
+    } finally {
+      await bare.close();
+    }
+  }, 60_000);
 });
