@@ -17,6 +17,7 @@ import {
 } from '../../dev/prod/certs';
 import { serverConfig } from '../../dev/prod/cluster';
 import versions from '../../dev/temporal/versions.json';
+import { PLACEHOLDER_NODE_PORTS } from '../fixtures/node-ports';
 
 const ROOT = path.join(__dirname, '../..');
 
@@ -316,18 +317,7 @@ describe('mutual TLS to Temporal', () => {
   test('the nodes require a client certificate from the CA on the frontend and between nodes, and authorize by its OU', () => {
     expect(nodes.length).toBeGreaterThan(1);
     const launcher = serverConfig({
-      ports: {
-        frontend: 1,
-        history: 2,
-        matching: 3,
-        worker: 4,
-        frontendMembership: 5,
-        historyMembership: 6,
-        matchingMembership: 7,
-        workerMembership: 8,
-        frontendHttp: 9,
-        metrics: 10,
-      },
+      ports: PLACEHOLDER_NODE_PORTS,
       postgres: { port: 5433, user: 'u', password: 'p' },
       historyShards: 1,
       clusterAddress: '127.0.0.1:7233',

@@ -11,6 +11,7 @@ import versions from '../../dev/temporal/versions.json';
 import { DYNAMIC_CONFIG_FILE, serverConfig } from '../../dev/prod/cluster';
 import { PROD_TOPOLOGY, SERVER_ENV_FILE, readEnvFile } from '../../dev/prod/topology';
 import { readDynamicConfig, SERVER_DYNAMIC_CONFIG } from '../../dev/temporal/dev-server';
+import { PLACEHOLDER_NODE_PORTS } from '../fixtures/node-ports';
 
 const REPO = path.resolve(__dirname, '../..');
 type Service = {
@@ -70,18 +71,7 @@ test('compose mounts the dynamic config file the launcher and the dev server rea
 
 test("the launcher's node config takes its shards, databases, pools and credentials from the settings file", () => {
   const config = serverConfig({
-    ports: {
-      frontend: 1,
-      history: 2,
-      matching: 3,
-      worker: 4,
-      frontendMembership: 5,
-      historyMembership: 6,
-      matchingMembership: 7,
-      workerMembership: 8,
-      frontendHttp: 9,
-      metrics: 10,
-    },
+    ports: PLACEHOLDER_NODE_PORTS,
     postgres: { port: 5433, user: PROD_TOPOLOGY.postgres.user, password: PROD_TOPOLOGY.postgres.password },
     historyShards: PROD_TOPOLOGY.historyShards,
     clusterAddress: '127.0.0.1:7233',
