@@ -14,6 +14,7 @@ import { defaultSupplierProfile } from '../../src/supplier/profile';
 import type { SupplierClient } from '../../src/supplier/interface';
 import type { HotelOrder } from '../../src/supplier/schemas';
 import { OrderStore } from '../../dev/sandbox/store';
+import { guests, holder } from '../harness/booking';
 
 const profile = defaultSupplierProfile;
 
@@ -30,15 +31,8 @@ function sandboxOrders(n: number): HotelOrder[] {
         outcome: 'confirmed',
         confirmAfterMs: 0,
         price: { currency: 'USD', amount: 241.5 },
-        holder: {
-          firstName: 'Augusta',
-          lastName: 'Lovelace',
-          email: 'augusta.lovelace@example.com',
-          phone: { countryCode: 'GB', countryNumber: 44, number: '2079460000' },
-        },
-        guests: [
-          { roomIndex: 0, firstName: 'Augusta', lastName: 'Lovelace', nationalityCode: 'GB', age: 36, isChild: false },
-        ],
+        holder,
+        guests,
         test: '',
       }),
     ),
