@@ -46,3 +46,28 @@ export function halves(window: {
     { start: middle, end: window.end },
   ];
 }
+
+const DAY_MS = 24 * 3600_000;
+
+/**
+ * A check-in window's two halves. Check-ins are dates, so halving a window around one day's midnight would list
+ * that whole day again in each half, down to a minute, and fail all the same: a check-in window is cut only
+ * between two midnights inside it (at noon UTC, so a supplier reading dates in any time zone within ±12 h puts
+ * each date in one half), and undefined when it holds one midnight or none: a day over the ceiling is one failed
+ * listing at once.
+ */
+export function checkInHalves(window: {
+  start: string;
+  end: string;
+}): [{ start: string; end: string }, { start: string; end: string }] | undefined {
+  const startMs = Date.parse(window.start);
+  const endMs = Date.parse(window.end);
+  const midnights: number[] = [];
+  for (let m = Math.ceil(startMs / DAY_MS) * DAY_MS; m <= endMs; m += DAY_MS) midnights.push(m);
+  if (midnights.length < 2) return undefined;
+  const cut = new Date(midnights[Math.floor((midnights.length - 1) / 2)]! + DAY_MS / 2).toISOString();
+  return [
+    { start: window.start, end: cut },
+    { start: cut, end: window.end },
+  ];
+}

@@ -9,7 +9,13 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { createReconciliationActivities, type ListOrdersResult } from '../../src/activities/reconciliation';
 import { viewOf } from '../../src/activities/booking';
-import { halves, MIN_SLICE_MS, SWEEP_SLICE_CEILING, SWEEP_SLICE_TOO_LARGE } from '../../src/reconciliation/listing';
+import {
+  checkInHalves,
+  halves,
+  MIN_SLICE_MS,
+  SWEEP_SLICE_CEILING,
+  SWEEP_SLICE_TOO_LARGE,
+} from '../../src/reconciliation/listing';
 import { defaultSupplierProfile } from '../../src/supplier/profile';
 import type { SupplierClient } from '../../src/supplier/interface';
 import type { HotelOrder } from '../../src/supplier/schemas';
@@ -91,4 +97,21 @@ test('a window halves at a whole second, and not below the minimal slice', () =>
   );
   const shortest = new Date(Date.parse('2026-11-24T10:00:00.000Z') + 2 * MIN_SLICE_MS - 1000).toISOString();
   expect(halves({ start: '2026-11-24T10:00:00.000Z', end: shortest })).toBeUndefined();
+});
+
+test('a check-in window is cut only between two days: a window with one midnight or none is not cut', () => {
+  const window = (start: string, end: string) => ({ start: `${start}:00.000Z`, end: `${end}:00.000Z` });
+  // Check-ins are dates: one midnight inside means one day, which no cut can divide.
+  expect(checkInHalves(window('2026-11-24T18:00', '2026-11-25T00:00'))).toBeUndefined();
+  expect(checkInHalves(window('2026-11-24T03:00', '2026-11-24T09:00'))).toBeUndefined();
+  // Two days: cut at noon between them, each half holding one.
+  expect(checkInHalves(window('2026-11-24T12:00', '2026-11-26T12:00'))).toEqual([
+    window('2026-11-24T12:00', '2026-11-25T12:00'),
+    window('2026-11-25T12:00', '2026-11-26T12:00'),
+  ]);
+  // Three days (25, 26, 27): two in the first half, one in the second.
+  expect(checkInHalves(window('2026-11-24T06:00', '2026-11-27T06:00'))).toEqual([
+    window('2026-11-24T06:00', '2026-11-26T12:00'),
+    window('2026-11-26T12:00', '2026-11-27T06:00'),
+  ]);
 });

@@ -75,6 +75,7 @@ const temporalWithoutWorkflows = {
 /** Runs a sweep with the ceiling at 10; its result, and its history replayed against the same code. */
 async function sweepWith(
   supplier: Pick<SupplierClient, 'queryOrders'>,
+  overrides: Partial<SweepWorkflowInput> = {},
 ): Promise<{ result: SweepResult; patches: string[] }> {
   const taskQueue = `sweep-large-${randomUUID().slice(0, 8)}`;
   const activities = createReconciliationActivities({
@@ -102,6 +103,7 @@ async function sweepWith(
     cancelOrphans: false,
     checkInHours: 6,
     statuses: defaultSupplierProfile.orderStatus,
+    ...overrides,
   };
   const workflowId = `sweep-large-${randomUUID()}`;
   const sweep = () =>
@@ -157,4 +159,39 @@ test('a minimal slice still over the ceiling is a failed slice; the rest of the 
   expect(length).toBeGreaterThanOrEqual(MINUTE);
   expect(length).toBeLessThan(2 * MINUTE);
   expect(result.orphans.map((o) => o.customerReferenceNo).sort()).toEqual(refs.slice(12).sort());
+});
+
+test('a check-in day over the ceiling is one failed listing at once: a day cannot be halved', async () => {
+  expectWorkerWarnings(/^ERROR Reconciliation: a listing failed, its window was not seen/);
+  // 12 orders checking in on the first day the sweep's check-in listings reach (a date: its midnight, UTC).
+  const DAY = 24 * 3600_000;
+  let day: number | undefined;
+  const checkInListings: Array<{ start: string; end: string }> = [];
+  const supplier: Pick<SupplierClient, 'queryOrders'> = {
+    async queryOrders(request: QueryOrdersRequest) {
+      const window = request.checkInTimeWindow;
+      if (!window) return { orders: [], unreadable: [] };
+      checkInListings.push(window);
+      day ??= Math.ceil(Date.parse(window.start) / DAY) * DAY;
+      if (day < Date.parse(window.start) || day > Date.parse(window.end)) return { orders: [], unreadable: [] };
+      const checkIn = new Date(day).toISOString().slice(0, 10);
+      const status = defaultSupplierProfile.orderStatus.confirmed;
+      const orders: HotelOrder[] = Array.from({ length: 12 }, () => ({
+        customerReferenceNo: randomUUID(),
+        status,
+        checkIn,
+      }));
+      return { orders, unreadable: [] };
+    },
+  };
+  const { result, patches } = await sweepWith(supplier, { checkInHours: 48 });
+
+  expect(patches).toContain('sweep-check-in-by-day');
+  expect(result.failedSlices).toHaveLength(1);
+  const failed = result.failedSlices![0]!;
+  expect(failed).toMatchObject({ filter: 'checkIn', error: SWEEP_SLICE_TOO_LARGE });
+  expect(Date.parse(failed.start)).toBeLessThanOrEqual(day!);
+  expect(Date.parse(failed.end)).toBeGreaterThanOrEqual(day!);
+  // 48 hours in 6-hour listings, none listed again: halving around one midnight would have listed that day ~9 times.
+  expect(checkInListings).toHaveLength(8);
 });

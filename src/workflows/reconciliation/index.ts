@@ -22,7 +22,7 @@ import { ACTIVITY_TIMEOUT_SECONDS, BookingStageKey, queryOrdersTaskQueue } from 
 import type { SweepFinding, SweepInput, SweepResult } from '../../contract';
 import type { Money } from '../../values';
 import { classifyOrder, slices, type StatusCodes } from '../../reconciliation/classify';
-import { halves, SWEEP_SLICE_TOO_LARGE, type SweepOrder } from '../../reconciliation/listing';
+import { checkInHalves, halves, SWEEP_SLICE_TOO_LARGE, type SweepOrder } from '../../reconciliation/listing';
 import { countSweep } from './metrics';
 import { failureType } from '../failure';
 import { SWEEP_PATCHES } from './patches';
@@ -89,7 +89,7 @@ export async function reconciliationSweepWorkflow(input: SweepWorkflowInput): Pr
       const error = failureType(err);
       // Only a slice over the ceiling is split (the patch keeps histories whose old code reported it as failed).
       const split =
-        error === SWEEP_SLICE_TOO_LARGE && patched(SWEEP_PATCHES.halveLargeSlices) ? halves(listing) : undefined;
+        error === SWEEP_SLICE_TOO_LARGE && patched(SWEEP_PATCHES.halveLargeSlices) ? halvesOf(listing) : undefined;
       if (split) pending.unshift(...split.map((half) => ({ filter, ...half })));
       // A listing refused for good (a 400, a minimal slice still too large): what it covers is unseen, which is
       // a finding, not a reason to stop.
@@ -166,6 +166,11 @@ export async function reconciliationSweepWorkflow(input: SweepWorkflowInput): Pr
     mismatches,
     ...(wholeLife ? { failedSlices } : {}),
   };
+}
+
+/** A listing's halves: check-in windows only between two days (since the patch), other windows at their middle. */
+function halvesOf(listing: { filter: SweepFilter; start: string; end: string }) {
+  return listing.filter === 'checkIn' && patched(SWEEP_PATCHES.checkInByDay) ? checkInHalves(listing) : halves(listing);
 }
 
 /** Cancel orphans only while free unless configured otherwise: any amount 0 means free (see feeWithin). */

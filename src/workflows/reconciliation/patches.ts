@@ -11,4 +11,9 @@ export const SWEEP_PATCHES = {
    * instead of being a failed slice. Asked only when that failure comes: a history without one has no marker.
    */
   halveLargeSlices: 'sweep-halve-large-slices',
+  /**
+   * 2026-11-25: a check-in listing over the ceiling is cut only between two days (checkInHalves): one day over the
+   * ceiling is one failed listing at once, not a dozen listings of that day. Asked only then.
+   */
+  checkInByDay: 'sweep-check-in-by-day',
 } as const;
