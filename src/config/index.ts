@@ -64,8 +64,11 @@ export const EnvSchema = EncryptionEnv.extend({
     (v) => (v === '' ? undefined : v),
     z.coerce.number().int().min(1).max(65535).optional(),
   ),
-  /** Address the metrics endpoint listens on (all interfaces by default, for a scraper in another container). */
-  WORKER_METRICS_HOST: z.string().min(1).default('0.0.0.0'),
+  /**
+   * Address the metrics endpoint listens on: loopback by default, closed to strangers like every listener; a
+   * scraper in another container needs `0.0.0.0` on a private network (docker-compose sets it).
+   */
+  WORKER_METRICS_HOST: z.string().min(1).default('127.0.0.1'),
   /**
    * Traces (OpenTelemetry's own variable): none (default, off), otlp (OTLP over HTTP, configured by the
    * standard OTEL_EXPORTER_OTLP_* variables) or console.

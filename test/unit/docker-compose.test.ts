@@ -122,6 +122,10 @@ test('the worker environment (defaults resolved) passes loadConfig', () => {
   expect(config.temporal.namespace).toBe('default');
   expect(config.supplier.credentials).toEqual({ kind: 'ticket', appKey: 'sandbox-app', appSecret: 'sandbox-secret' });
   expect(config.encryption?.activeKeyId).toBe('k1');
+  // Prometheus scrapes each replica from its own container: the worker's metrics listen beyond loopback here
+  // (the default is loopback), on compose's private network, and the port is not published.
+  expect(config.observability?.metrics).toEqual({ host: '0.0.0.0', port: 9464 });
+  expect(JSON.stringify(worker.ports ?? [])).not.toContain('9464');
 });
 
 test('the worker and the codec server must be given the same encryption keys, and the UI uses that codec server', () => {

@@ -38,8 +38,13 @@ describe('configuration', () => {
     });
     expect(config.observability).toEqual({
       logFormat: 'json',
-      metrics: { host: '0.0.0.0', port: 9464 },
+      // Loopback unless told otherwise: like every listener, closed to strangers by default.
+      metrics: { host: '127.0.0.1', port: 9464 },
       tracing: { exporter: 'otlp', serviceName: 'booking-eu' },
+    });
+    expect(loadConfig({ ...base, WORKER_METRICS_PORT: '9464', WORKER_METRICS_HOST: '0.0.0.0' }).observability).toEqual({
+      logFormat: 'text',
+      metrics: { host: '0.0.0.0', port: 9464 },
     });
   });
 
@@ -124,13 +129,7 @@ describe('LOG_FORMAT=json', () => {
   test('each activity of ours names its stage', () => {
     expect(
       ['validateBookingRequest', 'checkRequestAndAvail', 'checkAvail', 'book', 'queryOrder'].map(stageOfActivity),
-    ).toEqual([
-      'checking-availability',
-      'checking-availability',
-      'checking-availability',
-      'booking',
-      'recovering',
-    ]);
+    ).toEqual(['checking-availability', 'checking-availability', 'checking-availability', 'booking', 'recovering']);
     expect(stageOfActivity('other')).toBeUndefined();
   });
 });
