@@ -151,7 +151,8 @@ const MEANINGS: Readonly<Record<string, string>> = {
   WORKER_METRICS_PORT:
     "Prometheus endpoint `/metrics`: the SDK's metrics and the booking's, one endpoint per worker process; off when unset " +
     '(`npm start`: 9464)',
-  WORKER_METRICS_HOST: 'address the metrics endpoint listens on; `0.0.0.0` for a scraper in another container (compose sets it)',
+  WORKER_METRICS_HOST:
+    'address the metrics endpoint listens on; `0.0.0.0` for a scraper in another container (compose sets it)',
   LOG_FORMAT:
     "`json`: one JSON object per line (the SDK's lines and ours: `workflowId`, `runId`, `activity`, `bookingStage`, …)",
   OTEL_TRACES_EXPORTER:
