@@ -16,15 +16,8 @@ import { isIPv4, type AddressInfo } from 'node:net';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { z } from 'zod';
 import { readLimitedBody } from '../http/limited-body';
-import {
-  cookieValues,
-  isValidSession,
-  loginPage,
-  newSessionValue,
-  SESSION_COOKIE,
-  sessionSetCookie,
-  tokenMatches,
-} from './session';
+import { cookieValues, tokenMatches } from '../http/credentials';
+import { isValidSession, loginPage, newSessionValue, SESSION_COOKIE, sessionSetCookie } from './session';
 
 export interface CodecServerOptions {
   codec: PayloadCodec;

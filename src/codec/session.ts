@@ -9,7 +9,7 @@
  * replicas of the codec server (the UI would otherwise stop decoding at every restart until someone logs in
  * again); it expires on its own (SESSION_TTL_SECONDS), and changing the token revokes every session at once.
  */
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 
 /** The cookie's name. */
 export const SESSION_COOKIE = 'codec_session';
@@ -37,16 +37,6 @@ export function isValidSession(token: string, value: string, nowMs: number): boo
   return ok && expiresAt * 1000 > nowMs;
 }
 
-/** The values of every cookie called `name` in a Cookie header (a browser may send more than one). */
-export function cookieValues(header: string | undefined, name: string): string[] {
-  if (!header) return [];
-  return header
-    .split(';')
-    .map((part) => part.trim())
-    .filter((part) => part.startsWith(`${name}=`))
-    .map((part) => part.slice(name.length + 1));
-}
-
 /** The Set-Cookie header for a session: HttpOnly, SameSite=Strict, Secure when the UI is served over HTTPS. */
 export function sessionSetCookie(value: string, secure: boolean, maxAgeSeconds = SESSION_TTL_SECONDS): string {
   return [
@@ -57,12 +47,6 @@ export function sessionSetCookie(value: string, secure: boolean, maxAgeSeconds =
     'SameSite=Strict',
     ...(secure ? ['Secure'] : []),
   ].join('; ');
-}
-
-/** A comparison of a typed token with the configured one that takes the same time whatever was typed. */
-export function tokenMatches(given: string, token: string): boolean {
-  const digest = (s: string) => createHash('sha256').update(s).digest();
-  return timingSafeEqual(digest(given), digest(token));
 }
 
 /** The login form (no script, nothing from elsewhere); `message` is fixed text, never what was typed. */

@@ -10,7 +10,6 @@
  * `Authorization: Bearer …`. Every POST must come from the console's own page (its Origin), and the Host header must
  * name the console, so another web page open in the operator's browser can neither act nor read.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
@@ -18,6 +17,7 @@ import { z } from 'zod';
 import { AlreadyHandledError, cancelBooking, checkOrderNow, recordHandled } from '../client';
 import { describeIssues } from '../values';
 import { isLoopbackHost } from '../codec/server';
+import { cookieValues, tokenMatches } from '../http/credentials';
 import { readLimitedBody } from '../http/limited-body';
 import { SEARCH_ATTRIBUTES } from '../contract/definitions';
 import { describeOrderOutcome, listItemsNeedingAPerson, type ConsoleItem } from './items';
@@ -77,16 +77,18 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
         'orders. Set a token of 16 characters or more, or listen on 127.0.0.1.',
     );
   }
-  const digest = (s: string) => createHash('sha256').update(s).digest();
-  const expected = token ? digest(token) : undefined;
-  const matches = (given: string | undefined) =>
-    !!expected && given !== undefined && timingSafeEqual(digest(given), expected);
+  const matches = (given: string | undefined) => !!token && given !== undefined && tokenMatches(given, token);
 
   let selfHosts = new Set<string>();
   const authorized = (req: IncomingMessage, url: URL): boolean => {
-    if (!expected) return true;
+    if (!token) return true;
     const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
-    return matches(bearer) || matches(cookieOf(req, COOKIE)) || matches(url.searchParams.get('token') ?? undefined);
+    const cookie = cookieValues(req.headers.cookie, COOKIE)[0];
+    return (
+      matches(bearer) ||
+      matches(cookie === undefined ? undefined : decodeURIComponent(cookie)) ||
+      matches(url.searchParams.get('token') ?? undefined)
+    );
   };
 
   const send = (res: ServerResponse, status: number, body: string, headers: Record<string, string> = {}) => {
@@ -259,14 +261,6 @@ function actionError(err: unknown): string {
   if (err instanceof AlreadyHandledError) return 'not done: this item was already marked handled';
   if (err instanceof WorkflowUpdateFailedError) return `not done: ${err.cause?.message ?? err.message}`;
   return `not done: ${err instanceof Error ? err.message : String(err)}`;
-}
-
-function cookieOf(req: IncomingMessage, name: string): string | undefined {
-  for (const part of (req.headers.cookie ?? '').split(';')) {
-    const [k, ...v] = part.trim().split('=');
-    if (k === name) return decodeURIComponent(v.join('='));
-  }
-  return undefined;
 }
 
 /**
