@@ -25,6 +25,12 @@ export const SWEEP_SLICE_CEILING = 3_000;
 /** The failure type of a listing over the ceiling: non-retryable, the workflow lists its window again in halves. */
 export const SWEEP_SLICE_TOO_LARGE = 'SweepSliceTooLarge';
 
+/** A listing's window, ISO timestamps as QueryOrders takes them. */
+export interface TimeWindow {
+  start: string;
+  end: string;
+}
+
 /** A window is halved no finer than this; a slice this short still over the ceiling is a failed listing. */
 export const MIN_SLICE_MS = 60_000;
 
@@ -32,10 +38,7 @@ export const MIN_SLICE_MS = 60_000;
  * A window's two halves, cut at a whole second (the supplier's timestamps carry no finer time), or undefined when
  * a half would be shorter than MIN_SLICE_MS.
  */
-export function halves(window: {
-  start: string;
-  end: string;
-}): [{ start: string; end: string }, { start: string; end: string }] | undefined {
+export function halves(window: TimeWindow): [TimeWindow, TimeWindow] | undefined {
   const startMs = Date.parse(window.start);
   const endMs = Date.parse(window.end);
   const middleMs = Math.floor((startMs + endMs) / 2 / 1000) * 1000;
@@ -56,10 +59,7 @@ const DAY_MS = 24 * 3600_000;
  * each date in one half), and undefined when it holds one midnight or none: a day over the ceiling is one failed
  * listing at once.
  */
-export function checkInHalves(window: {
-  start: string;
-  end: string;
-}): [{ start: string; end: string }, { start: string; end: string }] | undefined {
+export function checkInHalves(window: TimeWindow): [TimeWindow, TimeWindow] | undefined {
   const startMs = Date.parse(window.start);
   const endMs = Date.parse(window.end);
   const midnights: number[] = [];
