@@ -28,7 +28,7 @@ import { testDataConverter } from '../test/fixtures/encryption';
 import { bookingRequest, testProfile } from '../test/harness/booking';
 import { replayScenarios, type ReplayScenario } from '../test/replay/scenarios';
 import { noteScenarios, orderScenarios, sweepScenarios, type RecordingContext } from '../test/replay/order-scenarios';
-import { WORKFLOW_TYPES, workflowFingerprint, type WorkflowFolder } from '../test/replay/fingerprint';
+import { byVersion, WORKFLOW_TYPES, workflowFingerprint, type WorkflowFolder } from '../test/replay/fingerprint';
 
 const HISTORIES = path.resolve(__dirname, '../test/replay/histories');
 
@@ -40,7 +40,7 @@ function target(): { folder: WorkflowFolder; out: string } {
   const existing = existsSync(path.join(HISTORIES, folder))
     ? readdirSync(path.join(HISTORIES, folder))
         .filter((d) => !d.startsWith('.'))
-        .sort()
+        .sort(byVersion)
     : [];
   const version = process.argv[3] ?? existing.at(-1);
   if (!version) throw new Error(`no ${folder} histories yet: name the first version folder`);

@@ -22,6 +22,9 @@ export const WORKFLOW_TYPES = {
 } as const;
 export type WorkflowFolder = keyof typeof WORKFLOW_TYPES;
 
+/** Version folders in the order they were made: v9 before v10 (a plain string sort puts v10 first). */
+export const byVersion = (a: string, b: string): number => a.localeCompare(b, 'en', { numeric: true });
+
 /** The files a workflow's entry reaches (relative imports, type-only ones left out), repo-relative and sorted. */
 export function workflowModules(entry: string): string[] {
   const seen = new Set<string>();

@@ -24,7 +24,7 @@ export function checkAvailActivity(fewerTasks: boolean): BookingActivities['chec
 }
 
 /**
- * A new booking's first step since PATCHES.current: the input check and CheckAvail in one local activity, with
+ * A new booking's first step since PATCHES.oneMarker: the input check and CheckAvail in one local activity, with
  * CheckAvail's options (its retries re-run the check, which costs microseconds).
  */
 export const { checkRequestAndAvail } = proxyLocalActivities<BookingActivities>({

@@ -42,15 +42,16 @@ export async function bookingWorkflow(input: BookingWorkflowInput): Promise<Book
   setHandler(bookingStateQuery, () => live.state);
   // First, before any other patch is asked: a new run records this one marker and asks no older patch; a run
   // from before it asks them exactly where it did (see patches.ts).
-  const current = patched(PATCHES.current);
+  const ownSearchAttributes = patched(PATCHES.current);
+  const oneMarker = ownSearchAttributes || patched(PATCHES.oneMarker);
   // A run with this marker skips the patches before it.
-  const fewerTasks = current || patched(PATCHES.fewerTasks);
+  const fewerTasks = oneMarker || patched(PATCHES.fewerTasks);
   // A run started before this patch keeps handing its order over at confirmation.
-  const orderOnDemand = current || (fewerTasks && patched(PATCHES.orderOnDemand));
+  const orderOnDemand = oneMarker || (fewerTasks && patched(PATCHES.orderOnDemand));
   const queryOrder = queryOrderActivity(fewerTasks);
 
   // A resumed run is past Book: a cancel arriving while its input is re-checked must not end it.
-  const paths = { fewerTasks, current };
+  const paths = { fewerTasks, oneMarker };
   const { request, recovery, firstCheck } = await (input?.resume
     ? CancellationScope.nonCancellable(() => checkInput(input, paths))
     : checkInput(input, paths));
@@ -61,12 +62,13 @@ export async function bookingWorkflow(input: BookingWorkflowInput): Promise<Book
     checkAvail,
     fewerTasks,
     orderOnDemand,
-    current,
+    oneMarker,
+    ownSearchAttributes,
     resumed: !!input.resume,
   });
   listen(run);
   // Also set here, not only by the client helper, for bookings started from other languages or the CLI;
-  // since PATCHES.fewerTasks, by the first stage's upsert, and only when the start did not carry it.
+  // since PATCHES.fewerTasks, by the first stage's upsert (see setSearchAttributes in ./run.ts).
   if (!fewerTasks) upsertSearchAttributes([{ key: CustomerReferenceNoKey, value: request.customerReferenceNo }]);
 
   if (input.resume) {

@@ -22,7 +22,7 @@ export interface ResumeState {
 }
 export type BookingWorkflowInput = BookingRequest & { resume?: ResumeState };
 
-/** The first CheckAvail's ending, when it ran with the input check (PATCHES.current): its answer, or its failure. */
+/** The first CheckAvail's ending, when it ran with the input check (PATCHES.oneMarker): its answer, or its failure. */
 export type FirstCheck = { kind: 'answered'; outcome: CheckAvailOutcome } | { kind: 'failed'; error: unknown };
 
 export interface CheckedInput {
@@ -33,11 +33,11 @@ export interface CheckedInput {
 
 /**
  * The checked request and its recovery policy; an invalid request fails the workflow, naming each field. A new
- * run since PATCHES.current also brings its first CheckAvail's ending, made in the same local activity.
+ * run since PATCHES.oneMarker also brings its first CheckAvail's ending, made in the same local activity.
  */
 export async function checkInput(
   input: BookingWorkflowInput,
-  paths: { fewerTasks: boolean; current: boolean },
+  paths: { fewerTasks: boolean; oneMarker: boolean },
 ): Promise<CheckedInput> {
   if (input?.resume && !workflowInfo().continuedFromExecutionRunId) {
     // `resume` skips CheckAvail and the price check: only this workflow's own continue-as-new may set it.
@@ -47,7 +47,7 @@ export async function checkInput(
   }
   const raw = withoutResume(input ?? ({} as BookingWorkflowInput));
   const { checked, firstCheck } =
-    paths.current && !input.resume
+    paths.oneMarker && !input.resume
       ? await checkedWithAvailability(raw)
       : {
           checked:

@@ -39,8 +39,17 @@ export const PATCHES = {
    * 2026-11-24: one marker for a new run. A run that records it takes every path above without asking its patch
    * (a marker and a TemporalChangeVersion upsert each), except hintPollsSpaced, still asked where a hint arrives
    * (src/workflows/hint-spacing.ts is shared with the order workflow); and a new booking checks its input in the
-   * same local activity as its first CheckAvail (one marker and one workflow activation fewer). Asked first, so
-   * runs from before it (no marker) ask the older patches exactly where they did.
+   * same local activity as its first CheckAvail (one marker and one workflow activation fewer). Asked right after
+   * `current`, so runs from before it (no marker) ask the older patches exactly where they did.
    */
-  current: 'booking-one-marker-checked-with-availability',
+  oneMarker: 'booking-one-marker-checked-with-availability',
+  /**
+   * 2026-11-25: which search attributes a stage upserts is decided from the run's own record of what it upserted,
+   * never from workflowInfo().searchAttributes. That map is how the server presents the start's attributes, and a
+   * frontend node just restarted can present them under other names: a run then upserted the reference once more,
+   * and its replay on another worker, seeing the names, sent one upsert fewer (TMPRL1100, the booking stuck after
+   * Book). Now the starting stage is never upserted (the start carries it) and the run's first upsert carries the
+   * reference too. The newest marker: a run that records it takes every path of `oneMarker` without asking it.
+   */
+  current: 'booking-search-attributes-from-own-record',
 } as const;

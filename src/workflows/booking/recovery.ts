@@ -94,7 +94,7 @@ function mayBookAgain(run: BookingRun, sinceBookMs: number): boolean {
   if (sent >= recovery.maxBookAttempts) return false;
   return !(
     state.bookAttempts.some((a) => a.result === 'order') &&
-    (run.current || patched(PATCHES.resendDecidesOnlyOnOrder))
+    (run.oneMarker || patched(PATCHES.resendDecidesOnlyOnOrder))
   );
 }
 
@@ -105,7 +105,7 @@ function mayBookAgain(run: BookingRun, sinceBookMs: number): boolean {
  * (`unresolved`, a person told) unless QueryOrders settles it. Runs from before the patch ended `failed`.
  */
 async function bookAgain(run: BookingRun): Promise<BookingOutcome | undefined> {
-  if (!(run.current || patched(PATCHES.resendDecidesOnlyOnOrder))) return decideAfterBook(run, await sendBook(run));
+  if (!(run.oneMarker || patched(PATCHES.resendDecidesOnlyOnOrder))) return decideAfterBook(run, await sendBook(run));
   const outcome = await sendBook(run, { retryRefused: false });
   if (outcome.kind === 'order') return decideOnOrder(run, outcome.order);
   if (outcome.kind !== 'ambiguous') {

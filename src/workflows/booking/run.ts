@@ -32,8 +32,16 @@ export interface BookingRun {
   fewerTasks: boolean;
   /** PATCHES.orderOnDemand: a confirmed booking starts no order workflow unless its caller cancelled it meanwhile. */
   orderOnDemand: boolean;
-  /** PATCHES.current: the run takes every newer path without asking the older patches (see patches.ts). */
-  current: boolean;
+  /** PATCHES.oneMarker: the run takes every newer path without asking the older patches (see patches.ts). */
+  oneMarker: boolean;
+  /** PATCHES.current: search attributes decided from `shown`, never from how the server presents them. */
+  ownSearchAttributes: boolean;
+  /**
+   * What this run knows the booking's search attributes hold: the stage it last upserted (a new run: the starting
+   * stage, which the start carries), and whether it has upserted the reference. Its own record, so a replay on any
+   * worker sends the very same upserts.
+   */
+  shown: { stage?: string; reference: boolean };
   /** Supplier hints received (the `supplierOrderUpdate` signal); each one triggers a verifying poll. */
   hints: number;
   /** The price a person is asked to approve, while one is. */
@@ -49,7 +57,8 @@ export interface RunSetup {
   checkAvail: BookingActivities['checkAvail'];
   fewerTasks: boolean;
   orderOnDemand: boolean;
-  current: boolean;
+  oneMarker: boolean;
+  ownSearchAttributes: boolean;
   resumed: boolean;
 }
 
@@ -57,7 +66,7 @@ export function newRun(
   state: BookingState,
   request: ParsedBookingRequest,
   recovery: RecoveryPolicy,
-  { queryOrder, checkAvail, fewerTasks, orderOnDemand, current, resumed }: RunSetup,
+  { queryOrder, checkAvail, fewerTasks, orderOnDemand, oneMarker, ownSearchAttributes, resumed }: RunSetup,
 ): BookingRun {
   const traceId = workflowInfo().workflowId;
   // One derivation of the session id (startingState), carried over continue-as-new in the state.
@@ -74,7 +83,10 @@ export function newRun(
     checkAvail,
     fewerTasks,
     orderOnDemand,
-    current,
+    oneMarker,
+    ownSearchAttributes,
+    // A resumed run does not know what its predecessor's attributes were carried as: its first upsert sets both.
+    shown: resumed ? { reference: false } : { stage: 'checking-availability', reference: false },
     hints: 0,
     enteredStages,
   };
@@ -114,16 +126,31 @@ export function setStage(run: BookingRun, stage: BookingStage, details?: string)
 }
 
 /**
- * The stage (and, for bookings started without it, the reference) as search attributes. Before
- * PATCHES.fewerTasks every stage was upserted and the reference once more at the start; since, only a
- * value the workflow does not already carry (the client helper sets both at the start), so a booking
- * started by it costs two upserts (booking, outcome), each an event and a visibility write, not four.
+ * The stage and the reference as search attributes. Before PATCHES.fewerTasks every stage was upserted and the
+ * reference once more at the start. Since PATCHES.current, a stage only when it differs from the one the run last
+ * set (the starting stage: the start's), and the reference with the run's first upsert; so a booking costs two
+ * upserts (booking, outcome), each an event and a visibility write. A booking started without attributes (another
+ * language, the CLI) shows none while it checks availability: nothing is booked yet, and its first upsert sets both.
  */
 function setSearchAttributes(run: BookingRun, stage: string): void {
   if (!run.fewerTasks) {
     upsertSearchAttributes([{ key: BookingStageKey, value: stage }]);
     return;
   }
+  if (!run.ownSearchAttributes) return setFromServerView(run, stage);
+  if (run.shown.stage === stage) return;
+  const pairs: SearchAttributeUpdatePair[] = [{ key: BookingStageKey, value: stage }];
+  if (!run.shown.reference) pairs.push({ key: CustomerReferenceNoKey, value: run.state.customerReferenceNo });
+  upsertSearchAttributes(pairs);
+  run.shown = { stage, reference: true };
+}
+
+/**
+ * Runs from PATCHES.fewerTasks to PATCHES.current: only a value the server's view of the workflow does not carry.
+ * They must replay as recorded, so they keep it, with its hazard: a node that presents the start's attributes
+ * under other names makes the run upsert the reference again, and a replay that sees the names sends one fewer.
+ */
+function setFromServerView(run: BookingRun, stage: string): void {
   // The untyped map, not typedSearchAttributes: a value drops out of the typed one when the server sends it
   // without its type metadata (a frontend node whose search-attribute mapping is not loaded yet), and a replay on
   // a worker that received it typed would then send a different count of upserts: a nondeterminism error.
