@@ -186,6 +186,7 @@ export function createActivities({
           : ordersOf(
               await supplier.queryOrders({ customerReferenceNos: [customerReferenceNo] }, { traceId, signal }),
               customerReferenceNo,
+              profile,
             );
         const deciding = decidingOrder(mine, profile);
         if (!deciding) return { kind: 'not-found' };

@@ -20,6 +20,7 @@ import { SupplierError } from './errors';
 import type { SupplierClient } from './interface';
 import type { SupplierRateLimiter } from './rate-limiter';
 import { ordersOf } from './orders';
+import type { SupplierProfile } from './profile';
 import type { HotelOrder, OrderListing } from './schemas';
 
 /** Looks up orders by customer reference, sharing requests with concurrent lookups. */
@@ -33,6 +34,8 @@ export interface QueryOrdersCoalescer {
 export interface QueryOrdersCoalescerOptions {
   /** Give it the client without rate limiting when `limiter` is set, or each request pays twice. */
   supplier: Pick<SupplierClient, 'queryOrders'>;
+  /** Which order status is Confirmed: a lookup's share of an answer depends on it (see ordersOf). */
+  profile: Pick<SupplierProfile, 'orderStatus'>;
   /** How long lookups arriving behind a request in flight wait for company. Default 20 ms. */
   windowMs?: number;
   /** References per request. Default 50. */
@@ -67,7 +70,7 @@ interface Batch {
 
 /** A coalescer over one supplier client; create one per worker process. */
 export function createQueryOrdersCoalescer(options: QueryOrdersCoalescerOptions): QueryOrdersCoalescer {
-  const { supplier, limiter } = options;
+  const { supplier, limiter, profile } = options;
   const windowMs = options.windowMs ?? 20;
   const maxReferences = Math.max(1, options.maxReferences ?? 50);
   const minIntervalMs = Math.max(0, options.minIntervalMs ?? 0);
@@ -169,7 +172,7 @@ export function createQueryOrdersCoalescer(options: QueryOrdersCoalescerOptions)
         for (const [ref, set] of waiters) {
           let mine: HotelOrder[];
           try {
-            mine = ordersOf(listing, ref);
+            mine = ordersOf(listing, ref, profile);
           } catch (err) {
             for (const w of set) w.reject(err);
             continue;

@@ -7,24 +7,44 @@ import { isTerminalOrderStatus, type SupplierProfile } from './profile';
 import type { HotelOrder, OrderListing } from './schemas';
 
 /**
- * The orders of `customerReferenceNo` in `listing`, or a SupplierInvalidResponse when an unreadable
- * order may be its own: one naming this reference, or one whose reference could not be read either,
- * unless this reference has a readable order already (one reference is one order: Book is idempotent).
- * Not found is only said when nothing unreadable could be this booking's order.
+ * The orders of `customerReferenceNo` in `listing`, or a SupplierInvalidResponse while another listed order may be
+ * the booking's own and what it would decide is not settled already:
+ *  - an unreadable order naming this reference: always;
+ *  - an unreadable order whose reference could not be read either, or a readable one listed under this reference
+ *    written another way (other letter case, spaces around it: a supplier that normalises what it stores): unless
+ *    this reference has a Confirmed order of its own. A Failed or pending order of its own is no proof, since the
+ *    order that counts may be that other one, and "not found" beside one would send Book again.
+ * Not found is only said when nothing listed could be this booking's order.
  */
-export function ordersOf(listing: OrderListing, customerReferenceNo: string): HotelOrder[] {
+export function ordersOf(
+  listing: OrderListing,
+  customerReferenceNo: string,
+  profile: Pick<SupplierProfile, 'orderStatus'>,
+): HotelOrder[] {
   const mine = listing.orders.filter((o) => o.customerReferenceNo === customerReferenceNo);
-  const doubtful = listing.unreadable.filter((u) =>
-    u.customerReferenceNo === undefined ? mine.length === 0 : u.customerReferenceNo === customerReferenceNo,
-  );
-  if (doubtful.length > 0) {
-    const issues = doubtful.flatMap((u) => u.issues);
-    throw new SupplierError('SupplierInvalidResponse', `queryOrders: unreadable order: ${issues.join('; ')}`, {
-      operation: 'queryOrders',
-      issues,
-    });
-  }
+  const named = listing.unreadable.filter((u) => u.customerReferenceNo === customerReferenceNo);
+  if (named.length > 0) throw unreadable(named.flatMap((u) => u.issues));
+  if (mine.some((o) => o.status === profile.orderStatus.confirmed)) return mine;
+  const loosely = (ref: string | undefined) =>
+    ref !== undefined && ref !== customerReferenceNo && looseKey(ref) === looseKey(customerReferenceNo);
+  const maybe = [
+    ...listing.unreadable.filter((u) => u.customerReferenceNo === undefined).flatMap((u) => u.issues),
+    ...[...listing.orders, ...listing.unreadable]
+      .filter((o) => loosely(o.customerReferenceNo))
+      .map(() => 'an order listed under this reference in other letter case or with spaces around it'),
+  ];
+  if (maybe.length > 0) throw unreadable(maybe);
   return mine;
+}
+
+/** A reference as a supplier that normalises it might store it. */
+const looseKey = (ref: string) => ref.trim().toLowerCase();
+
+function unreadable(issues: string[]): SupplierError {
+  return new SupplierError('SupplierInvalidResponse', `queryOrders: unreadable order: ${issues.join('; ')}`, {
+    operation: 'queryOrders',
+    issues,
+  });
 }
 
 /** Several orders listed under one reference, by reference and status only (no personal data). */

@@ -71,6 +71,7 @@ export function createSupplierStack(
   // The coalescer takes its tokens itself, from the shared limiter, so it gets the unlimited client.
   const orders = createQueryOrdersCoalescer({
     supplier: http,
+    profile,
     windowMs: config.queryBatch?.windowMs,
     maxReferences: config.queryBatch?.maxReferences,
     minIntervalMs: config.queryBatch?.minIntervalMs,

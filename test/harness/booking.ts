@@ -103,7 +103,7 @@ export async function createBookingRig(
     tokens,
     ...(options.drift ? { drift: options.drift } : {}),
   });
-  const orders = createQueryOrdersCoalescer({ supplier });
+  const orders = createQueryOrdersCoalescer({ supplier, profile });
   const taskQueue = `${name}-${randomUUID().slice(0, 8)}`;
   const makeWorker = (changes: Pick<RigOptions, 'recoveryTesting'> = {}) =>
     // The worker pair production runs (booking queue + rate-limited QueryOrders queue), through the

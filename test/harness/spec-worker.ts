@@ -34,7 +34,7 @@ export async function startSpecWorker(
     tokens: staticToken('spec-token'),
     ...(drift ? { drift } : {}),
   });
-  const orders = createQueryOrdersCoalescer({ supplier });
+  const orders = createQueryOrdersCoalescer({ supplier, profile: testProfile });
   const worker = await createBookingWorker({
     connection: env.nativeConnection,
     namespace: env.namespace ?? 'default',

@@ -73,7 +73,7 @@ describe('over HTTP against the sandbox', () => {
     const booked = uuids(150);
     const unknown = uuids(50);
     await bookAll(booked);
-    const orders = createQueryOrdersCoalescer({ supplier, windowMs: 20, maxReferences: 50 });
+    const orders = createQueryOrdersCoalescer({ profile, supplier, windowMs: 20, maxReferences: 50 });
     const refs = [...booked, ...unknown].sort();
 
     const results = await Promise.all(refs.map((ref) => orders.lookup(ref)));
@@ -98,7 +98,7 @@ describe('over HTTP against the sandbox', () => {
   test('lookups arriving while a request is in flight wait for the window and go together', async () => {
     const refs = uuids(100);
     await bookAll(refs);
-    const orders = createQueryOrdersCoalescer({ supplier, windowMs: 20, maxReferences: 50 });
+    const orders = createQueryOrdersCoalescer({ profile, supplier, windowMs: 20, maxReferences: 50 });
 
     const first = orders.lookup(refs[0]!);
     await nextTurn(); // the lone first lookup is on the wire now
@@ -113,7 +113,7 @@ describe('over HTTP against the sandbox', () => {
   test('a lone lookup is sent at once, not after the window', async () => {
     const [ref] = uuids(1);
     await bookAll([ref!]);
-    const orders = createQueryOrdersCoalescer({ supplier, windowMs: 20, maxReferences: 50 });
+    const orders = createQueryOrdersCoalescer({ profile, supplier, windowMs: 20, maxReferences: 50 });
     // Warm the connection and the ticket so both paths measure one request on a live connection.
     await supplier.queryOrders({ customerReferenceNos: [ref!] }, {});
 
@@ -141,7 +141,13 @@ describe('over HTTP against the sandbox', () => {
   test('with a minimum interval, a trickle of polls shares requests, and a poll after a quiet spell goes at once', async () => {
     const refs = uuids(40);
     await bookAll(refs);
-    const orders = createQueryOrdersCoalescer({ supplier, windowMs: 20, maxReferences: 50, minIntervalMs: 200 });
+    const orders = createQueryOrdersCoalescer({
+      profile,
+      supplier,
+      windowMs: 20,
+      maxReferences: 50,
+      minIntervalMs: 200,
+    });
 
     // A storm as a busy worker runs it: one poll every 5 ms for 200 ms. Without the interval each
     // would find nothing in flight and go alone.
@@ -169,7 +175,7 @@ describe('over HTTP against the sandbox', () => {
   test('a failed merged request rejects every caller with the same SupplierServerError', async () => {
     const refs = uuids(30);
     await bookAll(refs);
-    const orders = createQueryOrdersCoalescer({ supplier, windowMs: 20, maxReferences: 50 });
+    const orders = createQueryOrdersCoalescer({ profile, supplier, windowMs: 20, maxReferences: 50 });
     sandbox.configure({ queryOrders: { fault: '500', times: 1 } });
 
     const settled = await Promise.allSettled(refs.map((ref) => orders.lookup(ref)));
@@ -191,7 +197,7 @@ describe('wired into the activities and the stack', () => {
   test('queryOrder through the coalescer keeps its outcomes and its failure mapping', async () => {
     const [known, unknown] = uuids(2);
     await bookAll([known!]);
-    const orders = createQueryOrdersCoalescer({ supplier, windowMs: 20, maxReferences: 50 });
+    const orders = createQueryOrdersCoalescer({ profile, supplier, windowMs: 20, maxReferences: 50 });
     const activities = createActivities({ supplier, profile, orders });
 
     const [found, notFound] = await Promise.all([
@@ -259,7 +265,7 @@ const order = (customerReferenceNo: string, status = 2): HotelOrder => ({ custom
 describe('in process', () => {
   test('a reference asked for by several callers is sent once, and each of them gets its orders', async () => {
     const { client, requests } = manualSupplier();
-    const orders = createQueryOrdersCoalescer({ supplier: client, windowMs: 20, maxReferences: 50 });
+    const orders = createQueryOrdersCoalescer({ profile, supplier: client, windowMs: 20, maxReferences: 50 });
 
     const lookups = ['A', 'B', 'A', 'C', 'A'].map((ref) => orders.lookup(ref));
     await nextTurn();
@@ -273,7 +279,7 @@ describe('in process', () => {
 
   test("one caller's abort rejects that caller only; the request goes on for the others", async () => {
     const { client, requests } = manualSupplier();
-    const orders = createQueryOrdersCoalescer({ supplier: client, windowMs: 20, maxReferences: 50 });
+    const orders = createQueryOrdersCoalescer({ profile, supplier: client, windowMs: 20, maxReferences: 50 });
     const controller = new AbortController();
 
     const leaving = orders.lookup('A', controller.signal);
@@ -289,7 +295,7 @@ describe('in process', () => {
 
   test('a caller aborting before the request is sent takes its reference out of it', async () => {
     const { client, requests } = manualSupplier();
-    const orders = createQueryOrdersCoalescer({ supplier: client, windowMs: 20, maxReferences: 50 });
+    const orders = createQueryOrdersCoalescer({ profile, supplier: client, windowMs: 20, maxReferences: 50 });
     const controller = new AbortController();
 
     const leaving = orders.lookup('A', controller.signal);
@@ -304,7 +310,7 @@ describe('in process', () => {
 
   test('a request every caller has left is abandoned', async () => {
     const { client, requests } = manualSupplier();
-    const orders = createQueryOrdersCoalescer({ supplier: client, windowMs: 20, maxReferences: 50 });
+    const orders = createQueryOrdersCoalescer({ profile, supplier: client, windowMs: 20, maxReferences: 50 });
     const a = new AbortController();
     const b = new AbortController();
 
@@ -319,7 +325,7 @@ describe('in process', () => {
 
   test('a lone lookup keeps its Trace-Id; a shared request carries none', async () => {
     const { client, requests } = manualSupplier();
-    const orders = createQueryOrdersCoalescer({ supplier: client, windowMs: 20, maxReferences: 50 });
+    const orders = createQueryOrdersCoalescer({ profile, supplier: client, windowMs: 20, maxReferences: 50 });
 
     const lone = orders.lookup('A', undefined, 'trace-a');
     await nextTurn();
@@ -338,7 +344,7 @@ describe('in process', () => {
 
   test('while one request is in flight, a full batch goes without waiting for the window', async () => {
     const { client, requests } = manualSupplier();
-    const orders = createQueryOrdersCoalescer({ supplier: client, windowMs: 60_000, maxReferences: 3 });
+    const orders = createQueryOrdersCoalescer({ profile, supplier: client, windowMs: 60_000, maxReferences: 3 });
 
     const lookups = [orders.lookup('A')];
     await nextTurn();
@@ -354,7 +360,7 @@ describe('in process', () => {
     const { client, requests } = manualSupplier();
     let grant: () => void = () => undefined;
     const limiter = { acquire: () => new Promise<void>((resolve) => (grant = resolve)) };
-    const orders = createQueryOrdersCoalescer({ supplier: client, windowMs: 20, maxReferences: 50, limiter });
+    const orders = createQueryOrdersCoalescer({ profile, supplier: client, windowMs: 20, maxReferences: 50, limiter });
 
     const lookups = [orders.lookup('A')];
     await nextTurn();

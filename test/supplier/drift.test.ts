@@ -375,7 +375,7 @@ describe('each order of a QueryOrders answer is read on its own', () => {
   test('a malformed order fails only its own lookup in a shared request', async () => {
     const supplier = await scriptedSupplier();
     const client = clientOn(supplier.url, recordingDrift().drift);
-    const coalescer = createQueryOrdersCoalescer({ supplier: client });
+    const coalescer = createQueryOrdersCoalescer({ supplier: client, profile: fastProfile });
     res.add(async () => coalescer.close());
     supplier.answer({ code: 0, data: { orders: [order(refs[0]!), order(refs[1]!, 'confirmed'), order(refs[2]!, 1)] } });
     const [a, b, c, d] = await Promise.allSettled(refs.map((ref) => coalescer.lookup(ref)));
@@ -393,7 +393,7 @@ describe('each order of a QueryOrders answer is read on its own', () => {
   test('an order whose reference cannot be read fails the lookups that found nothing, never those that did', async () => {
     const supplier = await scriptedSupplier();
     const client = clientOn(supplier.url, recordingDrift().drift);
-    const coalescer = createQueryOrdersCoalescer({ supplier: client });
+    const coalescer = createQueryOrdersCoalescer({ supplier: client, profile: fastProfile });
     res.add(async () => coalescer.close());
     supplier.answer({ code: 0, data: { orders: [order(refs[0]!), { status: 2, customerReferenceNo: 17 }] } });
     const [a, d] = await Promise.allSettled([coalescer.lookup(refs[0]!), coalescer.lookup(refs[3]!)]);

@@ -298,7 +298,7 @@ describe('several orders under one reference', () => {
   test('through the QueryOrders coalescer as well', async () => {
     expectWorkerWarnings(CONFLICT);
     const client = res.client({ baseUrl: spec.url, tokens: staticToken('spec-token') });
-    const orders = createQueryOrdersCoalescer({ supplier: client });
+    const orders = createQueryOrdersCoalescer({ supplier: client, profile: fastProfile });
     res.add(async () => orders.close());
     const coalesced = createActivities({ supplier: client, profile: fastProfile, orders });
     spec.script({ queryOrders: () => ordersAnswer(order(ORDER_FAILED, 1), order(ORDER_CONFIRMED, 2)) });

@@ -314,7 +314,7 @@ describe('over HTTP against the sandbox with a QueryOrders limit of 5/s', () => 
   test('60 sequential lookups through the limiter: no 429 and never more than the limit in one second', async () => {
     const { refs, booked } = await references();
     const limiter = new SupplierRateLimiter({ limits: profile.rateLimits });
-    const orders = createQueryOrdersCoalescer({ supplier, windowMs: 20, maxReferences: 50, limiter });
+    const orders = createQueryOrdersCoalescer({ profile, supplier, windowMs: 20, maxReferences: 50, limiter });
     let found = 0;
 
     const result = await sequentialBurst(async (ref) => {
@@ -335,7 +335,7 @@ describe('over HTTP against the sandbox with a QueryOrders limit of 5/s', () => 
 
   test('the same 60 sequential lookups without the limiter meet 429s (the test above has teeth)', async () => {
     const { refs } = await references();
-    const orders = createQueryOrdersCoalescer({ supplier, windowMs: 20, maxReferences: 50 });
+    const orders = createQueryOrdersCoalescer({ profile, supplier, windowMs: 20, maxReferences: 50 });
 
     const result = await sequentialBurst((ref) => orders.lookup(ref), refs);
 
@@ -351,7 +351,7 @@ describe('over HTTP against the sandbox with a QueryOrders limit of 5/s', () => 
   test('a staggered burst through the limiter is merged while it waits: few requests, no 429', async () => {
     const { refs, booked } = await references();
     const limiter = new SupplierRateLimiter({ limits: profile.rateLimits });
-    const orders = createQueryOrdersCoalescer({ supplier, windowMs: 20, maxReferences: 50, limiter });
+    const orders = createQueryOrdersCoalescer({ profile, supplier, windowMs: 20, maxReferences: 50, limiter });
 
     const settled = await staggeredBurst((ref) => orders.lookup(ref), refs);
 
@@ -371,7 +371,7 @@ describe('over HTTP against the sandbox with a QueryOrders limit of 5/s', () => 
 
   test('the same staggered burst without the limiter meets 429s', async () => {
     const { refs } = await references();
-    const orders = createQueryOrdersCoalescer({ supplier, windowMs: 20, maxReferences: 50 });
+    const orders = createQueryOrdersCoalescer({ profile, supplier, windowMs: 20, maxReferences: 50 });
 
     const settled = await staggeredBurst((ref) => orders.lookup(ref), refs);
 
