@@ -17,6 +17,7 @@ import {
   bookAnswer,
   ORDER_CONFIRMED,
   ORDER_CONFIRMING,
+  ORDER_FAILED,
   ordersAnswer,
   specOrder,
   success,
@@ -28,8 +29,10 @@ import { expectWorkerWarnings } from '../harness/quiet-worker-logs';
 import { startSpecWorker, type SpecWorker } from '../harness/spec-worker';
 import { connectTimeSkipping } from '../harness/temporal';
 
-/** supplier-facts.md: order status 3 Cancelled. */
+/** supplier-facts.md: order status 3 Cancelled, 5 CancelFailed. */
 const ORDER_CANCELLED = 3;
+const ORDER_CANCEL_FAILED = 5;
+const GATEWAY_TIMEOUT = { status: 504, body: { code: 100000504, msg: 'timeout' } };
 const UNRESOLVED = /^ERROR Booking unresolved at the recovery deadline: needs manual follow-up/;
 /** A deadline of two hours: long enough for the schedule and a re-send, short enough to run quickly. */
 const SHORT_DEADLINE = { deadlineSeconds: 2 * 3600 };
@@ -214,4 +217,94 @@ test('Book 503 made nothing visible for 10 minutes; the re-send is refused 400 (
   });
   const outcome = await book(request);
   expect({ kind: outcome.kind, books: booksOf(ref).length }).toEqual({ kind: 'confirmed', books: 2 });
+});
+
+describe("an order seen, or maybe this booking's: never judged failed, never booked again", () => {
+  test('Book 502; QueryOrders lists the order Confirming once, then not for a while (eventually consistent), then Confirmed → confirmed, Book never re-sent over an order seen', async () => {
+    const request = bookingRequest();
+    const ref = request.customerReferenceNo;
+    let polls = 0;
+    // supplier-facts: Book is idempotent by reference, a repeat returns the existing order.
+    spec.script({
+      book: (b) =>
+        b.customerReferenceNo !== ref
+          ? otherBook(b)
+          : booksOf(ref).length === 1
+            ? { status: 502, body: { code: 100000500, msg: 'bad gateway' } }
+            : bookAnswer(specOrder(ref, { status: ORDER_CONFIRMING })),
+      queryOrders: (b) => {
+        if (!askedReferences(b).includes(ref)) return ordersAnswer();
+        const n = ++polls;
+        if (n === 1) return ordersAnswer(specOrder(ref, { status: ORDER_CONFIRMING }));
+        if (n < 8) return ordersAnswer();
+        return ordersAnswer(specOrder(ref, { status: ORDER_CONFIRMED }));
+      },
+    });
+    const outcome = await book(request);
+    expect({ kind: outcome.kind, books: booksOf(ref).length }).toEqual({ kind: 'confirmed', books: 1 });
+  });
+
+  test.each([
+    ['upper-cased', (ref: string) => ref.toUpperCase()],
+    ['padded with trailing spaces (a fixed-width column)', (ref: string) => `${ref}    `],
+  ])(
+    'Book 504; QueryOrders lists an order only under this reference %s → never "not found": Book sent once, unresolved at the deadline, a person told',
+    async (_name, listedAs) => {
+      expectWorkerWarnings(UNRESOLVED);
+      const request = bookingRequest({ recovery: SHORT_DEADLINE });
+      const ref = request.customerReferenceNo;
+      spec.script({
+        book: (b) => (b.customerReferenceNo === ref ? GATEWAY_TIMEOUT : otherBook(b)),
+        queryOrders: (b) =>
+          askedReferences(b).includes(ref)
+            ? ordersAnswer(specOrder(listedAs(ref), { status: ORDER_CONFIRMED }))
+            : ordersAnswer(),
+      });
+      const outcome = await book(request);
+      // It may be this booking's order (a supplier that normalises references) or another's: a person decides.
+      expect({ kind: outcome.kind, books: booksOf(ref).length }).toEqual({ kind: 'unresolved', books: 1 });
+    },
+  );
+
+  test('Book 504; QueryOrders lists the order CancelFailed (the rollback could not cancel it, so it may stand) → unresolved at once, a person told, Book sent once', async () => {
+    expectWorkerWarnings(/^ERROR Booking unresolved: its order is CancelFailed/);
+    const request = bookingRequest({ recovery: SHORT_DEADLINE });
+    const ref = request.customerReferenceNo;
+    spec.script({
+      book: (b) => (b.customerReferenceNo === ref ? GATEWAY_TIMEOUT : otherBook(b)),
+      queryOrders: (b) =>
+        askedReferences(b).includes(ref)
+          ? ordersAnswer(
+              specOrder(ref, { status: ORDER_CANCEL_FAILED, statusRemark: 'rollback failed: hotel did not cancel' }),
+            )
+          : ordersAnswer(),
+    });
+    const outcome = await book(request);
+    expect(outcome).toMatchObject({ kind: 'unresolved', lastStatus: ORDER_CANCEL_FAILED });
+    expect({ books: booksOf(ref).length, polls: pollsFor(ref).length }).toEqual({ books: 1, polls: 1 });
+  });
+
+  test('Book 504; QueryOrders, asked for this reference only, lists a Failed order and a Confirmed one whose customerReferenceNo is null → not failed', async () => {
+    expectWorkerWarnings(UNRESOLVED);
+    const request = bookingRequest({ recovery: SHORT_DEADLINE });
+    const ref = request.customerReferenceNo;
+    spec.script({
+      book: (b) => (b.customerReferenceNo === ref ? GATEWAY_TIMEOUT : otherBook(b)),
+      queryOrders: (b) =>
+        askedReferences(b).includes(ref)
+          ? ordersAnswer(
+              specOrder(ref, { status: ORDER_FAILED, platformReferenceNo: 'PRN-1', supplierReferenceNo: 'SRN-1' }),
+              specOrder(ref, {
+                status: ORDER_CONFIRMED,
+                customerReferenceNo: null,
+                platformReferenceNo: 'PRN-2',
+                supplierReferenceNo: 'SRN-2',
+              }),
+            )
+          : ordersAnswer(),
+    });
+    const outcome = await book(request);
+    expect(askedReferences(pollsFor(ref)[0]!.body)).toEqual([ref]);
+    expect({ kind: outcome.kind, books: booksOf(ref).length }).toEqual({ kind: 'unresolved', books: 1 });
+  });
 });

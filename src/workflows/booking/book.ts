@@ -7,7 +7,7 @@ import type { BookOutcome, OrderView } from '../../activities/booking';
 import type { BookAttempt, BookingOutcome } from '../../contract';
 import { book } from './activities';
 import { countBookAttempt } from './metrics';
-import { setStage, type BookingRun } from './run';
+import { setStage, unresolvedOutcome, type BookingRun } from './run';
 
 /** Book refused before any work (429, connection refused) is sent again for at most this long. */
 const BOOK_RETRY_WINDOW_MS = 10 * 60_000;
@@ -99,7 +99,14 @@ export function decideOnOrder(run: BookingRun, order: OrderView): BookingOutcome
   if (order.state === 'confirmed') {
     return { kind: 'confirmed', order: summaryOf(order), cancelRequested: state.cancelRequested };
   }
-  // A booking reads every other ending as failed: Cancelled and CancelFailed before it was ever confirmed.
+  // Nobody asked to cancel this order, so CancelFailed means the supplier's rollback failed: it may stand and be
+  // charged. Not failed: a person must look (PATCHES.current; runs before it read it as failed).
+  if (order.state === 'cancel-failed' && run.current) {
+    run.unresolvedBecause =
+      'Booking unresolved: its order is CancelFailed (the supplier could not roll it back, so it may stand): needs manual follow-up';
+    return unresolvedOutcome(run);
+  }
+  // A booking reads every other ending as failed: Cancelled (rolled back) before it was ever confirmed.
   if (order.state === 'failed' || order.state === 'cancelled' || order.state === 'cancel-failed') {
     return {
       kind: 'failed',

@@ -42,8 +42,8 @@ export async function bookingWorkflow(input: BookingWorkflowInput): Promise<Book
   setHandler(bookingStateQuery, () => live.state);
   // First, before any other patch is asked: a new run records this one marker and asks no older patch; a run
   // from before it asks them exactly where it did (see patches.ts).
-  const ownSearchAttributes = patched(PATCHES.current);
-  const oneMarker = ownSearchAttributes || patched(PATCHES.oneMarker);
+  const current = patched(PATCHES.current);
+  const oneMarker = current || patched(PATCHES.oneMarker);
   // A run with this marker skips the patches before it.
   const fewerTasks = oneMarker || patched(PATCHES.fewerTasks);
   // A run started before this patch keeps handing its order over at confirmation.
@@ -63,7 +63,7 @@ export async function bookingWorkflow(input: BookingWorkflowInput): Promise<Book
     fewerTasks,
     orderOnDemand,
     oneMarker,
-    ownSearchAttributes,
+    current,
     resumed: !!input.resume,
   });
   listen(run);

@@ -44,12 +44,16 @@ export const PATCHES = {
    */
   oneMarker: 'booking-one-marker-checked-with-availability',
   /**
-   * 2026-11-25: which search attributes a stage upserts is decided from the run's own record of what it upserted,
-   * never from workflowInfo().searchAttributes. That map is how the server presents the start's attributes, and a
-   * frontend node just restarted can present them under other names: a run then upserted the reference once more,
-   * and its replay on another worker, seeing the names, sent one upsert fewer (TMPRL1100, the booking stuck after
-   * Book). Now the starting stage is never upserted (the start carries it) and the run's first upsert carries the
-   * reference too. The newest marker: a run that records it takes every path of `oneMarker` without asking it.
+   * 2026-11-25, the newest marker; a run that records it takes every path of `oneMarker` without asking it, and:
+   *  - which search attributes a stage upserts is decided from the run's own record of what it upserted, never from
+   *    workflowInfo().searchAttributes. That map is how the server presents the start's attributes, and a frontend
+   *    node just restarted can present them under other names: a run then upserted the reference once more, and its
+   *    replay on another worker, seeing the names, sent one upsert fewer (TMPRL1100, the booking stuck after Book).
+   *    The starting stage is never upserted (the start carries it); the run's first upsert carries the reference too;
+   *  - Book is never sent again once any order was seen for the reference, by a poll or in a Book answer: a listing
+   *    that showed it and then did not (an eventually consistent one) is no sign that no order exists;
+   *  - an order in CancelFailed ends the booking `unresolved` at once, a person told, not `failed`: nobody asked to
+   *    cancel it, so the supplier's rollback failed and the order may stand and be charged.
    */
-  current: 'booking-search-attributes-from-own-record',
+  current: 'booking-own-record-orders-seen-cancel-failed',
 } as const;

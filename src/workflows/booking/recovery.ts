@@ -23,7 +23,7 @@ import { decideAfterBook, decideOnOrder, sendBook } from './book';
 import { withoutResume, type BookingWorkflowInput, type ResumeState } from './input';
 import { countRecoveryPoll } from './metrics';
 import { PATCHES } from './patches';
-import { describe, setStage, type BookingRun } from './run';
+import { describe, setStage, unresolvedOutcome, type BookingRun } from './run';
 import type { bookingWorkflow } from './index';
 
 /** Polls kept in state (and carried over continue-as-new); older ones are dropped. */
@@ -69,7 +69,7 @@ export async function recover(
       const decided = decideOnOrder(run, poll.order);
       if (decided) return decided;
     }
-    if (!hinted && dueMs >= deadlineMs) return unresolved(run);
+    if (!hinted && dueMs >= deadlineMs) return unresolvedOutcome(run);
     if (!hinted && poll.kind === 'not-found' && mayBookAgain(run, Date.now() - anchorMs)) {
       const decided = await bookAgain(run);
       if (decided) return decided;
@@ -84,14 +84,17 @@ export async function recover(
  * Still no order long after the last Book: that request most likely never arrived, so Book is sent again
  * with the same reference (the supplier returns any existing order instead of making a second one). Sends
  * refused before any work do not count towards `maxBookAttempts`; every other send may have reached the
- * supplier and does. Never after a Book answered with an order: the supplier holds it, and only
- * QueryOrders can tell its fate.
+ * supplier and does. Never after a Book answered with an order, nor (PATCHES.current) after any order was seen:
+ * the supplier holds it, and only QueryOrders can tell its fate.
  */
 function mayBookAgain(run: BookingRun, sinceBookMs: number): boolean {
   const { recovery, state } = run;
   if (sinceBookMs < recovery.rebookAfterSeconds * 1000) return false;
   const sent = state.bookAttempts.filter((a) => a.result !== 'refused').length;
   if (sent >= recovery.maxBookAttempts) return false;
+  // An order was seen (a poll listed it, or a Book answered with it): the supplier holds one, whatever later
+  // listings say (an eventually consistent listing can drop it for a while).
+  if (run.current && state.order !== undefined) return false;
   return !(
     state.bookAttempts.some((a) => a.result === 'order') &&
     (run.oneMarker || patched(PATCHES.resendDecidesOnlyOnOrder))
@@ -116,19 +119,6 @@ async function bookAgain(run: BookingRun): Promise<BookingOutcome | undefined> {
     });
   }
   return undefined;
-}
-
-function unresolved(run: BookingRun): BookingOutcome {
-  const { state } = run;
-  return {
-    kind: 'unresolved',
-    customerReferenceNo: state.customerReferenceNo,
-    sessionId: state.sessionId,
-    lastStatus: state.order?.status,
-    bookAttempts: state.bookAttempts,
-    polls: state.polls,
-    cancelRequested: state.cancelRequested,
-  };
 }
 
 async function pollOnce(

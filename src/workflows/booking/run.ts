@@ -34,8 +34,9 @@ export interface BookingRun {
   orderOnDemand: boolean;
   /** PATCHES.oneMarker: the run takes every newer path without asking the older patches (see patches.ts). */
   oneMarker: boolean;
-  /** PATCHES.current: search attributes decided from `shown`, never from how the server presents them. */
-  ownSearchAttributes: boolean;
+  /** PATCHES.current: the run takes the newest paths (see patches.ts): search attributes decided from `shown`, no Book
+   * re-sent once an order was seen, CancelFailed not read as failed. */
+  current: boolean;
   /**
    * What this run knows the booking's search attributes hold: the stage it last upserted (a new run: the starting
    * stage, which the start carries), and whether it has upserted the reference. Its own record, so a replay on any
@@ -50,6 +51,8 @@ export interface BookingRun {
   approval?: PriceApproval;
   /** Stages this booking has been counted entering (booking_stage_entered counts each once per booking). */
   enteredStages: Set<BookingStage>;
+  /** Why the booking ends `unresolved` when it is not the recovery deadline: the ERROR line a person reads. */
+  unresolvedBecause?: string;
 }
 
 export interface RunSetup {
@@ -58,7 +61,7 @@ export interface RunSetup {
   fewerTasks: boolean;
   orderOnDemand: boolean;
   oneMarker: boolean;
-  ownSearchAttributes: boolean;
+  current: boolean;
   resumed: boolean;
 }
 
@@ -66,7 +69,7 @@ export function newRun(
   state: BookingState,
   request: ParsedBookingRequest,
   recovery: RecoveryPolicy,
-  { queryOrder, checkAvail, fewerTasks, orderOnDemand, oneMarker, ownSearchAttributes, resumed }: RunSetup,
+  { queryOrder, checkAvail, fewerTasks, orderOnDemand, oneMarker, current, resumed }: RunSetup,
 ): BookingRun {
   const traceId = workflowInfo().workflowId;
   // One derivation of the session id (startingState), carried over continue-as-new in the state.
@@ -84,7 +87,7 @@ export function newRun(
     fewerTasks,
     orderOnDemand,
     oneMarker,
-    ownSearchAttributes,
+    current,
     // A resumed run does not know what its predecessor's attributes were carried as: its first upsert sets both.
     shown: resumed ? { reference: false } : { stage: 'checking-availability', reference: false },
     hints: 0,
@@ -137,7 +140,7 @@ function setSearchAttributes(run: BookingRun, stage: string): void {
     upsertSearchAttributes([{ key: BookingStageKey, value: stage }]);
     return;
   }
-  if (!run.ownSearchAttributes) return setFromServerView(run, stage);
+  if (!run.current) return setFromServerView(run, stage);
   if (run.shown.stage === stage) return;
   const pairs: SearchAttributeUpdatePair[] = [{ key: BookingStageKey, value: stage }];
   if (!run.shown.reference) pairs.push({ key: CustomerReferenceNoKey, value: run.state.customerReferenceNo });
@@ -164,6 +167,20 @@ function setFromServerView(run: BookingRun, stage: string): void {
   if (changed.length > 0) upsertSearchAttributes(changed);
 }
 
+/** Still unknown: someone must follow up with these references, the attempts and the poll log. */
+export function unresolvedOutcome(run: BookingRun): BookingOutcome {
+  const { state } = run;
+  return {
+    kind: 'unresolved',
+    customerReferenceNo: state.customerReferenceNo,
+    sessionId: state.sessionId,
+    lastStatus: state.order?.status,
+    bookAttempts: state.bookAttempts,
+    polls: state.polls,
+    cancelRequested: state.cancelRequested,
+  };
+}
+
 /** Records the outcome; an `unresolved` one is also an ERROR line, so a person is told. */
 export function finish(run: BookingRun, outcome: BookingOutcome): BookingOutcome {
   const { state } = run;
@@ -175,7 +192,7 @@ export function finish(run: BookingRun, outcome: BookingOutcome): BookingOutcome
   setSearchAttributes(run, outcome.kind);
   setCurrentDetails(`Outcome: ${outcome.kind}. ${describe(state)}`);
   if (outcome.kind === 'unresolved') {
-    log.error('Booking unresolved at the recovery deadline: needs manual follow-up', {
+    log.error(run.unresolvedBecause ?? 'Booking unresolved at the recovery deadline: needs manual follow-up', {
       customerReferenceNo: state.customerReferenceNo,
       bookingStage: outcome.kind,
     });
