@@ -176,6 +176,7 @@ describe('dashboards and alert rules name only metrics the worker exports', () =
       'SupplierRateLimiting',
       'SupplierServerErrors',
       'BookingWorkerNotPolling',
+      'WorkflowTaskFailing',
     ]);
   });
 
