@@ -4,6 +4,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { bookingWorkflowId, type BookingOutcome, type BookingRequest } from '../../src/contract';
+import type { bookingWorkflow } from '../../src/workflows';
 import { createQueryOrdersCoalescer } from '../../src/supplier/coalescer';
 import type { DriftReporter } from '../../src/supplier/drift';
 import { createHttpSupplierClient } from '../../src/supplier/http-client';
@@ -17,6 +19,8 @@ export interface SpecWorker {
   spec: SpecSupplier;
   worker: BookingWorker;
   taskQueue: string;
+  /** Starts a booking on this worker's queue, as any caller would (no search attributes), and waits for its outcome. */
+  book(request: BookingRequest): Promise<BookingOutcome>;
   /** Stops the worker (after `beforeStop`, while it still runs) and closes the supplier's clients and server. */
   close(beforeStop?: () => Promise<unknown>): Promise<void>;
 }
@@ -49,6 +53,14 @@ export async function startSpecWorker(
     spec,
     worker,
     taskQueue,
+    async book(request) {
+      const handle = await env.client.workflow.start<typeof bookingWorkflow>('bookingWorkflow', {
+        taskQueue,
+        workflowId: bookingWorkflowId(request.customerReferenceNo),
+        args: [request],
+      });
+      return handle.result();
+    },
     async close(beforeStop) {
       await beforeStop?.();
       if (worker.getState() === 'RUNNING') worker.shutdown();

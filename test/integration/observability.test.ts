@@ -6,7 +6,6 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { Client } from '@temporalio/client';
 import { noopMetricMeter } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -19,7 +18,8 @@ import { startSandbox, type Sandbox } from '../../dev/sandbox/server';
 import { freePort } from '../../dev/temporal/dev-server';
 import type { bookingWorkflow } from '../../src/workflows';
 import { bookingRequest, eventually, testProfile } from '../harness/booking';
-import { connectDevServer, workflowBundle } from '../harness/temporal';
+import { connectDevServer } from '../harness/temporal';
+import { startWorkerProcess, type WorkerProcess } from '../harness/worker-process';
 import { parseScrape, sampleValue, type Scrape } from '../fixtures/prometheus';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -34,40 +34,6 @@ afterAll(async () => {
   await sandbox?.close();
   await env?.teardown();
 });
-
-interface WorkerProcess {
-  child: ChildProcess;
-  stdout: () => string;
-  exited: Promise<number | null>;
-}
-
-/** `npm run worker`, as a process of its own; resolves once it has printed `ready` (the last line of its start). */
-async function startWorkerProcess(extra: Record<string, string>, ready: string): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/worker.ts'], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH ?? '',
-      TEMPORAL_ADDRESS: env.address,
-      SUPPLIER_APP_KEY: 'sandbox-app',
-      SUPPLIER_APP_SECRET: 'sandbox-secret',
-      SUPPLIER_BASE_URL: sandbox.url,
-      WORKER_WORKFLOW_BUNDLE: workflowBundle().codePath,
-      ...extra,
-    },
-  });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-  let stdout = '';
-  let stderr = '';
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  await new Promise<void>((resolve, reject) => {
-    child.stdout!.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-      if (stdout.includes(ready)) resolve();
-    });
-    void exited.then((code) => reject(new Error(`worker exited with ${code} before polling:\n${stdout}\n${stderr}`)));
-  });
-  return { child, stdout: () => stdout, exited };
-}
 
 async function scrape(url: string): Promise<{ text: string; scrape: Scrape }> {
   const res = await fetch(url);
@@ -85,6 +51,7 @@ describe('metrics and JSON logs of a worker process', () => {
     const port = await freePort();
     metricsUrl = `http://127.0.0.1:${port}/metrics`;
     worker = await startWorkerProcess(
+      { temporalAddress: env.address, supplierUrl: sandbox.url },
       {
         BOOKING_TASK_QUEUE: taskQueue,
         WORKER_METRICS_PORT: String(port),

@@ -7,7 +7,6 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { Worker } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -16,7 +15,8 @@ import { bookingWorkflowId } from '../../src/contract';
 import { startSandbox, type Sandbox } from '../../dev/sandbox/server';
 import { freePort } from '../../dev/temporal/dev-server';
 import { bookingRequest, eventually } from '../harness/booking';
-import { connectDevServer, workflowBundle } from '../harness/temporal';
+import { connectDevServer } from '../harness/temporal';
+import { startWorkerProcess, type WorkerProcess } from '../harness/worker-process';
 import { parseScrape, sampleValue } from '../fixtures/prometheus';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -25,13 +25,14 @@ const FAILED_TASKS = 'temporal_workflow_task_execution_failed_total';
 
 let env: TestWorkflowEnvironment;
 let sandbox: Sandbox;
-let worker: ChildProcess | undefined;
+let worker: WorkerProcess | undefined;
 beforeAll(async () => {
   env = await connectDevServer();
   sandbox = await startSandbox({ port: 0 });
 });
 afterAll(async () => {
-  worker?.kill('SIGTERM');
+  worker?.child.kill('SIGTERM');
+  await worker?.exited;
   await sandbox?.close();
   await env?.teardown();
 });
@@ -57,22 +58,16 @@ test('a booking stuck on a failing workflow task is counted where the WorkflowTa
 
   const port = await freePort();
   const metricsUrl = `http://127.0.0.1:${port}/metrics`;
-  worker = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/worker.ts'], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH ?? '',
-      TEMPORAL_ADDRESS: env.address,
-      SUPPLIER_APP_KEY: 'sandbox-app',
-      SUPPLIER_APP_SECRET: 'sandbox-secret',
-      SUPPLIER_BASE_URL: sandbox.url,
-      WORKER_WORKFLOW_BUNDLE: workflowBundle().codePath,
+  worker = await startWorkerProcess(
+    { temporalAddress: env.address, supplierUrl: sandbox.url },
+    {
       BOOKING_TASK_QUEUE: taskQueue,
       WORKER_METRICS_PORT: String(port),
       WORKER_METRICS_HOST: '127.0.0.1',
       LOG_FORMAT: 'json',
     },
-    stdio: ['ignore', 'ignore', 'ignore'],
-  });
+    `Metrics: ${metricsUrl}`,
+  );
 
   // The worker fails the task; the server records it with its cause, and the counter moves.
   const failed = await eventually(async () => {

@@ -9,9 +9,8 @@
  */
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { awaitOrderOutcome, cancelBooking } from '../../src/client';
-import { bookingWorkflowId, type BookingOutcome, type BookingRequest } from '../../src/contract';
+import type { BookingOutcome, BookingRequest } from '../../src/contract';
 import { createDriftReporter } from '../../src/supplier/drift';
-import type { bookingWorkflow } from '../../src/workflows';
 import {
   askedReferences,
   bookAnswer,
@@ -53,14 +52,7 @@ afterAll(async () => {
   await env?.teardown();
 });
 
-async function book(request: BookingRequest): Promise<BookingOutcome> {
-  const handle = await env.client.workflow.start<typeof bookingWorkflow>('bookingWorkflow', {
-    taskQueue,
-    workflowId: bookingWorkflowId(request.customerReferenceNo),
-    args: [request],
-  });
-  return handle.result();
-}
+const book = (request: BookingRequest): Promise<BookingOutcome> => rig.book(request);
 
 const booksOf = (ref: string) => spec.callsOf('book').filter((c) => c.body.customerReferenceNo === ref);
 const pollsFor = (ref: string) => spec.callsOf('queryOrders').filter((c) => askedReferences(c.body).includes(ref));

@@ -7,9 +7,8 @@
  *  - a Failed and a Confirmed order under one reference, in either order: confirmed, and an ERROR line.
  */
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bookingWorkflowId, type BookingOutcome, type BookingRequest } from '../../src/contract';
+import type { BookingOutcome, BookingRequest } from '../../src/contract';
 import { createDriftReporter } from '../../src/supplier/drift';
-import type { bookingWorkflow } from '../../src/workflows';
 import {
   askedReferences,
   bookAnswer,
@@ -28,7 +27,6 @@ import { connectTimeSkipping } from '../harness/temporal';
 let env: TestWorkflowEnvironment;
 let spec: SpecSupplier;
 let rig: SpecWorker;
-let taskQueue: string;
 const driftPaths: string[] = [];
 
 beforeAll(async () => {
@@ -36,7 +34,7 @@ beforeAll(async () => {
   rig = await startSpecWorker(env, 'spec-supplier', {
     drift: createDriftReporter((_message, meta) => driftPaths.push(`${meta.operation} ${meta.path}`)),
   });
-  ({ spec, taskQueue } = rig);
+  ({ spec } = rig);
 });
 
 afterAll(async () => {
@@ -44,14 +42,7 @@ afterAll(async () => {
   await env?.teardown();
 });
 
-async function book(request: BookingRequest): Promise<BookingOutcome> {
-  const handle = await env.client.workflow.start<typeof bookingWorkflow>('bookingWorkflow', {
-    taskQueue,
-    workflowId: bookingWorkflowId(request.customerReferenceNo),
-    args: [request],
-  });
-  return handle.result();
-}
+const book = (request: BookingRequest): Promise<BookingOutcome> => rig.book(request);
 
 /** QueryOrders calls that asked for `ref`. */
 const pollsFor = (ref: string) => spec.callsOf('queryOrders').filter((c) => askedReferences(c.body).includes(ref));
