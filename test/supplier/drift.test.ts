@@ -155,7 +155,9 @@ function drifted(clean: unknown, changes: Change[], decisions: string[][]): unkn
         return node !== null && typeof node === 'object' && !Array.isArray(node);
       });
       const target = at(copy, objects[c.at % objects.length] as Path) as Record<string, unknown>;
-      target[c.key] = c.value;
+      // A copy: fast-check hands the same constant (`{}`, `[]`) to several changes, and a later change could pick
+      // the object an earlier one inserted as its target, making the answer cyclic (and the constant dirty).
+      target[c.key] = structuredClone(c.value);
       continue;
     }
     if (candidates.length === 0) continue;
@@ -163,7 +165,7 @@ function drifted(clean: unknown, changes: Change[], decisions: string[][]): unkn
     const parent = at(copy, path.slice(0, -1)) as Record<string | number, unknown>;
     const key = path[path.length - 1]!;
     if (c.kind === 'null') parent[key] = null;
-    else if (c.kind === 'retyped') parent[key] = retype(parent[key], c.value);
+    else if (c.kind === 'retyped') parent[key] = retype(parent[key], structuredClone(c.value));
     else if (Array.isArray(parent)) parent.splice(Number(key), 1);
     else delete parent[key];
   }
