@@ -61,6 +61,20 @@ const cancelsOf = (ref: string) => spec.callsOf('cancel').filter((c) => c.body.c
 /** Any other booking's Book (none run alongside, but a stray one gets a plain order). */
 const otherBook = (body: Record<string, unknown>) => bookAnswer(specOrder(String(body.customerReferenceNo)));
 
+type Answer = (body: Record<string, unknown>) => SpecReply;
+
+/**
+ * The supplier's script for one booking: `book` and `queryOrders` answer its reference; any other reference's Book
+ * gets a plain order and its QueryOrders none. `cancel` answers every Cancel.
+ */
+function scriptFor(ref: string, { book, queryOrders, cancel }: { book: Answer; queryOrders: Answer; cancel?: Answer }) {
+  spec.script({
+    book: (b) => (b.customerReferenceNo === ref ? book(b) : otherBook(b)),
+    queryOrders: (b) => (askedReferences(b).includes(ref) ? queryOrders(b) : ordersAnswer()),
+    ...(cancel ? { cancel } : {}),
+  });
+}
+
 describe('Book ended unclear, the supplier made the order: found with QueryOrders, Book sent once', () => {
   test.each([
     ['HTTP 500 with the system-error body', 500, { code: 100000500, msg: 'system error' }],
@@ -70,12 +84,9 @@ describe('Book ended unclear, the supplier made the order: found with QueryOrder
     const request = bookingRequest();
     const ref = request.customerReferenceNo;
     let polls = 0;
-    spec.script({
-      book: (b) => (b.customerReferenceNo === ref ? { status, body } : otherBook(b)),
-      queryOrders: (b) =>
-        askedReferences(b).includes(ref)
-          ? ordersAnswer(specOrder(ref, { status: ++polls >= 2 ? ORDER_CONFIRMED : ORDER_CONFIRMING }))
-          : ordersAnswer(),
+    scriptFor(ref, {
+      book: () => ({ status, body }),
+      queryOrders: () => ordersAnswer(specOrder(ref, { status: ++polls >= 2 ? ORDER_CONFIRMED : ORDER_CONFIRMING })),
     });
     const outcome = await book(request);
     expect({ kind: outcome.kind, books: booksOf(ref).length, polls: pollsFor(ref).length }).toEqual({
@@ -103,10 +114,7 @@ describe('Book ended unclear, the supplier made the order: found with QueryOrder
   ])('Book answered %s → QueryOrders finds it Confirmed → confirmed', async (_name, answer) => {
     const request = bookingRequest();
     const ref = request.customerReferenceNo;
-    spec.script({
-      book: (b) => (b.customerReferenceNo === ref ? answer(ref) : otherBook(b)),
-      queryOrders: (b) => (askedReferences(b).includes(ref) ? ordersAnswer(specOrder(ref)) : ordersAnswer()),
-    });
+    scriptFor(ref, { book: () => answer(ref), queryOrders: () => ordersAnswer(specOrder(ref)) });
     const outcome = await book(request);
     expect({ kind: outcome.kind, books: booksOf(ref).length, polls: pollsFor(ref).length }).toEqual({
       kind: 'confirmed',
@@ -135,9 +143,9 @@ describe('Book answered with an order still open: never re-sent, never failed', 
         orderChannel: 'OPENAPI',
         extra: { traceTag: 'x' },
       });
-    spec.script({
-      book: (b) => (b.customerReferenceNo === ref ? bookAnswer(order()) : otherBook(b)),
-      queryOrders: (b) => (askedReferences(b).includes(ref) && listed ? ordersAnswer(order()) : success({})),
+    scriptFor(ref, {
+      book: () => bookAnswer(order()),
+      queryOrders: () => (listed ? ordersAnswer(order()) : success({})),
     });
     const outcome = await book(request);
     expect({ kind: outcome.kind, books: booksOf(ref).length }).toEqual({ kind: 'unresolved', books: 1 });
@@ -165,9 +173,9 @@ describe('Cancel ended unclear and the hotel took it: followed to Cancelled, sen
         ...(cancelled ? { cancelTime: '2030-06-02T09:00:00Z', cancelReason: null } : {}),
       });
     };
-    spec.script({
-      book: (b) => (b.customerReferenceNo === ref ? bookAnswer(specOrder(ref)) : otherBook(b)),
-      queryOrders: (b) => (askedReferences(b).includes(ref) ? ordersAnswer(order()) : ordersAnswer()),
+    scriptFor(ref, {
+      book: () => bookAnswer(specOrder(ref)),
+      queryOrders: () => ordersAnswer(order()),
       cancel: (b) => {
         if (b.customerReferenceNo === ref) taken = true;
         return answer;
@@ -197,15 +205,12 @@ test('Book 503 made nothing visible for 10 minutes; the re-send is refused 400 (
   const request = bookingRequest();
   const ref = request.customerReferenceNo;
   let polls = 0;
-  spec.script({
-    book: (b) =>
-      b.customerReferenceNo !== ref
-        ? otherBook(b)
-        : booksOf(ref).length === 1
-          ? { status: 503, body: { code: 100001004, msg: 'dependency failure' } }
-          : { status: 400, body: { code: 100000400, msg: 'customerReferenceNo already used' } },
-    queryOrders: (b) =>
-      askedReferences(b).includes(ref) && ++polls >= 9 ? ordersAnswer(specOrder(ref)) : ordersAnswer(),
+  scriptFor(ref, {
+    book: () =>
+      booksOf(ref).length === 1
+        ? { status: 503, body: { code: 100001004, msg: 'dependency failure' } }
+        : { status: 400, body: { code: 100000400, msg: 'customerReferenceNo already used' } },
+    queryOrders: () => (++polls >= 9 ? ordersAnswer(specOrder(ref)) : ordersAnswer()),
   });
   const outcome = await book(request);
   expect({ kind: outcome.kind, books: booksOf(ref).length }).toEqual({ kind: 'confirmed', books: 2 });
@@ -217,15 +222,12 @@ describe("an order seen, or maybe this booking's: never judged failed, never boo
     const ref = request.customerReferenceNo;
     let polls = 0;
     // supplier-facts: Book is idempotent by reference, a repeat returns the existing order.
-    spec.script({
-      book: (b) =>
-        b.customerReferenceNo !== ref
-          ? otherBook(b)
-          : booksOf(ref).length === 1
-            ? { status: 502, body: { code: 100000500, msg: 'bad gateway' } }
-            : bookAnswer(specOrder(ref, { status: ORDER_CONFIRMING })),
-      queryOrders: (b) => {
-        if (!askedReferences(b).includes(ref)) return ordersAnswer();
+    scriptFor(ref, {
+      book: () =>
+        booksOf(ref).length === 1
+          ? { status: 502, body: { code: 100000500, msg: 'bad gateway' } }
+          : bookAnswer(specOrder(ref, { status: ORDER_CONFIRMING })),
+      queryOrders: () => {
         const n = ++polls;
         if (n === 1) return ordersAnswer(specOrder(ref, { status: ORDER_CONFIRMING }));
         if (n < 8) return ordersAnswer();
@@ -245,12 +247,9 @@ describe("an order seen, or maybe this booking's: never judged failed, never boo
       expectWorkerWarnings(UNRESOLVED);
       const request = bookingRequest({ recovery: SHORT_DEADLINE });
       const ref = request.customerReferenceNo;
-      spec.script({
-        book: (b) => (b.customerReferenceNo === ref ? GATEWAY_TIMEOUT : otherBook(b)),
-        queryOrders: (b) =>
-          askedReferences(b).includes(ref)
-            ? ordersAnswer(specOrder(listedAs(ref), { status: ORDER_CONFIRMED }))
-            : ordersAnswer(),
+      scriptFor(ref, {
+        book: () => GATEWAY_TIMEOUT,
+        queryOrders: () => ordersAnswer(specOrder(listedAs(ref), { status: ORDER_CONFIRMED })),
       });
       const outcome = await book(request);
       // It may be this booking's order (a supplier that normalises references) or another's: a person decides.
@@ -262,14 +261,12 @@ describe("an order seen, or maybe this booking's: never judged failed, never boo
     expectWorkerWarnings(/^ERROR Booking unresolved: its order is CancelFailed/);
     const request = bookingRequest({ recovery: SHORT_DEADLINE });
     const ref = request.customerReferenceNo;
-    spec.script({
-      book: (b) => (b.customerReferenceNo === ref ? GATEWAY_TIMEOUT : otherBook(b)),
-      queryOrders: (b) =>
-        askedReferences(b).includes(ref)
-          ? ordersAnswer(
-              specOrder(ref, { status: ORDER_CANCEL_FAILED, statusRemark: 'rollback failed: hotel did not cancel' }),
-            )
-          : ordersAnswer(),
+    scriptFor(ref, {
+      book: () => GATEWAY_TIMEOUT,
+      queryOrders: () =>
+        ordersAnswer(
+          specOrder(ref, { status: ORDER_CANCEL_FAILED, statusRemark: 'rollback failed: hotel did not cancel' }),
+        ),
     });
     const outcome = await book(request);
     expect(outcome).toMatchObject({ kind: 'unresolved', lastStatus: ORDER_CANCEL_FAILED });
@@ -280,20 +277,18 @@ describe("an order seen, or maybe this booking's: never judged failed, never boo
     expectWorkerWarnings(UNRESOLVED);
     const request = bookingRequest({ recovery: SHORT_DEADLINE });
     const ref = request.customerReferenceNo;
-    spec.script({
-      book: (b) => (b.customerReferenceNo === ref ? GATEWAY_TIMEOUT : otherBook(b)),
-      queryOrders: (b) =>
-        askedReferences(b).includes(ref)
-          ? ordersAnswer(
-              specOrder(ref, { status: ORDER_FAILED, platformReferenceNo: 'PRN-1', supplierReferenceNo: 'SRN-1' }),
-              specOrder(ref, {
-                status: ORDER_CONFIRMED,
-                customerReferenceNo: null,
-                platformReferenceNo: 'PRN-2',
-                supplierReferenceNo: 'SRN-2',
-              }),
-            )
-          : ordersAnswer(),
+    scriptFor(ref, {
+      book: () => GATEWAY_TIMEOUT,
+      queryOrders: () =>
+        ordersAnswer(
+          specOrder(ref, { status: ORDER_FAILED, platformReferenceNo: 'PRN-1', supplierReferenceNo: 'SRN-1' }),
+          specOrder(ref, {
+            status: ORDER_CONFIRMED,
+            customerReferenceNo: null,
+            platformReferenceNo: 'PRN-2',
+            supplierReferenceNo: 'SRN-2',
+          }),
+        ),
     });
     const outcome = await book(request);
     expect(askedReferences(pollsFor(ref)[0]!.body)).toEqual([ref]);
