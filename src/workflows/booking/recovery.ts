@@ -93,8 +93,8 @@ function mayBookAgain(run: BookingRun, sinceBookMs: number): boolean {
   const sent = state.bookAttempts.filter((a) => a.result !== 'refused').length;
   if (sent >= recovery.maxBookAttempts) return false;
   // An order was seen (a poll listed it, or a Book answered with it): the supplier holds one, whatever later
-  // listings say (an eventually consistent listing can drop it for a while).
-  if (run.current && state.order !== undefined) return false;
+  // listings say (an eventually consistent listing can drop it for a while). This covers the older rule below.
+  if (run.current) return state.order === undefined;
   return !(
     state.bookAttempts.some((a) => a.result === 'order') &&
     (run.oneMarker || patched(PATCHES.resendDecidesOnlyOnOrder))
