@@ -1,38 +1,14 @@
 /**
- * `npm run book -- [book] [options]`: start a booking against the running stack and follow it live; and the
- * verbs for a booking that exists (docs/cli.md has each verb's flags, an example, its exit codes and JSON):
+ * The booking CLI's `book` verb (`npm run book -- [book] [flags]`, ./main.ts): start a booking against the running
+ * stack and follow it live to its outcome, reconnecting when the Temporal service goes away.
  *
- *   status  --ref R                         the booking's state (or outcome) and its latest order run's (./verbs.ts)
- *   approve --ref R --price 250.66USD       answer the booking's price question: yes, at exactly that price
- *   reject  --ref R [--price 250.66USD]     ... no (the price defaults to the one awaiting approval)
- *   quote   --ref R                         the cancellation fee now (./cancel.ts)
- *   cancel  --ref R [--yes] [--accept-fee 12.50EUR] [--max-fee 20USD] [--reason TEXT]
- *                                           quote, ask (a terminal, or --yes), cancel at that fee
- *   list    --stage unresolved [--limit N]  workflows whose BookingStage is that stage (a visibility query)
- *
- * Every verb takes --json (one JSON object on stdout; notices on stderr) and --task-queue.
- *
- * book's options:
- *   --ref <uuid>            the booking reference (default: a new one; printed so you can retry with it).
- *                           A reference that already has a workflow attaches to it: nothing is booked twice.
- *   --rate-pkg <id>         rate package id (default: pkg-demo-deluxe)
- *   --expected-price <amount><currency>, e.g. 180USD: the price the user saw
- *   --on-price-exceeded reject|ask   and --max-increase-percent <n>
- *   --scenario <Test header>, e.g. 'book=504AfterCreate&confirmAfterQueries=3' (sandbox supplier)
- *   --task-queue <name>     default BOOKING_TASK_QUEUE or hotel-booking
- *   --reconnect-seconds <n> how long to keep trying when the Temporal service goes away (default 60)
- *   --json                  print only the outcome, as JSON (connection notices go to stderr)
- *
- * Exit codes of the other verbs (./common.ts EXIT): 0 done, 1 usage or bad input (the message names the flag)
- * or an error, 2 refused (by the workflow, or by the CLI before sending), 3 not found, 4 ended in a state a
- * person must follow up. book's, as they always were:
+ * Its exit codes, as they always were (the other verbs' are ./common.ts EXIT):
  *   0  the outcome is `confirmed`
  *   1  an error: bad options, no Temporal service at the start, a request refused
  *   2  any other outcome (printed)
  *   3  the connection to Temporal was lost and not back within --reconnect-seconds. The booking is not
  *      affected (it runs on the server and its workers); `npm run book -- --ref <ref>` follows it again.
  */
-import { parseArgs } from 'node:util';
 import { Connection, isGrpcServiceError, type Client } from '@temporalio/client';
 import {
   awaitOutcome,
@@ -46,9 +22,8 @@ import {
   type ConnectClientOptions,
 } from '../client';
 import { clientTracingFromEnv } from '../observability/tracing';
-import { runCancel } from './cancel';
-import { CliError, EXIT, parseMoney, parseMoneyStrict, requireRef, usage, withStackKeys } from './common';
-import { runApproval, runList, runStatus, type VerbIo } from './verbs';
+import type { FlagValues } from './command-line';
+import { parseMoney, usage, withStackKeys } from './common';
 
 const EXIT_CONFIRMED = 0;
 const EXIT_NOT_CONFIRMED = 2;
@@ -60,43 +35,6 @@ const TICK_MS = 1_000;
 const PROBE_MS = 2_000;
 /** A query that takes longer means the worker is busy or away, not the service. */
 const QUERY_MS = 5_000;
-
-const OPTIONS = {
-  ref: { type: 'string' },
-  'rate-pkg': { type: 'string', default: 'pkg-demo-deluxe' },
-  'expected-price': { type: 'string' },
-  'on-price-exceeded': { type: 'string' },
-  'max-increase-percent': { type: 'string' },
-  scenario: { type: 'string' },
-  'task-queue': { type: 'string' },
-  'reconnect-seconds': { type: 'string', default: '60' },
-  json: { type: 'boolean', default: false },
-  yes: { type: 'boolean', default: false },
-  'max-fee': { type: 'string' },
-  'accept-fee': { type: 'string' },
-  reason: { type: 'string' },
-  price: { type: 'string' },
-  by: { type: 'string' },
-  stage: { type: 'string' },
-  limit: { type: 'string' },
-} as const;
-
-/** The command line; a bad one is a usage error naming the flag (parseArgs says "Unknown option '--x'"). */
-function parseCommandLine() {
-  try {
-    return parseArgs({ allowPositionals: true, options: OPTIONS });
-  } catch (err) {
-    throw usage(err instanceof Error ? err.message : String(err));
-  }
-}
-
-/** Set by main() once the command line parsed (module scope for the book verb's helpers). */
-let values: ReturnType<typeof parseCommandLine>['values'] = {
-  'rate-pkg': 'pkg-demo-deluxe',
-  'reconnect-seconds': '60',
-  json: process.argv.includes('--json'),
-  yes: false,
-};
 
 function progressLine(s: BookingState): string {
   const next = s.nextPollAt ? Math.max(0, Math.round((Date.parse(s.nextPollAt) - Date.now()) / 1000)) : undefined;
@@ -196,7 +134,12 @@ function watchOutcome(client: Client, reference: string): Promise<Watch> {
  * Follows the booking to its outcome. When the service goes away it says so once, keeps trying for
  * `reconnectMs`, and says when it is back; returns undefined if it never came back in that time.
  */
-async function follow(session: Session, reference: string, reconnectMs: number): Promise<BookingOutcome | undefined> {
+async function follow(
+  session: Session,
+  reference: string,
+  reconnectMs: number,
+  json: boolean,
+): Promise<BookingOutcome | undefined> {
   const notice = (text: string) => console.error(text);
   let watch = watchOutcome(session.client, reference);
   let lastLine = '';
@@ -211,7 +154,7 @@ async function follow(session: Session, reference: string, reconnectMs: number):
           if (!isConnectionError(ended.error)) throw ended.error;
           watch = watchOutcome(session.client, reference);
         }
-        if (!values.json) {
+        if (!json) {
           const state = await session.client
             .withDeadline(Date.now() + QUERY_MS, () => getBookingState(session.client, reference))
             .catch(() => undefined);
@@ -254,128 +197,8 @@ function reconnectSeconds(text: string): number {
   return n;
 }
 
-const VERBS = ['book', 'status', 'approve', 'reject', 'quote', 'cancel', 'list'] as const;
-type Verb = (typeof VERBS)[number];
-
-/** The flags each verb takes beyond --json and --task-queue; any other is a usage error naming it. */
-const VERB_FLAGS: Record<Verb, readonly string[]> = {
-  book: [
-    'ref',
-    'rate-pkg',
-    'expected-price',
-    'on-price-exceeded',
-    'max-increase-percent',
-    'scenario',
-    'reconnect-seconds',
-  ],
-  status: ['ref'],
-  approve: ['ref', 'price', 'by'],
-  reject: ['ref', 'price', 'by'],
-  quote: ['ref'],
-  cancel: ['ref', 'yes', 'max-fee', 'accept-fee', 'reason'],
-  list: ['stage', 'limit'],
-};
-
-function checkFlags(verb: Verb, given: string[]): void {
-  const allowed = new Set([...VERB_FLAGS[verb], 'json', 'task-queue']);
-  const defaults = new Set(['rate-pkg', 'reconnect-seconds', 'json', 'yes']);
-  const wrong = given.filter((flag) => !allowed.has(flag) && !defaults.has(flag));
-  // Defaulted flags count only when written on the command line.
-  const written = given.filter(
-    (flag) => defaults.has(flag) && !allowed.has(flag) && process.argv.some((a) => a.split('=')[0] === `--${flag}`),
-  );
-  const bad = [...wrong, ...written];
-  if (bad.length > 0) throw usage(`${verb}: --${bad[0]} is not one of its flags (docs/cli.md)`);
-}
-
-/** Text on stdout unless --json; with --json, exactly one JSON object on stdout. */
-function verbIo(json: boolean): VerbIo {
-  return {
-    json,
-    say: (text) => {
-      if (!json) console.log(text);
-    },
-    print: (value) => {
-      if (json) console.log(JSON.stringify(value));
-    },
-  };
-}
-
-/** The verbs for a booking that exists: one client, one request or a few, then closed. */
-async function withClient<T>(run: (client: Client) => Promise<T>): Promise<T> {
-  const client = await connectClient(withStackKeys(process.env));
-  try {
-    return await run(client);
-  } finally {
-    await client.connection.close().catch(() => undefined);
-  }
-}
-
-/** `quote` / `cancel`: one request each way, no reconnect loop (a lost connection is an error; ask again). */
-function cancelVerb(verb: 'quote' | 'cancel'): Promise<number> {
-  const reference = requireRef(verb, values.ref);
-  const maxFee = values['max-fee'] !== undefined ? parseMoney(values['max-fee'], '--max-fee') : undefined;
-  const acceptFee =
-    values['accept-fee'] !== undefined ? parseMoneyStrict(values['accept-fee'], '--accept-fee') : undefined;
-  return withClient((client) =>
-    runCancel(client, {
-      verb,
-      reference,
-      yes: values.yes!,
-      json: values.json!,
-      ...(maxFee ? { maxFee } : {}),
-      ...(acceptFee ? { acceptFee } : {}),
-      ...(values.reason ? { reason: values.reason } : {}),
-      ...(values['task-queue'] ? { taskQueue: values['task-queue'] } : {}),
-    }),
-  );
-}
-
-async function main(): Promise<number> {
-  const parsed = parseCommandLine();
-  values = parsed.values;
-  const [verbText = 'book', ...extra] = parsed.positionals;
-  if (extra.length > 0) throw usage(`unexpected arguments: ${extra.join(' ')}`);
-  if (!(VERBS as readonly string[]).includes(verbText))
-    throw usage(`unknown command "${verbText}": one of ${VERBS.join(', ')} (book is the default)`);
-  const verb = verbText as Verb;
-  checkFlags(verb, Object.keys(values));
-  const io = verbIo(values.json!);
-  switch (verb) {
-    case 'quote':
-    case 'cancel':
-      return cancelVerb(verb);
-    case 'status': {
-      const reference = requireRef(verb, values.ref);
-      return withClient((client) => runStatus(client, reference, io));
-    }
-    case 'approve':
-    case 'reject': {
-      const reference = requireRef(verb, values.ref);
-      const command = {
-        verb,
-        reference,
-        ...(values.price !== undefined ? { price: values.price } : {}),
-        ...(values.by !== undefined ? { by: values.by } : {}),
-      };
-      // Bad input is refused before connecting.
-      if (command.price !== undefined) parseMoneyStrict(command.price, '--price');
-      else if (verb === 'approve')
-        throw usage(
-          'approve: --price <amount><CURRENCY> is required, e.g. --price 250.66USD (the price awaiting approval)',
-        );
-      return withClient((client) => runApproval(client, command, io));
-    }
-    case 'list': {
-      const command = { stage: values.stage, limit: values.limit };
-      return withClient((client) => runList(client, command, io));
-    }
-    case 'book':
-      return bookVerb();
-  }
-}
-
-async function bookVerb(): Promise<number> {
+/** Starts (or attaches to) the booking and follows it; the exit code as above. */
+export async function runBook(values: FlagValues): Promise<number> {
   const reconnectMs = reconnectSeconds(values['reconnect-seconds']!) * 1000;
   const reference = values.ref ?? newReference();
   const request: BookingRequest = {
@@ -426,7 +249,7 @@ async function bookVerb(): Promise<number> {
           ? `Booking ${reference}: workflow ${handle.workflowId} (new, or the one this reference already had)`
           : `Booking ${reference} started as workflow ${handle.workflowId}`,
       );
-    const outcome = await follow(session, reference, reconnectMs);
+    const outcome = await follow(session, reference, reconnectMs, values.json);
     if (!outcome) return EXIT_CONNECTION_LOST;
     console.log(values.json ? JSON.stringify(outcome) : `Outcome: ${JSON.stringify(outcome, null, 2)}`);
     return outcome.kind === 'confirmed' ? EXIT_CONFIRMED : EXIT_NOT_CONFIRMED;
@@ -435,15 +258,3 @@ async function bookVerb(): Promise<number> {
     await tracing?.shutdown();
   }
 }
-
-main().then(
-  (code) => process.exit(code),
-  (err: unknown) => {
-    const code = err instanceof CliError ? err.exitCode : EXIT.USAGE;
-    const message = err instanceof Error ? err.message : String(err);
-    console.error(message);
-    // --json: still one object on stdout (nothing else was printed there before an error).
-    if (values.json) console.log(JSON.stringify({ error: err instanceof CliError ? err.kind : 'error', message }));
-    process.exit(code);
-  },
-);

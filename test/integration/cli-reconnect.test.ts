@@ -73,7 +73,7 @@ const cliEnv = () => ({ ...process.env, TEMPORAL_ADDRESS: server.address, PAYLOA
 const cliArgs = (args: string[]) => [
   require.resolve('ts-node/dist/bin'),
   '--transpile-only',
-  'src/cli/book.ts',
+  'src/cli/main.ts',
   ...args,
 ];
 

@@ -50,7 +50,7 @@ function cli(...args: string[]): Promise<Ran> {
     // This rig's worker has no key, whatever a local `npm start` left in .data/.
     PAYLOAD_ENCRYPTION_KEYS: '',
   };
-  return run(process.execPath, [require.resolve('ts-node/dist/bin'), '--transpile-only', 'src/cli/book.ts', ...args], {
+  return run(process.execPath, [require.resolve('ts-node/dist/bin'), '--transpile-only', 'src/cli/main.ts', ...args], {
     cwd: ROOT,
     env: childEnv,
     timeout: 90_000,
@@ -70,7 +70,7 @@ function cliOnTerminal(answer: string, ...args: string[]): Promise<{ code: numbe
     process.execPath,
     require.resolve('ts-node/dist/bin'),
     '--transpile-only',
-    'src/cli/book.ts',
+    'src/cli/main.ts',
     ...args,
   ]
     .map(quote)

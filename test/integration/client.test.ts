@@ -290,7 +290,7 @@ describe('from outside TypeScript', () => {
         [
           require.resolve('ts-node/dist/bin'),
           '--transpile-only',
-          'src/cli/book.ts',
+          'src/cli/main.ts',
           '--json',
           '--task-queue',
           rig.taskQueue,
@@ -325,7 +325,7 @@ describe('from outside TypeScript', () => {
         [
           require.resolve('ts-node/dist/bin'),
           '--transpile-only',
-          'src/cli/book.ts',
+          'src/cli/main.ts',
           ...args,
           '--task-queue',
           rig.taskQueue,

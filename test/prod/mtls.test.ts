@@ -254,7 +254,7 @@ describe('the caller certificate, through TEMPORAL_TLS_* variables', () => {
       [
         require.resolve('ts-node/dist/bin'),
         '--transpile-only',
-        'src/cli/book.ts',
+        'src/cli/main.ts',
         '--json',
         '--task-queue',
         taskQueue,
