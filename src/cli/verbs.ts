@@ -3,7 +3,12 @@
  * (`npm run book -- <verb> ...`; docs/cli.md). One request or a few, no reconnect loop: a lost connection is
  * an error (exit 1); ask again.
  */
-import type { Client, WorkflowExecutionDescription } from '@temporalio/client';
+import {
+  ApplicationFailure,
+  WorkflowFailedError,
+  type Client,
+  type WorkflowExecutionDescription,
+} from '@temporalio/client';
 import {
   approvePriceChange,
   BookingStageKey,
@@ -12,6 +17,7 @@ import {
   getBookingHandle,
   getOrderHandle,
   orderWorkflowId,
+  type BookingErrorType,
   type BookingOutcome,
   type BookingState,
   type OrderOutcome,
@@ -53,6 +59,19 @@ export interface WorkflowReport {
   closeTime?: string;
   /** The BookingStage search attribute: the booking's stage or outcome, the order run's `order-<stage>`. */
   stage?: string;
+  /** Why a run that closed without a result ended (FAILED, TERMINATED, TIMED_OUT, CANCELED). */
+  failure?: FailureReport;
+}
+
+/** A failed, terminated, timed-out or cancelled run's failure, as the client decodes it. */
+export interface FailureReport {
+  /** The ApplicationFailure's type (src/contract: BookingErrorTypes), absent for a termination or a timeout. */
+  type?: string;
+  message: string;
+  /** For an invalid request: each field that failed validation. */
+  issues?: string[];
+  /** True when the caller sent a request that could not be booked: theirs to fix, not a person's to follow up. */
+  callersError: boolean;
 }
 
 export interface StatusReport {
@@ -78,6 +97,12 @@ const ORDER_NEEDS_PERSON = new Set<string>([
   'cancel-stopped',
   'changed-by-supplier',
 ]);
+
+/**
+ * Failures that are the caller's error: the request was refused before any Book was sent. Only on a booking's
+ * first run: a run continued-as-new has sent Book already, so it failing for any reason needs a person.
+ */
+const CALLERS_ERRORS = new Set<string>(['InvalidBookingRequest'] satisfies BookingErrorType[]);
 
 function describeOrUndefined(client: Client, workflowId: string): Promise<WorkflowExecutionDescription | undefined> {
   return client.workflow
@@ -113,6 +138,52 @@ function resultOrUndefined<T>(d: WorkflowExecutionDescription, result: () => Pro
     : Promise.resolve(undefined);
 }
 
+/** A run that closed without a result: failed, terminated, timed out, cancelled. */
+function closedBadly(d: WorkflowExecutionDescription | undefined): d is WorkflowExecutionDescription {
+  return !!d && !['RUNNING', 'COMPLETED', 'CONTINUED_AS_NEW'].includes(d.status.name);
+}
+
+/** Whether this run is the workflow's first (not one continued-as-new); false when the server does not say. */
+function isFirstRun(d: WorkflowExecutionDescription): boolean {
+  return d.raw.workflowExecutionInfo?.firstRunId === d.runId;
+}
+
+/**
+ * What the failure result() rejects with says, or undefined when it cannot be read (the error was not the run's
+ * failure: a lost connection, say). `callersErrorPossible` is false for runs whose failure always needs a person.
+ */
+export function failureReport(err: unknown, callersErrorPossible: boolean): FailureReport | undefined {
+  if (!(err instanceof WorkflowFailedError)) return undefined;
+  const cause = err.cause ?? err;
+  const type = cause instanceof ApplicationFailure ? (cause.type ?? undefined) : undefined;
+  const issues = cause instanceof ApplicationFailure ? issuesIn(cause.details) : undefined;
+  return {
+    ...(type ? { type } : {}),
+    message: cause.message,
+    ...(issues ? { issues } : {}),
+    callersError: callersErrorPossible && type !== undefined && CALLERS_ERRORS.has(type),
+  };
+}
+
+/** The `issues` an InvalidBookingRequest failure carries in its details (`[{ issues: string[] }]`). */
+function issuesIn(details: unknown): string[] | undefined {
+  const first: unknown = Array.isArray(details) ? details[0] : undefined;
+  const issues = first && typeof first === 'object' ? (first as { issues?: unknown }).issues : undefined;
+  return Array.isArray(issues) && issues.every((i) => typeof i === 'string') ? issues : undefined;
+}
+
+function failureOrUndefined(
+  d: WorkflowExecutionDescription | undefined,
+  result: () => Promise<unknown>,
+  callersErrorPossible: boolean,
+): Promise<FailureReport | undefined> {
+  if (!closedBadly(d)) return Promise.resolve(undefined);
+  return result().then(
+    () => undefined,
+    (err: unknown) => failureReport(err, callersErrorPossible),
+  );
+}
+
 export async function statusReport(client: Client, reference: string): Promise<StatusReport | undefined> {
   const [booking, order] = await Promise.all([
     describeOrUndefined(client, bookingWorkflowId(reference)),
@@ -121,7 +192,7 @@ export async function statusReport(client: Client, reference: string): Promise<S
   if (!booking && !order) return undefined;
   const bookingHandle = getBookingHandle(client, reference);
   const orderHandle = getOrderHandle(client, reference);
-  const [bookingState, bookingOutcome, orderState, orderOutcome] = await Promise.all([
+  const [bookingState, bookingOutcome, orderState, orderOutcome, bookingFailure, orderFailure] = await Promise.all([
     booking?.status.name === 'RUNNING'
       ? queryOrUndefined(client, () => bookingHandle.query(bookingStateQuery))
       : Promise.resolve(undefined),
@@ -134,13 +205,13 @@ export async function statusReport(client: Client, reference: string): Promise<S
     order && order.status.name !== 'RUNNING'
       ? resultOrUndefined(order, () => orderHandle.result())
       : Promise.resolve(undefined),
+    failureOrUndefined(booking, () => bookingHandle.result(), !!booking && isFirstRun(booking)),
+    failureOrUndefined(order, () => orderHandle.result(), false),
   ]);
-  const closedBadly = (d: WorkflowExecutionDescription | undefined) =>
-    !!d && !['RUNNING', 'COMPLETED', 'CONTINUED_AS_NEW'].includes(d.status.name);
   const needsPerson =
     bookingOutcome?.kind === 'unresolved' ||
     (orderOutcome !== undefined && ORDER_NEEDS_PERSON.has(orderOutcome.kind)) ||
-    closedBadly(booking) ||
+    (closedBadly(booking) && bookingFailure?.callersError !== true) ||
     closedBadly(order);
   return {
     reference,
@@ -149,6 +220,7 @@ export async function statusReport(client: Client, reference: string): Promise<S
           ...workflowReport(booking),
           ...(bookingState ? { state: bookingState } : {}),
           ...(bookingOutcome ? { outcome: bookingOutcome } : {}),
+          ...(bookingFailure ? { failure: bookingFailure } : {}),
         }
       : null,
     order: order
@@ -156,6 +228,7 @@ export async function statusReport(client: Client, reference: string): Promise<S
           ...workflowReport(order),
           ...(orderState ? { state: orderState } : {}),
           ...(orderOutcome ? { outcome: orderOutcome } : {}),
+          ...(orderFailure ? { failure: orderFailure } : {}),
         }
       : null,
     needsPerson,
@@ -179,7 +252,21 @@ function bookingLines(b: NonNullable<StatusReport['booking']>): string[] {
     if (s.nextPollAt) lines.push(`  next poll at: ${s.nextPollAt}`);
     if (s.deadlineAt) lines.push(`  recovery deadline: ${s.deadlineAt}`);
   } else if (b.status === 'RUNNING') lines.push('  state: no worker answered the query');
+  if (b.outcome?.kind === 'failed')
+    lines.push(`  failed: ${b.outcome.reason}${b.outcome.errorType ? ` (${b.outcome.errorType})` : ''}`);
   if (b.outcome) lines.push(`  outcome: ${JSON.stringify(b.outcome)}`);
+  lines.push(...failureLines(b.failure));
+  return lines;
+}
+
+/** Why a run closed without a result; for a caller's error, whose it is. */
+function failureLines(f: FailureReport | undefined): string[] {
+  if (!f) return [];
+  const lines = [`  why: ${f.type ? `${f.type}: ` : ''}${f.message}`];
+  if (f.callersError)
+    lines.push(
+      '  the request was invalid: the error of the service that started it, which fixes it; nothing was booked',
+    );
   return lines;
 }
 
@@ -189,6 +276,7 @@ function orderLines(o: NonNullable<StatusReport['order']>): string[] {
   if (o.stage) lines.push(`  stage: ${o.stage}`);
   if (o.state) lines.push(`  state: ${JSON.stringify(o.state)}`);
   if (o.outcome) lines.push(`  outcome: ${JSON.stringify(o.outcome)}`);
+  lines.push(...failureLines(o.failure));
   return lines;
 }
 
