@@ -4,9 +4,12 @@
 #
 #   bash scripts/install-clients.sh python   venv with clients/python installed (CACHE/python-client-venv);
 #                                            prints its python on the last line
+#   bash scripts/install-clients.sh python-wheel
+#                                            clients/python built as the wheel partners install
+#                                            (CACHE/python-client-wheel); prints its path on the last line
 #   bash scripts/install-clients.sh go       clients/go's book and codec-roundtrip built (CACHE/go-client);
 #                                            prints book's path on the last line
-#   bash scripts/install-clients.sh all      both (CI)
+#   bash scripts/install-clients.sh all      all three (CI)
 #
 #   CLIENTS_CACHE   cache folder (default: ~/.cache/hotel-booking-orchestrator)
 set -euo pipefail
@@ -56,6 +59,29 @@ python_client() {
   echo "$venv/bin/python"
 }
 
+python_wheel() {
+  # Built with the client venv's pip (a python3 from Debian may have no pip of its own), from a copy as above;
+  # setuptools comes from PyPI into pip's isolated build environment. One wheel per source digest.
+  local dir="$CACHE/python-client-wheel" want pip
+  pip="$(dirname "$(python_client)")/pip"
+  want="$(digest clients/python)"
+  exec 7>"$CACHE/python-client-wheel.lock"
+  flock 7
+  if [ "$(cat "$dir/.source-digest" 2>/dev/null)" = "$want" ] && compgen -G "$dir/*.whl" >/dev/null; then
+    log "python wheel cached in $dir"
+  else
+    local src="$CACHE/python-wheel-src"
+    rm -rf "$dir" "$src" && mkdir -p "$dir" "$src" && cp -R clients/python/. "$src/"
+    rm -rf "$src/build" "$src"/src/*.egg-info
+    log "building the wheel of clients/python into $dir"
+    "$pip" wheel --quiet --disable-pip-version-check --no-deps --wheel-dir "$dir" "$src" >&2
+    rm -rf "$src"
+    echo "$want" >"$dir/.source-digest"
+  fi
+  flock -u 7
+  compgen -G "$dir/*.whl"
+}
+
 go_client() {
   # One folder, rebuilt in place when the sources that go into the programs (or the Go toolchain) change;
   # a stamp holds the digest it was built from. Go's own build cache stays where go keeps it.
@@ -85,7 +111,8 @@ go_client() {
 
 case "${1:-all}" in
   python) python_client ;;
+  python-wheel) python_wheel ;;
   go) go_client ;;
-  all) python_client; go_client ;;
-  *) log "usage: $0 [python|go|all]"; exit 2 ;;
+  all) python_client; python_wheel >/dev/null; go_client ;;
+  *) log "usage: $0 [python|python-wheel|go|all]"; exit 2 ;;
 esac
