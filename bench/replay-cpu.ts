@@ -3,9 +3,9 @@
  * (Worker.runReplayHistories, each replay a new workflow instance as on a worker) with bundles built with and
  * without the preloaded modules (src/workflow-bundle.ts) and with the SDK's alone, in alternation, and prints the
  * CPU ms of this process per replayed workflow (median of the rounds after the first). Not part of `npm run
- * bench`: a check of one bundler option, in docs/performance.md.
+ * bench`: a check of one bundler option; its figures are in bench/results/HISTORY.md.
  *
- *   npx ts-node --transpile-only bench/replay-cpu.ts [--version v7-order-on-demand] [--only confirmed-at-once]
+ *   npx ts-node --transpile-only bench/replay-cpu.ts [--version v1-baseline] [--only confirmed-at-once]
  *                                                   [--rounds 6] [--reps 40]
  */
 import { readdirSync, readFileSync } from 'node:fs';
@@ -26,7 +26,7 @@ const BUNDLES: Record<BundleName, { preloadModules?: string[] }> = {
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
-      version: { type: 'string', default: 'v7-order-on-demand' },
+      version: { type: 'string', default: 'v1-baseline' },
       only: { type: 'string' },
       rounds: { type: 'string', default: '6' },
       reps: { type: 'string', default: '40' },

@@ -36,7 +36,7 @@ import {
 import { createEncryptionCodec, newEncryptionKey } from '../src/codec/encryption';
 import type { Sandbox } from '../dev/sandbox/server';
 import { defaultSupplierProfile } from '../src/supplier/profile';
-import type { SweepWorkflowInput } from '../src/workflows/reconciliation';
+import type { SweepWorkflowInput } from '../src/workflows/sweep';
 import {
   bookSendsOverLimit,
   cancelSendViolations,

@@ -11,10 +11,10 @@ import { NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporal
 import { readFileSync } from 'node:fs';
 import type { DataConverter } from '@temporalio/common';
 import { createActivities } from './activities/booking';
-import { createReconciliationActivities } from './activities/reconciliation';
+import { createReconciliationActivities } from './activities/sweep';
 import { createOrderActivities } from './activities/order';
 import { Client } from '@temporalio/client';
-import { ensureReconciliationSchedule } from './temporal/reconciliation';
+import { ensureReconciliationSchedule } from './temporal/sweep-schedule';
 import { queryOrdersTaskQueue, WORKFLOW_TYPE } from './contract/definitions';
 import { dataConverterFor } from './codec/config';
 import { loadConfig, type AppConfig } from './config';
@@ -82,8 +82,10 @@ export async function createBookingWorker(deps: BookingWorkerDeps): Promise<Book
       ...(deps.recoveryTesting ? { recoveryTesting: true } : {}),
       ...(deps.meters ? { meters: deps.meters } : {}),
     }),
-    // A confirmed booking's (and the sweep's) start of an order workflow, through the worker's own connection.
+    // Cancel, and the start of an order workflow (a booking's, the sweep's) through the worker's own connection.
     ...createOrderActivities({
+      supplier: deps.supplier,
+      profile: deps.profile,
       client: new Client({
         connection: deps.connection,
         namespace: deps.namespace,

@@ -10,9 +10,9 @@
  * written after load) and do nothing at load time that needs a workflow (workflowInfo, activities, timers):
  * a shared module's state would leak from one booking into another and break determinism on replay.
  *
- * Not listed, on purpose: the workflows' metrics modules (src/workflows/booking/metrics.ts keeps a Map of
- * counters, order/metrics.ts and reconciliation/metrics.ts a `let` each), everything that imports them (the
- * workflow functions, their runs and handlers), and the modules that proxy activities.
+ * Not listed, on purpose: the workflows' counters (src/workflows/counters.ts keeps a Map of counters),
+ * everything that imports them (the workflow functions, their runs and handlers), and the modules that proxy
+ * activities.
  */
 import type { BundleOptions } from '@temporalio/worker';
 
@@ -36,8 +36,7 @@ export const SDK_PRELOAD_MODULES: readonly string[] = [
  *  - values/timestamp: parseTimestamp (its regular expression has no g/y flag, so exec keeps no lastIndex);
  *  - workflows/schedule (re-exports pollOffsetSeconds), workflows/price (judgePrice),
  *    workflows/cancel-fee (cancelFeeAt, sameFee, feeWithin: copies before it sorts);
- *  - reconciliation/classify: the sweep's rule (classifyOrder, slices);
- *  - the three patch-id tables (workflows/booking/patches, order/patches, reconciliation/patches).
+ *  - reconciliation/classify: the sweep's rule (classifyOrder, slices).
  * Workflow code never writes to what these export (it copies RECOVERY_DEFAULTS' arrays before use); were
  * it to, the write would throw (frozen) and the workflow task would fail, never leak.
  */
@@ -48,10 +47,7 @@ export const OWN_PRELOAD_MODULES: readonly string[] = [
   require.resolve('./workflows/schedule'),
   require.resolve('./workflows/price'),
   require.resolve('./workflows/cancel-fee'),
-  require.resolve('./reconciliation/classify'),
-  require.resolve('./workflows/booking/patches'),
-  require.resolve('./workflows/order/patches'),
-  require.resolve('./workflows/reconciliation/patches'),
+  require.resolve('./sweep/classify'),
 ];
 
 export const WORKFLOW_PRELOAD_MODULES: readonly string[] = [...SDK_PRELOAD_MODULES, ...OWN_PRELOAD_MODULES];

@@ -15,7 +15,6 @@ import { isSupplierError, type SupplierError } from '../supplier/errors';
 import { countOrderConflict, type BookingMeters } from '../observability/metrics';
 import { decidingOrder, ordersOf, type OrderConflict } from '../supplier/orders';
 import { classifyBookFailure } from './book-rule';
-import { classifyCancelFailure, type CancelSendOutcome } from './cancel-rule';
 import type { SupplierProfile } from '../supplier/profile';
 import type { Guest, Holder, HotelOrder, Money, RoomRatePkg } from '../supplier/schemas';
 
@@ -86,30 +85,11 @@ export interface QueryOrderInput {
 }
 export type QueryOrderOutcome = { kind: 'found'; order: OrderView } | { kind: 'not-found' };
 
-export interface CancelOrderInput {
-  customerReferenceNo: string;
-  supplierReferenceNo: string;
-  reason: string;
-  context: SupplierCallContext;
-}
-/**
- * How a Cancel ended, for order runs started before on-demand (src/workflows/order/legacy). Failures that may have
- * reached the supplier (timeouts, 5xx) are thrown and retried by Temporal; when the retries run out the workflow
- * follows the order all the same. Runs on demand call `sendCancel` instead: one send, the Cancel rule's value.
- */
-export type CancelOrderOutcome =
-  | { kind: 'accepted'; status: number; serviceFee?: Money }
-  /** Refused by the supplier (400, 403, 404, a business code): nothing was cancelled. */
-  | { kind: 'refused'; errorType: string; message: string };
-
 /** An order as the workflow sees it: the summary plus a profile-independent reading of its status. */
 export interface OrderView extends OrderSummary {
   /** `cancelled` and `cancel-failed` are endings too: a booking reads them as failed, an order workflow apart. */
   state: 'pending' | 'confirmed' | 'failed' | 'cancelled' | 'cancel-failed';
 }
-
-/** Cancel answers that prove the supplier did not (and will not) cancel: the order stays as it was. */
-const CANCEL_REFUSED = ['SupplierBadRequest', 'SupplierForbidden', 'SupplierNotFound', 'SupplierBusinessError'];
 
 export function createActivities({
   supplier,
@@ -196,41 +176,6 @@ export function createActivities({
         throw toFailure(err, ['SupplierBadRequest', 'SupplierForbidden']);
       }
     },
-
-    /**
-     * One Cancel, never retried by Temporal (the order workflow decides what follows, by the Cancel rule in
-     * ./cancel-rule.ts): every ending is a value, so the workflow knows whether this send may have acted.
-     */
-    async sendCancel({
-      customerReferenceNo,
-      supplierReferenceNo,
-      reason,
-      context,
-    }: CancelOrderInput): Promise<CancelSendOutcome> {
-      try {
-        const data = await supplier.cancel({ customerReferenceNo, supplierReferenceNo, reason }, withSignal(context));
-        return { kind: 'accepted', status: data.status, ...(data.serviceFee ? { serviceFee: data.serviceFee } : {}) };
-      } catch (err) {
-        return classifyCancelFailure(err, profile);
-      }
-    },
-
-    async cancelOrder({
-      customerReferenceNo,
-      supplierReferenceNo,
-      reason,
-      context,
-    }: CancelOrderInput): Promise<CancelOrderOutcome> {
-      try {
-        const data = await supplier.cancel({ customerReferenceNo, supplierReferenceNo, reason }, withSignal(context));
-        return { kind: 'accepted', status: data.status, ...(data.serviceFee ? { serviceFee: data.serviceFee } : {}) };
-      } catch (err) {
-        if (isSupplierError(err) && CANCEL_REFUSED.includes(err.type) && err.details.httpStatus !== undefined) {
-          return { kind: 'refused', errorType: err.type, message: err.message };
-        }
-        throw toFailure(err, []);
-      }
-    },
   };
 }
 
@@ -305,7 +250,8 @@ function stripUndefined<T extends object>(value: T): T {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
 }
 
-function withSignal(context: SupplierCallContext): CallContext {
+/** The headers of a supplier call, with the activity's cancellation signal. */
+export function withSignal(context: SupplierCallContext): CallContext {
   return { ...context, signal: activitySignal() };
 }
 

@@ -341,7 +341,6 @@ export const SUPPLIER_CALL_ACTIVITIES: ReadonlyArray<{
   { activity: 'checkRequestAndAvail', call: 'checkAvail', activitySeconds: ACTIVITY_TIMEOUT_SECONDS.checkAvail },
   { activity: 'book', call: 'book', activitySeconds: ACTIVITY_TIMEOUT_SECONDS.book },
   { activity: 'queryOrder', call: 'queryOrders', activitySeconds: ACTIVITY_TIMEOUT_SECONDS.queryOrders },
-  { activity: 'cancelOrder', call: 'cancel', activitySeconds: ACTIVITY_TIMEOUT_SECONDS.cancel },
   { activity: 'sendCancel', call: 'cancel', activitySeconds: ACTIVITY_TIMEOUT_SECONDS.cancel },
   { activity: 'listOrdersBooked', call: 'queryOrders', activitySeconds: ACTIVITY_TIMEOUT_SECONDS.listOrders },
 ];

@@ -32,7 +32,7 @@ export function orderWorkflowId(customerReferenceNo: string): string {
   return `order:${customerReferenceNo}`;
 }
 
-/** The reconciliation sweep (a Temporal Schedule runs it; see src/temporal/reconciliation.ts). */
+/** The reconciliation sweep (a Temporal Schedule runs it; see src/temporal/sweep-schedule.ts). */
 export const SWEEP_WORKFLOW_TYPE = 'reconciliationSweepWorkflow';
 export function sweepScheduleId(bookingTaskQueue: string): string {
   return `reconciliation:${bookingTaskQueue}`;
@@ -70,14 +70,11 @@ export const BookingStages = [
 
 /** Where an order is (the order workflow's `BookingStage` while it runs, prefixed `order-`). */
 export const OrderStages = [
-  'confirmed',
+  'checking',
   'cancelling',
   'cancelled',
   'cancel-failed',
   'cancel-unresolved',
-  'closed',
-  // On demand (a run per request): reading the order, then how the run ended.
-  'checking',
   'quoted',
   'cancel-refused',
   'cancel-stopped',
@@ -143,8 +140,8 @@ export const RECOVERY_BOUNDS = {
   maxBookAttempts: { min: 1, max: 3 },
   /**
    * At least minimumDeadlineSeconds, computed from the policy itself. At most a week: a booking still unknown
-   * then needs a person anyway, and a workflow patch is kept until the longest deadline has passed
-   * (src/workflows/booking/patches.ts).
+   * then needs a person anyway, and a workflow patch is kept until the longest deadline has passed (see
+   * docs/testing.md, "Changing the workflow safely").
    */
   deadlineSeconds: { max: 7 * 24 * 3600 },
   /**
@@ -207,7 +204,7 @@ export const ACTIVITY_TIMEOUT_SECONDS = {
   checkAvail: 30,
   book: 120,
   queryOrders: 30,
-  /** orderWorkflow's cancelOrder: retried by Temporal, so a timed-out try must not leave its request running. */
+  /** orderWorkflow's sendCancel: a timed-out try must not leave its request running. */
   cancel: 30,
   /** The reconciliation sweep's QueryOrders listing by booking time. */
   listOrders: 30,

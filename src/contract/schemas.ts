@@ -400,17 +400,14 @@ export const CancellationRecord = z.object({
   origin: z.enum(['caller', 'auto', 'reconciliation']),
   quote: CancelFeeQuote,
   /**
-   * What was accepted, checked again before every send and re-send (on demand): a fee (at most this much,
-   * in its currency; null: an unknown fee was accepted), `free` (cancel-if-free), or `any` (onCancelAfterBook
-   * `cancel`). Absent on orders followed before on-demand.
+   * What was accepted, checked again before every send and re-send: a fee (at most this much, in its currency;
+   * null: an unknown fee was accepted), `free` (cancel-if-free), or `any` (onCancelAfterBook `cancel`).
    */
-  accepted: z
-    .discriminatedUnion('kind', [
-      z.object({ kind: z.literal('fee'), fee: Money.nullable() }),
-      z.object({ kind: z.literal('free') }),
-      z.object({ kind: z.literal('any') }),
-    ])
-    .optional(),
+  accepted: z.discriminatedUnion('kind', [
+    z.object({ kind: z.literal('fee'), fee: Money.nullable() }),
+    z.object({ kind: z.literal('free') }),
+    z.object({ kind: z.literal('any') }),
+  ]),
   serviceFee: Money.optional(),
   cancelAttempts: z.array(
     z.object({
@@ -418,11 +415,10 @@ export const CancellationRecord = z.object({
       /**
        * The Cancel rule's value (src/activities/cancel-rule.ts). `rejected`: refused in words that prove this send
        * did nothing; `refused`: never reached the supplier (429, connection refused); `ambiguous`: may have acted.
-       * Before on-demand, `refused` meant what `rejected` means now.
        */
       result: z.enum(['accepted', 'refused', 'rejected', 'ambiguous', 'not-sent']),
       error: z.string().optional(),
-      /** The fee quoted just before this send (on demand: every send is re-quoted). */
+      /** The fee quoted just before this send (every send is re-quoted). */
       quote: CancelFeeQuote.optional(),
     }),
   ),
@@ -433,9 +429,8 @@ export const CancellationRecord = z.object({
 export type CancellationRecord = z.infer<typeof CancellationRecord>;
 
 /**
- * How an order workflow run ends: its result. Since on-demand (PATCH order-on-demand), a run is started for
- * one piece of work (a cancellation, a quote, a check) and ends when it is done; a later request starts a new run
- * under the same id. Kinds marked (legacy) are ends of runs started before on-demand.
+ * How an order workflow run ends: its result. A run is started for one piece of work (a cancellation, a quote, a
+ * check) and ends when it is done; a later request starts a new run under the same id.
  */
 export const OrderOutcome = z.discriminatedUnion('kind', [
   /** Cancelled (status Cancelled), by us or by the supplier. */
@@ -450,10 +445,6 @@ export const OrderOutcome = z.discriminatedUnion('kind', [
     /** Set when an operator cancelled the run (Web UI "Request cancellation") before the order settled. */
     interrupted: z.boolean().optional(),
   }),
-  /** (legacy) Check-in came: nothing left to cancel here. */
-  z.object({ kind: z.literal('closed'), order: OrderSummary }),
-  /** (legacy) The supplier reports the order Failed after it was confirmed (seen on a verifying poll). */
-  z.object({ kind: z.literal('failed'), order: OrderSummary }),
   /** Only a quote was asked for: nothing was sent. */
   z.object({ kind: z.literal('quoted'), order: OrderSummary, quote: CancelFeeQuote }),
   /** The supplier refused the Cancel in words that prove nothing was done: the order stays confirmed. */
@@ -490,25 +481,22 @@ export type OrderOutcome = z.infer<typeof OrderOutcome>;
 export const OrderState = z.object({
   stage: z.enum(OrderStages),
   customerReferenceNo: z.string(),
-  /** The order as last read; on demand, absent until the run's first QueryOrders answered. */
+  /** The order as last read; absent until the run's first QueryOrders answered. */
   order: OrderSummary.optional(),
-  /** (legacy) When the order workflow closes if nothing happens (check-in). */
-  openUntil: z.string().optional(),
   cancellation: CancellationRecord.optional(),
   outcome: OrderOutcome.optional(),
 });
 export type OrderState = z.infer<typeof OrderState>;
 
 /**
- * The order workflow's input. On demand: a reference and what to do (a cancelBooking update arrives with the
- * start, `autoCancel`, or `check`); the order is read fresh with QueryOrders. `order` is what a booking handed
- * over before on-demand (legacy runs wait with it until check-in). Internal resume state travels beside it.
+ * The order workflow's input: a reference and what to do (a cancelBooking update arrives with the start,
+ * `autoCancel`, or `check`); the order is read fresh with QueryOrders. A cancellation followed over
+ * continue-as-new travels beside it (internal `carry`).
  */
 export const OrderWorkflowInput = z.object({
   customerReferenceNo: z.string(),
   /** The Session-Id Cancel sends; derived from the reference when absent. */
   sessionId: z.string().optional(),
-  order: OrderSummary.optional(),
   context: RequestContext.optional(),
   /** The recovery policy a cancellation follows the order with; defaults when absent. */
   recovery: RecoveryPolicy.partial().optional(),

@@ -38,7 +38,7 @@ const OPERATIONS = ['checkAvail', 'book', 'queryOrders'] as const;
 
 export const BOOKING_METRICS = define({
   outcomes: {
-    /** Recorded by workflow code, like the four below (src/workflows/booking/metrics.ts). */
+    /** Recorded by workflow code, like the four below (src/workflows/counters.ts). */
     name: 'booking_outcomes',
     kind: 'counter',
     labels: ['kind'],
@@ -74,7 +74,7 @@ export const BOOKING_METRICS = define({
     help: 'Recovery polls (QueryOrders lookups of one booking), by result (confirmed, failed, pending, not-found, error).',
   },
   orderOutcomes: {
-    /** Recorded by the order workflow's code (src/workflows/order/metrics.ts). */
+    /** Recorded by the order workflow's code (src/workflows/counters.ts). */
     name: 'order_outcomes',
     kind: 'counter',
     labels: ['kind'],
@@ -89,8 +89,6 @@ export const BOOKING_METRICS = define({
         'checked',
         'changed-by-supplier',
         'not-cancellable',
-        'closed',
-        'failed',
       ],
     },
     help:
@@ -98,7 +96,7 @@ export const BOOKING_METRICS = define({
       'changed-by-supplier need a person.',
   },
   sweeps: {
-    /** Recorded by the sweep's code (src/workflows/reconciliation/metrics.ts); a sweep that fails records nothing. */
+    /** Recorded by the sweep's code (src/workflows/counters.ts); a sweep that fails records nothing. */
     name: 'reconciliation_sweeps',
     kind: 'counter',
     labels: ['result'],

@@ -4,7 +4,7 @@
  * untouched. The last hint-triggered poll is read from the workflow's own poll log, so the spacing holds across
  * worker restarts and continue-as-new. Workflow code only.
  */
-import { condition, patched } from '@temporalio/workflow';
+import { condition } from '@temporalio/workflow';
 import { HINT_POLL_SPACING_SECONDS } from '../contract/definitions';
 
 interface LoggedPoll {
@@ -16,19 +16,17 @@ interface LoggedPoll {
  * Called when a hint woke a wait for the poll due at `dueMs`: whether the poll made now is the hint's (true) or the
  * scheduled one (false). Too soon after the last hint-triggered poll, it first waits until the minute has passed,
  * or until the scheduled poll, whichever comes first; hints meanwhile add nothing. `stop` ends the wait early (an
- * operator's cancellation of an order run), and counts as the hint's poll. `patchId` guards the wait: runs from
- * before it poll at every hint.
+ * operator's cancellation of an order run), and counts as the hint's poll.
  */
 export async function spacedHint(
   polls: readonly LoggedPoll[],
   dueMs: number,
-  patchId: string,
   stop: () => boolean = () => false,
 ): Promise<boolean> {
   const last = [...polls].reverse().find((p) => p.trigger === 'supplier-hint');
   if (!last) return true;
   const openAtMs = Date.parse(last.at) + HINT_POLL_SPACING_SECONDS * 1000;
-  if (Date.now() >= openAtMs || !patched(patchId)) return true;
+  if (Date.now() >= openAtMs) return true;
   const untilMs = Math.min(openAtMs, dueMs);
   const stopped = await condition(stop, untilMs - Date.now(), {
     summary: 'Supplier hint: polled on a hint less than a minute ago; waiting',

@@ -72,7 +72,7 @@ test('overhead: direct, floor and workflow bookings are all measured', async () 
   expect(f.workflowMs.p50).toBeGreaterThan(0);
   expect(f.ratioToFloor.p50).toBeGreaterThan(0);
   expect(f.phases.workflow).toHaveLength(7);
-  // The happy path's shape (PATCHES.fewerTasks): two workflow tasks, Book the one activity.
+  // The happy path's shape: two workflow tasks, Book the one activity.
   expect(f.history.workflow).toMatchObject({ workflowTasks: 2, activities: 1 });
   expect(f.history.floor).toMatchObject({ workflowTasks: 2, activities: 1 });
   // Direct, four floors and two workflow paths, warm-up included, each makes one order.

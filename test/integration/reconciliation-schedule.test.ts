@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { connectDevServer } from '../harness/temporal';
 import { createBookingRig, type BookingRig } from '../harness/booking';
-import { ensureReconciliationSchedule } from '../../src/temporal/reconciliation';
+import { ensureReconciliationSchedule } from '../../src/temporal/sweep-schedule';
 import { defaultSupplierProfile } from '../../src/supplier/profile';
 import { sweepScheduleId, type SweepResult } from '../../src/contract';
 import type { ReconciliationConfig } from '../../src/config';

@@ -17,7 +17,7 @@ const root = path.resolve(__dirname, '../..');
 export const WORKFLOW_TYPES = {
   booking: { type: 'bookingWorkflow', entry: 'src/workflows/booking/index.ts' },
   order: { type: 'orderWorkflow', entry: 'src/workflows/order/index.ts' },
-  sweep: { type: 'reconciliationSweepWorkflow', entry: 'src/workflows/reconciliation/index.ts' },
+  sweep: { type: 'reconciliationSweepWorkflow', entry: 'src/workflows/sweep/index.ts' },
   note: { type: 'operatorNoteWorkflow', entry: 'src/workflows/note/index.ts' },
 } as const;
 export type WorkflowFolder = keyof typeof WORKFLOW_TYPES;

@@ -1,6 +1,6 @@
 /**
  * The order and sweep workflow scenarios whose histories are recorded from real runs on the dev server
- * (scripts/record-histories.ts) and replayed by test/replay/replay.test.ts. Each drives the workflow as its
+ * (test/replay/record-histories.ts) and replayed by test/replay/replay.test.ts. Each drives the workflow as its
  * callers do (Update-With-Start for cancelBooking, signal-with-start for a supplier callback, the booking's own
  * onCancelAfterBook, the sweep's orphans) and names the workflow whose latest run is recorded.
  *
@@ -157,7 +157,7 @@ export const orderScenarios: WorkflowScenario[] = [
     },
   },
   {
-    // Since ORDER_PATCHES.refusedResendEndsSends: the first Cancel is taken but its answer lost, the hotel is slow,
+    // The first Cancel is taken but its answer lost, the hotel is slow,
     // the re-send (after rebookAfterSeconds) is refused 400; nothing more is sent, and the order is listed Cancelled.
     name: 'cancel-lost-resend-refused-listed-late',
     expected: 'cancelled',
@@ -174,7 +174,7 @@ export const orderScenarios: WorkflowScenario[] = [
     },
   },
   {
-    // Since ORDER_PATCHES.hintPollsSpaced: while following a taken Cancel, a hint is polled at once; the next, right
+    // While following a taken Cancel, a hint is polled at once; the next, right
     // after, waits for the scheduled poll (due within the minute).
     name: 'hints-spaced-while-following',
     expected: 'cancelled',

@@ -1,6 +1,6 @@
 /**
  * The workflow scenarios whose histories are recorded from real runs on the dev server
- * (scripts/record-histories.ts) and replayed by test/replay/replay.test.ts.
+ * (test/replay/record-histories.ts) and replayed by test/replay/replay.test.ts.
  *
  * The recovery schedule is scaled down (seconds instead of minutes) so recording takes about a minute;
  * the code paths, and so the commands in the history, are those of the full schedule. Each history is
@@ -105,7 +105,7 @@ export const replayScenarios: ReplayScenario[] = [
     steer: 'hint-after-first-poll',
   },
   {
-    // Since PATCHES.resendDecidesOnlyOnOrder: the re-send (after the 4th poll, at 4 s) is refused, and the
+    // The re-send (after the 4th poll, at 4 s) is refused, and the
     // order the first Book made is listed from the 5th query: confirmed, not failed.
     name: 'resend-429-listed-late-confirmed',
     expected: 'confirmed',
@@ -126,7 +126,7 @@ export const replayScenarios: ReplayScenario[] = [
     request: { recovery: fastRecovery },
   },
   {
-    // Since PATCHES.hintPollsSpaced: a hint after the first poll is polled at once; the next, seconds later, waits
+    // A hint after the first poll is polled at once; the next, seconds later, waits
     // for the scheduled poll (due before the minute is up), which confirms.
     name: 'hints-spaced',
     expected: 'confirmed',

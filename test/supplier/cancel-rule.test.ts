@@ -5,7 +5,7 @@
  */
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { classifyCancelFailure } from '../../src/activities/cancel-rule';
-import { createActivities, type CancelOrderInput } from '../../src/activities/booking';
+import { createOrderActivities, type CancelOrderInput } from '../../src/activities/order';
 import { SupplierError } from '../../src/supplier/errors';
 import type { SupplierClient } from '../../src/supplier/interface';
 import { SupplierProfile } from '../../src/supplier/profile';
@@ -31,7 +31,11 @@ function run<A extends unknown[], R>(fn: (...args: A) => Promise<R>, ...args: A)
 /** A confirmed order booked with `test` (Cancel faults are read from the Book's Test header), and its Cancel input. */
 async function confirmedOrder(test: string): Promise<CancelOrderInput> {
   const request = bookRequest();
-  const context = { sessionId: `sess-${request.customerReferenceNo}`, traceId: 'trace', test: `confirmAfterMs=0&${test}` };
+  const context = {
+    sessionId: `sess-${request.customerReferenceNo}`,
+    traceId: 'trace',
+    test: `confirmAfterMs=0&${test}`,
+  };
   const order = await client.book(request, context);
   return {
     customerReferenceNo: request.customerReferenceNo,
@@ -41,8 +45,10 @@ async function confirmedOrder(test: string): Promise<CancelOrderInput> {
   };
 }
 
+/** Cancel makes no Temporal call: the order activities' client is never reached here. */
+const NO_TEMPORAL = undefined as never;
 const sendCancel = (input: CancelOrderInput, supplier: SupplierClient = client, profile = fastProfile) =>
-  run(createActivities({ supplier, profile }).sendCancel, input);
+  run(createOrderActivities({ supplier, profile, client: NO_TEMPORAL }).sendCancel, input);
 
 const taken = (ref: string) => sandbox.orders().find((o) => o.customerReferenceNo === ref)?.cancel !== undefined;
 
@@ -91,7 +97,11 @@ describe('sendCancel: every ending is a value', () => {
 
 describe('the rule on its own', () => {
   const err = (httpStatus: number | undefined, code?: number, type: SupplierError['type'] = 'SupplierBusinessError') =>
-    new SupplierError(type, 'x', { operation: 'cancel', ...(httpStatus ? { httpStatus } : {}), ...(code ? { code } : {}) });
+    new SupplierError(type, 'x', {
+      operation: 'cancel',
+      ...(httpStatus ? { httpStatus } : {}),
+      ...(code ? { code } : {}),
+    });
 
   test('only the profile decides what proves nothing was done', () => {
     const profile = SupplierProfile.parse({});

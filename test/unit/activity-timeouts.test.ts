@@ -7,7 +7,8 @@ import type { ActivityOptions, LocalActivityOptions } from '@temporalio/workflow
 import { msToNumber } from '@temporalio/common/lib/time';
 import { loadConfig, SUPPLIER_CALL_ACTIVITIES, supplierTimeoutBoundMs } from '../../src/config';
 import { createActivities } from '../../src/activities/booking';
-import { createReconciliationActivities } from '../../src/activities/reconciliation';
+import { createOrderActivities } from '../../src/activities/order';
+import { createReconciliationActivities } from '../../src/activities/sweep';
 import { defaultSupplierProfile } from '../../src/supplier/profile';
 
 /** Every activity a workflow proxied, with the options it was given (names read off the proxy). */
@@ -43,18 +44,15 @@ const NO_SUPPLIER_REQUEST: Record<string, string> = {
   validateBookingRequest: 'checks the input against the contract schemas, no I/O',
   lookUpBookings: 'reads Temporal only',
   judgeOrder: 'reads Temporal only (the order status comes in its input)',
+  startOrderWorkflow: 'starts a workflow in Temporal only',
 };
 
 async function proxiedByTheWorkflows(): Promise<Map<string, number[]>> {
-  const booking = await import('../../src/workflows/booking/activities');
-  booking.checkAvailActivity(true);
-  booking.checkAvailActivity(false);
-  booking.queryOrderActivity(true);
-  const order = await import('../../src/workflows/order/activities');
+  const booking = await import('../../src/workflows/booking/proxies');
+  booking.queryOrderActivity();
+  const order = await import('../../src/workflows/order/proxies');
   order.orderQueryActivity();
-  // Runs started before on-demand still call the old Cancel activity (cancelOrder).
-  await import('../../src/workflows/order/legacy/activities');
-  const { reconciliationSweepWorkflow } = await import('../../src/workflows/reconciliation');
+  const { reconciliationSweepWorkflow } = await import('../../src/workflows/sweep');
   await reconciliationSweepWorkflow({
     lookbackMinutes: 60,
     settleMinutes: 10,
@@ -84,6 +82,7 @@ test('every activity the worker registers is either in the rule or sends no supp
   const unused = undefined as never;
   const names = [
     ...Object.keys(createActivities({ supplier: unused, profile: defaultSupplierProfile })),
+    ...Object.keys(createOrderActivities({ supplier: unused, profile: defaultSupplierProfile, client: unused })),
     ...Object.keys(
       createReconciliationActivities({ supplier: unused, profile: defaultSupplierProfile, temporal: unused }),
     ),
@@ -96,7 +95,7 @@ test('Cancel is bound by its activities: a client timeout within 10 s of them is
   const base = { SUPPLIER_TOKEN: 't' };
   expect(supplierTimeoutBoundMs('cancel')).toBe(20_000);
   expect(() => loadConfig({ ...base, SUPPLIER_PROFILE: '{"timeoutsMs":{"cancel":25000}}' })).toThrow(
-    /SUPPLIER_PROFILE\.timeoutsMs\.cancel: must be at most 20000 ms, 10 s below the cancelOrder and sendCancel activities' own 30 s timeout/,
+    /SUPPLIER_PROFILE\.timeoutsMs\.cancel: must be at most 20000 ms, 10 s below the sendCancel activity's own 30 s timeout/,
   );
   expect(
     loadConfig({ ...base, SUPPLIER_PROFILE: '{"timeoutsMs":{"cancel":20000}}' }).supplier.profile.timeoutsMs.cancel,

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
-import { createReconciliationActivities, type ListOrdersResult } from '../../src/activities/reconciliation';
+import { createReconciliationActivities, type ListOrdersResult } from '../../src/activities/sweep';
 import { viewOf } from '../../src/activities/booking';
 import {
   checkInHalves,
@@ -15,7 +15,7 @@ import {
   MIN_SLICE_MS,
   SWEEP_SLICE_CEILING,
   SWEEP_SLICE_TOO_LARGE,
-} from '../../src/reconciliation/listing';
+} from '../../src/sweep/listing';
 import { defaultSupplierProfile } from '../../src/supplier/profile';
 import type { SupplierClient } from '../../src/supplier/interface';
 import type { HotelOrder } from '../../src/supplier/schemas';

@@ -1,7 +1,6 @@
 /** parseTimestamp: ISO 8601 / RFC 3339 read the same in every time zone (this tier runs under America/New_York). */
 import { parseTimestamp } from '../../src/values/timestamp';
 import { cancelFeeAt } from '../../src/workflows/cancel-fee';
-import { openUntil } from '../../src/workflows/order/legacy/run';
 
 const utc = (iso: string) => new Date(iso).getTime();
 
@@ -73,12 +72,5 @@ describe('the workflow rules read supplier timestamps as UTC whatever the zone',
       changesAt: '2026-12-05T12:00:00.000Z',
     });
     expect(cancelFeeAt([room], utc('2026-12-05T13:00:00Z'))).toEqual({ fee: null, basis: 'unknown' });
-  });
-
-  test('an order is open until the end of its check-in day (UTC), the check-in with or without a time', () => {
-    expect(openUntil('2026-12-01', 0)).toBe('2026-12-02T00:00:00.000Z');
-    expect(openUntil('2026-12-01T14:00:00', 0)).toBe('2026-12-02T14:00:00.000Z');
-    expect(openUntil('2026-12-01T14:00:00+02:00', 0)).toBe('2026-12-02T12:00:00.000Z');
-    expect(openUntil('not a date', 0)).toBe(new Date(30 * 24 * 3600_000).toISOString());
   });
 });

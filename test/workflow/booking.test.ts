@@ -394,7 +394,7 @@ describe('recovery after an ambiguous Book', () => {
   });
 });
 
-describe('what a booking writes (PATCHES.current)', () => {
+describe('what a booking writes', () => {
   const counts = async (workflowId: string) => {
     const events = (await env.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
     const count = (type: number) => events.filter((e) => e.eventType === type).length;
@@ -415,14 +415,13 @@ describe('what a booking writes (PATCHES.current)', () => {
     const request = bookingRequest({ test: 'confirmAfterMs=0' });
     const handle = await startBookingWithHelper(env.client, request, { taskQueue: rig.taskQueue });
     expect((await handle.result()).kind).toBe('confirmed');
-    // One patch marker (PATCHES.current, standing for every older one) and one local activity's: the input
-    // check and CheckAvail together. The SDK upserts TemporalChangeVersion with the patch marker, in the first
-    // task; the stage is upserted on Book (with the reference: the run's first upsert) and at the outcome only.
+    // No patch marker; one local activity's marker: the input check and CheckAvail together. The stage is
+    // upserted on Book (with the reference: the run's first upsert) and at the outcome only.
     expect(await counts(handle.workflowId)).toEqual({
       workflowTasks: 2,
       activities: 1,
-      markers: 2,
-      upserts: [['TemporalChangeVersion'], ['BookingStage', 'CustomerReferenceNo'], ['BookingStage']],
+      markers: 1,
+      upserts: [['BookingStage', 'CustomerReferenceNo'], ['BookingStage']],
     });
     const attributes = (await handle.describe()).typedSearchAttributes;
     expect(attributes.get(BookingStageKey)).toBe('confirmed');
@@ -435,7 +434,7 @@ describe('what a booking writes (PATCHES.current)', () => {
     expect((await handle.result()).kind).toBe('confirmed');
     // The same upserts as a booking the helper started: none depends on what the start carried.
     const { upserts } = await counts(handle.workflowId);
-    expect(upserts).toEqual([['TemporalChangeVersion'], ['BookingStage', 'CustomerReferenceNo'], ['BookingStage']]);
+    expect(upserts).toEqual([['BookingStage', 'CustomerReferenceNo'], ['BookingStage']]);
     const attributes = (await handle.describe()).typedSearchAttributes;
     expect(attributes.get(BookingStageKey)).toBe('confirmed');
     expect(attributes.get(CustomerReferenceNoKey)).toBe(request.customerReferenceNo);
@@ -458,7 +457,7 @@ describe('CheckAvail that never answers', () => {
       workflowBundle: workflowBundle(),
       activities: {
         ...createActivities({ supplier: rig.supplier, profile: testProfile }),
-        // A new booking's first CheckAvail runs with its input check (PATCHES.current); ARI re-checks alone.
+        // A new booking's first CheckAvail runs with its input check; ARI re-checks alone.
         async checkRequestAndAvail(): Promise<never> {
           attempts++;
           throw new TimeoutFailure('activity StartToClose timeout', undefined, TimeoutType.START_TO_CLOSE);

@@ -26,7 +26,7 @@ import {
 } from '../../src/contract';
 import { defaultSupplierProfile } from '../../src/supplier/profile';
 import type { bookingWorkflow, orderWorkflow } from '../../src/workflows';
-import type { SweepWorkflowInput } from '../../src/workflows/reconciliation';
+import type { SweepWorkflowInput } from '../../src/workflows/sweep';
 import { expectWorkerWarnings } from '../harness/quiet-worker-logs';
 
 let env: TestWorkflowEnvironment;

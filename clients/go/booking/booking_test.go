@@ -264,7 +264,7 @@ func TestOrderOutcomeAndStateMatchTheSchema(t *testing.T) {
 		}
 	}
 	want := []string{
-		OrderKindCancelled, OrderKindCancelFailed, OrderKindCancelUnresolved, OrderKindClosed, OrderKindFailed,
+		OrderKindCancelled, OrderKindCancelFailed, OrderKindCancelUnresolved,
 		OrderKindQuoted, OrderKindCancelRefused, OrderKindCancelStopped, OrderKindChecked,
 		OrderKindChangedBySupplier, OrderKindNotCancellable,
 	}

@@ -143,8 +143,6 @@ const (
 	OrderKindCancelled         = "cancelled"
 	OrderKindCancelFailed      = "cancel-failed"
 	OrderKindCancelUnresolved  = "cancel-unresolved"
-	OrderKindClosed            = "closed" // legacy: check-in came
-	OrderKindFailed            = "failed" // legacy: Failed after it was confirmed
 	OrderKindQuoted            = "quoted"
 	OrderKindCancelRefused     = "cancel-refused"
 	OrderKindCancelStopped     = "cancel-stopped"
@@ -171,17 +169,17 @@ type OrderOutcome struct {
 
 // CancellationRecord is a cancellation in progress or done. Origin: "caller", "auto" or "reconciliation".
 type CancellationRecord struct {
-	RequestedAt    string                `json:"requestedAt"`
-	Reason         string                `json:"reason"`
-	RequestedBy    string                `json:"requestedBy,omitempty"`
-	Origin         string                `json:"origin"`
-	Quote          CancelFeeQuote        `json:"quote"`
-	Accepted       *CancellationAccepted `json:"accepted,omitempty"`
-	ServiceFee     *Money                `json:"serviceFee,omitempty"`
-	CancelAttempts []CancelAttempt       `json:"cancelAttempts"`
-	Polls          []Poll                `json:"polls"`
-	NextPollAt     string                `json:"nextPollAt,omitempty"`
-	DeadlineAt     string                `json:"deadlineAt,omitempty"`
+	RequestedAt    string               `json:"requestedAt"`
+	Reason         string               `json:"reason"`
+	RequestedBy    string               `json:"requestedBy,omitempty"`
+	Origin         string               `json:"origin"`
+	Quote          CancelFeeQuote       `json:"quote"`
+	Accepted       CancellationAccepted `json:"accepted"`
+	ServiceFee     *Money               `json:"serviceFee,omitempty"`
+	CancelAttempts []CancelAttempt      `json:"cancelAttempts"`
+	Polls          []Poll               `json:"polls"`
+	NextPollAt     string               `json:"nextPollAt,omitempty"`
+	DeadlineAt     string               `json:"deadlineAt,omitempty"`
 }
 
 // CancellationAccepted is what a cancellation accepted, checked before every send: Kind "fee" (at most Fee; nil:
@@ -202,18 +200,17 @@ type CancelAttempt struct {
 }
 
 // OrderState is the orderState query's answer (schema/order-state.schema.json). Order is absent until the run's
-// first QueryOrders answered; OpenUntil is set on runs started before on-demand only.
+// first QueryOrders answered.
 type OrderState struct {
 	Stage               string              `json:"stage"`
 	CustomerReferenceNo string              `json:"customerReferenceNo"`
 	Order               *Order              `json:"order,omitempty"`
-	OpenUntil           string              `json:"openUntil,omitempty"`
 	Cancellation        *CancellationRecord `json:"cancellation,omitempty"`
 	Outcome             *OrderOutcome       `json:"outcome,omitempty"`
 }
 
 // OrderStages are the values of OrderState.Stage.
 var OrderStages = []string{
-	"confirmed", "cancelling", "cancelled", "cancel-failed", "cancel-unresolved", "closed",
-	"checking", "quoted", "cancel-refused", "cancel-stopped", "checked", "changed-by-supplier", "not-cancellable",
+	"checking", "cancelling", "cancelled", "cancel-failed", "cancel-unresolved",
+	"quoted", "cancel-refused", "cancel-stopped", "checked", "changed-by-supplier", "not-cancellable",
 }

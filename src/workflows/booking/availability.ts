@@ -7,6 +7,7 @@ import type { CheckAvailOutcome } from '../../activities/booking';
 import type { BookingOutcome } from '../../contract';
 import type { Money } from '../../values';
 import { judgePrice } from '../price';
+import { checkAvail } from './proxies';
 import type { FirstCheck } from './input';
 import { fmt, setStage, type BookingRun } from './run';
 
@@ -35,7 +36,7 @@ export async function checkAvailabilityAndPrice(run: BookingRun, first?: FirstCh
     if (isCancellation(err)) return ended({ kind: 'cancelled' });
     // Retries used up, whatever the last failure was (a supplier error, or the activity's own timeout):
     // nothing was booked, and the caller gets an outcome rather than a failed workflow. An activity's
-    // failure comes wrapped in an ActivityFailure; a local activity's (since PATCHES.fewerTasks) comes as is.
+    // failure comes wrapped in an ActivityFailure; CheckAvail's, a local activity's, may come as is.
     const failure = err instanceof ActivityFailure ? err.cause : err instanceof TemporalFailure ? err : undefined;
     if (failure !== undefined || err instanceof ActivityFailure) {
       return ended({
@@ -54,9 +55,9 @@ export async function checkAvailabilityAndPrice(run: BookingRun, first?: FirstCh
 async function currentAvailability(run: BookingRun, first: FirstCheck | undefined): Promise<CheckAvailOutcome> {
   const input = { ratePkgId: run.request.ratePkgId, context: run.context };
   if (first?.kind === 'failed') throw first.error;
-  let outcome = first ? first.outcome : await run.checkAvail(input);
+  let outcome = first ? first.outcome : await checkAvail(input);
   for (let i = 0; outcome.kind === 'ari-changed' && !outcome.price && i < MAX_ARI_RECHECKS; i++) {
-    outcome = await run.checkAvail(input);
+    outcome = await checkAvail(input);
   }
   return outcome;
 }

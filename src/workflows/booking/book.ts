@@ -5,8 +5,8 @@
 import { ActivityFailure, ApplicationFailure, sleep } from '@temporalio/workflow';
 import type { BookOutcome, OrderView } from '../../activities/booking';
 import type { BookAttempt, BookingOutcome } from '../../contract';
-import { book } from './activities';
-import { countBookAttempt } from './metrics';
+import { book } from './proxies';
+import { countBookAttempt } from '../counters';
 import { setStage, unresolvedOutcome, type BookingRun } from './run';
 
 /** Book refused before any work (429, connection refused) is sent again for at most this long. */
@@ -57,18 +57,9 @@ async function bookOnce(run: BookingRun): Promise<BookOutcome> {
       context: run.context,
     });
   } catch (err) {
+    // The activity itself failed or timed out (the worker died mid-call): the supplier may have acted. Refusals
+    // and rejections come back as values (the Book rule), so nothing thrown is ever read as one.
     const cause = err instanceof ActivityFailure && err.cause instanceof ApplicationFailure ? err.cause : undefined;
-    // Histories recorded before the Book rule returned refusals as values threw them (keep until no run
-    // from before 2026-11-23 can be open: their recovery deadline, 24 h by default).
-    if (cause?.type === 'SupplierRateLimited' || cause?.type === 'SupplierNetworkBeforeSend') {
-      return {
-        kind: 'refused',
-        errorType: cause.type,
-        message: cause.message,
-        retryAfterMs: cause.nextRetryDelay as number | undefined,
-      };
-    }
-    // The activity itself failed or timed out (the worker died mid-call): the supplier may have acted.
     const message = err instanceof Error ? err.message : String(err);
     return { kind: 'ambiguous', errorType: cause?.type ?? 'ActivityFailure', message };
   }
@@ -100,14 +91,14 @@ export function decideOnOrder(run: BookingRun, order: OrderView): BookingOutcome
     return { kind: 'confirmed', order: summaryOf(order), cancelRequested: state.cancelRequested };
   }
   // Nobody asked to cancel this order, so CancelFailed means the supplier's rollback failed: it may stand and be
-  // charged. Not failed: a person must look (PATCHES.current; runs before it read it as failed).
-  if (order.state === 'cancel-failed' && run.current) {
+  // charged. Not failed: a person must look.
+  if (order.state === 'cancel-failed') {
     run.unresolvedBecause =
       'Booking unresolved: its order is CancelFailed (the supplier could not roll it back, so it may stand): needs manual follow-up';
     return unresolvedOutcome(run);
   }
   // A booking reads every other ending as failed: Cancelled (rolled back) before it was ever confirmed.
-  if (order.state === 'failed' || order.state === 'cancelled' || order.state === 'cancel-failed') {
+  if (order.state === 'failed' || order.state === 'cancelled') {
     return {
       kind: 'failed',
       reason: order.statusRemark ?? `Order ended in status ${order.status}`,

@@ -1,7 +1,7 @@
 /** The workflow's input: the booking request, checked once per run, and the state a resumed run carries. */
-import { ApplicationFailure, CancellationScope, patched, workflowInfo } from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, workflowInfo } from '@temporalio/workflow';
 import type { CheckAvailOutcome } from '../../activities/booking';
-import { bookingWorkflowId, RECOVERY_DEFAULTS } from '../../contract/definitions';
+import { bookingWorkflowId } from '../../contract/definitions';
 import type {
   BookingRequest,
   BookingState,
@@ -9,8 +9,7 @@ import type {
   RecoveryPolicy,
   RequestValidation,
 } from '../../contract';
-import { checkRequestAndAvail, validateBookingRequest } from './activities';
-import { PATCHES } from './patches';
+import { checkRequestAndAvail, validateBookingRequest } from './proxies';
 import { startingState } from './run';
 
 /** State carried across continue-as-new while recovering. Internal: not part of the contract. */
@@ -22,7 +21,7 @@ export interface ResumeState {
 }
 export type BookingWorkflowInput = BookingRequest & { resume?: ResumeState };
 
-/** The first CheckAvail's ending, when it ran with the input check (PATCHES.oneMarker): its answer, or its failure. */
+/** The first CheckAvail's ending, made with the input check: its answer, or its failure. */
 export type FirstCheck = { kind: 'answered'; outcome: CheckAvailOutcome } | { kind: 'failed'; error: unknown };
 
 export interface CheckedInput {
@@ -33,12 +32,9 @@ export interface CheckedInput {
 
 /**
  * The checked request and its recovery policy; an invalid request fails the workflow, naming each field. A new
- * run since PATCHES.oneMarker also brings its first CheckAvail's ending, made in the same local activity.
+ * run also brings its first CheckAvail's ending, made in the same local activity.
  */
-export async function checkInput(
-  input: BookingWorkflowInput,
-  paths: { fewerTasks: boolean; oneMarker: boolean },
-): Promise<CheckedInput> {
+export async function checkInput(input: BookingWorkflowInput): Promise<CheckedInput> {
   if (input?.resume && !workflowInfo().continuedFromExecutionRunId) {
     // `resume` skips CheckAvail and the price check: only this workflow's own continue-as-new may set it.
     throw invalid('resume: internal to continue-as-new; a new booking must not set it', [
@@ -46,16 +42,9 @@ export async function checkInput(
     ]);
   }
   const raw = withoutResume(input ?? ({} as BookingWorkflowInput));
-  const { checked, firstCheck } =
-    paths.oneMarker && !input.resume
-      ? await checkedWithAvailability(raw)
-      : {
-          checked:
-            paths.fewerTasks || patched(PATCHES.validateInLocalActivity)
-              ? await validated(raw, !!input.resume)
-              : checkedBeforePatch(raw),
-          firstCheck: undefined,
-        };
+  const { checked, firstCheck } = input.resume
+    ? { checked: await validated(raw, true), firstCheck: undefined }
+    : await checkedWithAvailability(raw);
   if (!checked.valid) throw invalid(`Invalid booking request: ${checked.issues.join('; ')}`, checked.issues);
   const expectedId = bookingWorkflowId(checked.request.customerReferenceNo);
   if (workflowInfo().workflowId !== expectedId) {
@@ -105,20 +94,6 @@ function invalid(message: string, issues: string[]): ApplicationFailure {
     nonRetryable: true,
     details: [{ issues }],
   });
-}
-
-/**
- * Runs from before PATCHES.validateInLocalActivity validated their input in workflow code, in their first
- * workflow task: a run on that path that is still open passed that check (an invalid input fails there
- * and then), so replaying it needs only the defaults the check applied. Keeping the schemas out of the
- * workflow bundle keeps zod out of every cached workflow. Remove with the patch.
- */
-function checkedBeforePatch(raw: BookingRequest): RequestValidation {
-  return {
-    valid: true,
-    request: raw as ParsedBookingRequest,
-    recovery: { ...RECOVERY_DEFAULTS, delaysSeconds: [...RECOVERY_DEFAULTS.delaysSeconds], ...raw.recovery },
-  };
 }
 
 export function withoutResume(input: BookingWorkflowInput): BookingRequest {

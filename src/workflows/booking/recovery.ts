@@ -11,7 +11,6 @@ import {
   condition,
   continueAsNew,
   log,
-  patched,
   setCurrentDetails,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -19,10 +18,9 @@ import type { QueryOrderOutcome } from '../../activities/booking';
 import type { BookingOutcome, PollRecord } from '../../contract';
 import { spacedHint } from '../hint-spacing';
 import { pollOffsetSeconds } from '../schedule';
-import { decideAfterBook, decideOnOrder, sendBook } from './book';
+import { decideOnOrder, sendBook } from './book';
 import { withoutResume, type BookingWorkflowInput, type ResumeState } from './input';
-import { countRecoveryPoll } from './metrics';
-import { PATCHES } from './patches';
+import { countRecoveryPoll } from '../counters';
 import { describe, setStage, unresolvedOutcome, type BookingRun } from './run';
 import type { bookingWorkflow } from './index';
 
@@ -60,7 +58,7 @@ export async function recover(
             summary: `Wait for QueryOrders poll ${nextIndex + 1}`,
           })
         : false;
-    const hinted = woken && (await spacedHint(state.polls, dueMs, PATCHES.hintPollsSpaced));
+    const hinted = woken && (await spacedHint(state.polls, dueMs));
     hintsSeen = run.hints;
     if (!hinted) nextIndex++;
 
@@ -84,31 +82,24 @@ export async function recover(
  * Still no order long after the last Book: that request most likely never arrived, so Book is sent again
  * with the same reference (the supplier returns any existing order instead of making a second one). Sends
  * refused before any work do not count towards `maxBookAttempts`; every other send may have reached the
- * supplier and does. Never after a Book answered with an order, nor (PATCHES.current) after any order was seen:
- * the supplier holds it, and only QueryOrders can tell its fate.
+ * supplier and does. Never once any order was seen, by a poll or in a Book's answer: the supplier holds it (an
+ * eventually consistent listing can drop it for a while), and only QueryOrders can tell its fate.
  */
 function mayBookAgain(run: BookingRun, sinceBookMs: number): boolean {
   const { recovery, state } = run;
   if (sinceBookMs < recovery.rebookAfterSeconds * 1000) return false;
   const sent = state.bookAttempts.filter((a) => a.result !== 'refused').length;
   if (sent >= recovery.maxBookAttempts) return false;
-  // An order was seen (a poll listed it, or a Book answered with it): the supplier holds one, whatever later
-  // listings say (an eventually consistent listing can drop it for a while). This covers the older rule below.
-  if (run.current) return state.order === undefined;
-  return !(
-    state.bookAttempts.some((a) => a.result === 'order') &&
-    (run.oneMarker || patched(PATCHES.resendDecidesOnlyOnOrder))
-  );
+  return state.order === undefined;
 }
 
 /**
  * A re-sent Book, and what its answer decides: only an order does. Refused (429, connection refused) or
  * rejected (400, ...) shows that this send made nothing, not that the first one made nothing: Book takes
  * minutes and QueryOrders may list an order late. So recovery polls on from this send, to the deadline
- * (`unresolved`, a person told) unless QueryOrders settles it. Runs from before the patch ended `failed`.
+ * (`unresolved`, a person told) unless QueryOrders settles it.
  */
 async function bookAgain(run: BookingRun): Promise<BookingOutcome | undefined> {
-  if (!(run.oneMarker || patched(PATCHES.resendDecidesOnlyOnOrder))) return decideAfterBook(run, await sendBook(run));
   const outcome = await sendBook(run, { retryRefused: false });
   if (outcome.kind === 'order') return decideOnOrder(run, outcome.order);
   if (outcome.kind !== 'ambiguous') {

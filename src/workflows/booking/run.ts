@@ -16,7 +16,7 @@ import type {
   RecoveryPolicy,
 } from '../../contract';
 import type { Money } from '../../values';
-import { countOutcome, countStageEntered } from './metrics';
+import { countOutcome, countStageEntered } from '../counters';
 
 export interface BookingRun {
   /** Mutated in place: the query handler holds this very object. */
@@ -27,16 +27,6 @@ export interface BookingRun {
   context: ParsedBookingRequest['context'] & { sessionId: string; traceId: string };
   traceId: string;
   queryOrder: BookingActivities['queryOrder'];
-  checkAvail: BookingActivities['checkAvail'];
-  /** PATCHES.fewerTasks: local activities where safe, search attributes upserted only where they change. */
-  fewerTasks: boolean;
-  /** PATCHES.orderOnDemand: a confirmed booking starts no order workflow unless its caller cancelled it meanwhile. */
-  orderOnDemand: boolean;
-  /** PATCHES.oneMarker: the run takes every newer path without asking the older patches (see patches.ts). */
-  oneMarker: boolean;
-  /** PATCHES.current: the run takes the newest paths (see patches.ts): search attributes decided from `shown`, no Book
-   * re-sent once an order was seen, CancelFailed not read as failed. */
-  current: boolean;
   /**
    * What this run knows the booking's search attributes hold: the stage it last upserted (a new run: the starting
    * stage, which the start carries), and whether it has upserted the reference. Its own record, so a replay on any
@@ -57,11 +47,6 @@ export interface BookingRun {
 
 export interface RunSetup {
   queryOrder: BookingActivities['queryOrder'];
-  checkAvail: BookingActivities['checkAvail'];
-  fewerTasks: boolean;
-  orderOnDemand: boolean;
-  oneMarker: boolean;
-  current: boolean;
   resumed: boolean;
 }
 
@@ -69,7 +54,7 @@ export function newRun(
   state: BookingState,
   request: ParsedBookingRequest,
   recovery: RecoveryPolicy,
-  { queryOrder, checkAvail, fewerTasks, orderOnDemand, oneMarker, current, resumed }: RunSetup,
+  { queryOrder, resumed }: RunSetup,
 ): BookingRun {
   const traceId = workflowInfo().workflowId;
   // One derivation of the session id (startingState), carried over continue-as-new in the state.
@@ -83,11 +68,6 @@ export function newRun(
     context,
     traceId,
     queryOrder,
-    checkAvail,
-    fewerTasks,
-    orderOnDemand,
-    oneMarker,
-    current,
     // A resumed run does not know what its predecessor's attributes were carried as: its first upsert sets both.
     shown: resumed ? { reference: false } : { stage: 'checking-availability', reference: false },
     hints: 0,
@@ -129,42 +109,20 @@ export function setStage(run: BookingRun, stage: BookingStage, details?: string)
 }
 
 /**
- * The stage and the reference as search attributes. Before PATCHES.fewerTasks every stage was upserted and the
- * reference once more at the start. Since PATCHES.current, a stage only when it differs from the one the run last
- * set (the starting stage: the start's), and the reference with the run's first upsert; so a booking costs two
- * upserts (booking, outcome), each an event and a visibility write. A booking started without attributes (another
- * language, the CLI) shows none while it checks availability: nothing is booked yet, and its first upsert sets both.
+ * The stage and the reference as search attributes: a stage only when it differs from the one the run last set
+ * (the starting stage is the start's), and the reference with the run's first upsert; so a booking costs two
+ * upserts (booking, outcome), each an event and a visibility write. Decided from the run's own record, never from
+ * workflowInfo().searchAttributes: that map is how the server presents the start, and a frontend node just
+ * restarted can present it under other names, so a replay on another worker would send another count of upserts
+ * (a nondeterminism error). A booking started without attributes (another language, the CLI) shows none while it
+ * checks availability: nothing is booked yet, and its first upsert sets both.
  */
 function setSearchAttributes(run: BookingRun, stage: string): void {
-  if (!run.fewerTasks) {
-    upsertSearchAttributes([{ key: BookingStageKey, value: stage }]);
-    return;
-  }
-  if (!run.current) return setFromServerView(run, stage);
   if (run.shown.stage === stage) return;
   const pairs: SearchAttributeUpdatePair[] = [{ key: BookingStageKey, value: stage }];
   if (!run.shown.reference) pairs.push({ key: CustomerReferenceNoKey, value: run.state.customerReferenceNo });
   upsertSearchAttributes(pairs);
   run.shown = { stage, reference: true };
-}
-
-/**
- * Runs from PATCHES.fewerTasks to PATCHES.current: only a value the server's view of the workflow does not carry.
- * They must replay as recorded, so they keep it, with its hazard: a node that presents the start's attributes
- * under other names makes the run upsert the reference again, and a replay that sees the names sends one fewer.
- */
-function setFromServerView(run: BookingRun, stage: string): void {
-  // The untyped map, not typedSearchAttributes: a value drops out of the typed one when the server sends it
-  // without its type metadata (a frontend node whose search-attribute mapping is not loaded yet), and a replay on
-  // a worker that received it typed would then send a different count of upserts: a nondeterminism error.
-  // The untyped map reads the same values whatever the metadata says.
-  const carried = workflowInfo().searchAttributes as Record<string, unknown[] | undefined>;
-  const wanted: SearchAttributeUpdatePair[] = [
-    { key: BookingStageKey, value: stage },
-    { key: CustomerReferenceNoKey, value: run.state.customerReferenceNo },
-  ];
-  const changed = wanted.filter((pair) => carried[pair.key.name]?.[0] !== pair.value);
-  if (changed.length > 0) upsertSearchAttributes(changed);
 }
 
 /** Still unknown: someone must follow up with these references, the attempts and the poll log. */

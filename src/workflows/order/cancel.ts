@@ -11,22 +11,14 @@
  *     again (back to 1), at most `maxBookAttempts` sends that may have acted in all; a re-send refused in words
  *     that prove it did nothing ends the sends (an earlier one may be what the supplier is working on).
  */
-import {
-  allHandlersFinished,
-  condition,
-  continueAsNew,
-  patched,
-  setCurrentDetails,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { allHandlersFinished, condition, continueAsNew, setCurrentDetails, workflowInfo } from '@temporalio/workflow';
 import type { CancelSendOutcome } from '../../activities/cancel-rule';
 import type { CancelBookingAnswer, CancelFeeQuote, CancellationRecord, OrderOutcome } from '../../contract';
 import { feeWithin, type AcceptedFee } from '../cancel-fee';
 import { spacedHint } from '../hint-spacing';
 import { pollOffsetSeconds } from '../schedule';
-import { sendCancel } from './activities';
+import { sendCancel } from './proxies';
 import { failureType } from '../failure';
-import { ORDER_PATCHES } from './patches';
 import { describeOrder, fee, quoteNow, readOrder, setOrderStage, type OrderRun } from './run';
 import type { OrderWorkflowArgs, orderWorkflow } from './index';
 
@@ -126,10 +118,7 @@ export async function follow(
             summary: `Wait for cancellation poll ${nextIndex + 1}`,
           })
         : false;
-    const early =
-      woken &&
-      (run.interrupted ||
-        (await spacedHint(record.polls, dueMs, ORDER_PATCHES.hintPollsSpaced, () => run.interrupted)));
+    const early = woken && (run.interrupted || (await spacedHint(record.polls, dueMs, () => run.interrupted)));
     const hinted = early && run.hints > hintsBefore;
     run.hintsSeen = run.hints;
     if (!early) nextIndex++;
@@ -230,9 +219,7 @@ async function send(
       // After a send that may have acted, "cannot be cancelled" may well mean "already being cancelled": this send
       // did nothing, and another would be refused the same way. Only QueryOrders goes on, to the deadline, where a
       // person is told; Cancel is not sent again.
-      return patched(ORDER_PATCHES.refusedResendEndsSends)
-        ? { kind: 'sent', ambiguous: false }
-        : { kind: 'sent', ambiguous: true };
+      return { kind: 'sent', ambiguous: false };
     }
     // Refused before any work: nothing was done by this send.
     if (mayHaveActed) return { kind: 'not-taken' };

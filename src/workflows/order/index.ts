@@ -7,25 +7,21 @@
  *    workflow follows starts it with `check`, which verifies the order against its booking (work.ts).
  *  - It ends when its work is done; the next request starts a new run. Nothing waits for weeks.
  * An operator's "Request cancellation" lets a Cancel in flight finish, sends nothing more, and ends with an
- * outcome. Runs started before on-demand (ORDER_PATCHES.onDemand) and their continuations take ./legacy.
+ * outcome.
  */
-import { allHandlersFinished, CancellationScope, condition, patched } from '@temporalio/workflow';
+import { allHandlersFinished, CancellationScope, condition } from '@temporalio/workflow';
 import type { OrderOutcome, OrderState, OrderWorkflowInput } from '../../contract';
 import { follow, type CancelPlan, type FollowState } from './cancel';
-import { legacyOrderWorkflow, type OrderWorkflowArgs as LegacyArgs } from './legacy';
 import { listenOrder } from './messages';
-import { ORDER_PATCHES } from './patches';
 import { finishOrder, newOrderRun, type OrderRun } from './run';
 import { answerRequest, cancelOnItsOwn, checkOrder } from './work';
 
-/** The input, and what a run carries over continue-as-new (internal): legacy `resume`, on-demand `carry`. */
+/** The input, and what a run carries over continue-as-new (internal): `carry`, a cancellation being followed. */
 export type OrderWorkflowArgs = OrderWorkflowInput & {
-  resume?: LegacyArgs['resume'];
   carry?: { state: OrderState; plan: Omit<CancelPlan, 'onAnswer'>; follow: FollowState };
 };
 
 export async function orderWorkflow(input: OrderWorkflowArgs): Promise<OrderOutcome> {
-  if (startedBeforeOnDemand(input)) return legacyOrderWorkflow(input as LegacyArgs);
   const run = newOrderRun(input);
   listenOrder(run);
   // Noted, not obeyed at once: the work below is not cancellable, so a Cancel in flight finishes.
@@ -61,13 +57,4 @@ async function work(run: OrderRun, input: OrderWorkflowArgs): Promise<OrderOutco
   }
   // A run given nothing to do (an update refused before it was taken, a start without work) checks the order.
   return finishOrder(run, run.outcome ?? (await checkOrder(run, input.check)));
-}
-
-/**
- * Runs from before on-demand: a legacy run's continuation (`resume`), or a run started with a booking's order
- * whose history has no on-demand marker. The check is made once, at the start; the marker records the answer.
- */
-function startedBeforeOnDemand(input: OrderWorkflowArgs): boolean {
-  if (input.resume) return true;
-  return input.order !== undefined && input.carry === undefined && !patched(ORDER_PATCHES.onDemand);
 }

@@ -15,7 +15,11 @@ export function listenOrder(run: OrderRun): void {
       run.requests.push(queued);
       await condition(() => queued.answer !== undefined || queued.refusal !== undefined);
       if (queued.refusal) {
-        throw ApplicationFailure.create({ type: queued.refusal.type, message: queued.refusal.message, nonRetryable: true });
+        throw ApplicationFailure.create({
+          type: queued.refusal.type,
+          message: queued.refusal.message,
+          nonRetryable: true,
+        });
       }
       return queued.answer!;
     },
@@ -34,7 +38,7 @@ function validateCancel(run: OrderRun, request: CancelBookingRequest): void {
   if (run.state.stage === 'cancelling') throw new Error('A cancellation is already being sent or followed');
 }
 
-/** What is wrong with a request's shape, each issue naming its field (the legacy runs' validator reads it too). */
+/** What is wrong with a request's shape, each issue naming its field. */
 export function requestIssues(request: CancelBookingRequest): string[] {
   const r = (request ?? {}) as Partial<Record<keyof CancelBookingRequest, unknown>>;
   const issues: string[] = [];

@@ -19,8 +19,8 @@ import type {
 } from '../../contract';
 import { cancelFeeAt } from '../cancel-fee';
 import { failureType } from '../failure';
-import { orderQueryActivity } from './activities';
-import { countOrderOutcome } from './metrics';
+import { orderQueryActivity } from './proxies';
+import { countOrderOutcome } from '../counters';
 
 const MAX_POLLS_KEPT = 200;
 
@@ -122,7 +122,7 @@ function finalStage(run: OrderRun, outcome: OrderOutcome): OrderStage {
   if (outcome.kind === 'checked' && (run.orderState === 'cancelled' || run.orderState === 'cancel-failed')) {
     return run.orderState;
   }
-  return outcome.kind === 'failed' ? 'closed' : outcome.kind;
+  return outcome.kind;
 }
 
 /** One QueryOrders of the order; an error (after the activity's own retries) is recorded, never decisive. */

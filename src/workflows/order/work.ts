@@ -5,7 +5,7 @@
  */
 import type { OrderOutcome, OrderWorkflowInput } from '../../contract';
 import { sameFee, type AcceptedFee } from '../cancel-fee';
-import { judgeOrder } from './activities';
+import { judgeOrder } from './proxies';
 import { cancelOrder } from './cancel';
 import type { OrderWorkflowArgs } from './index';
 import { fee, quoteNow, readOrder, setOrderStage, type OrderRun, type QueuedRequest } from './run';
@@ -120,5 +120,9 @@ export async function checkOrder(
     ...(check?.lastOrderStage ? { lastOrderStage: check.lastOrderStage } : {}),
   });
   if (judged.verdict === 'ok') return { kind: 'checked', order };
-  return { kind: 'changed-by-supplier', order, reason: `${judged.verdict}: ${judged.reason ?? 'order and booking disagree'}` };
+  return {
+    kind: 'changed-by-supplier',
+    order,
+    reason: `${judged.verdict}: ${judged.reason ?? 'order and booking disagree'}`,
+  };
 }

@@ -307,7 +307,7 @@ class CancellationRecord(TypedDict):
     requestedBy: NotRequired[str]
     origin: Literal["caller", "auto", "reconciliation"]
     quote: CancelFeeQuote
-    accepted: NotRequired[CancellationAccepted]
+    accepted: CancellationAccepted
     serviceFee: NotRequired[Money]
     cancelAttempts: List[CancelAttempt]
     polls: List[Poll]
@@ -333,20 +333,6 @@ class OrderCancelUnresolvedOutcome(TypedDict):
     cancellation: CancellationRecord
     interrupted: NotRequired[bool]
     """Set when an operator cancelled the run before the order settled."""
-
-
-class OrderClosedOutcome(TypedDict):
-    """(legacy) Check-in came."""
-
-    kind: Literal["closed"]
-    order: Order
-
-
-class OrderFailedOutcome(TypedDict):
-    """(legacy) The supplier reported the order Failed after it was confirmed."""
-
-    kind: Literal["failed"]
-    order: Order
 
 
 class OrderQuotedOutcome(TypedDict):
@@ -396,8 +382,6 @@ OrderOutcome = Union[
     OrderCancelledOutcome,
     OrderCancelFailedOutcome,
     OrderCancelUnresolvedOutcome,
-    OrderClosedOutcome,
-    OrderFailedOutcome,
     OrderQuotedOutcome,
     OrderCancelRefusedOutcome,
     OrderCancelStoppedOutcome,
@@ -405,15 +389,13 @@ OrderOutcome = Union[
     OrderChangedBySupplierOutcome,
     OrderNotCancellableOutcome,
 ]
-"""How an order workflow run ends (schema/order-outcome.schema.json), a union on `kind`. Since on-demand, a run
-does one piece of work (a cancellation, a quote, a check); `closed` and `failed` end runs started before."""
+"""How an order workflow run ends (schema/order-outcome.schema.json), a union on `kind`. A run does one piece of
+work (a cancellation, a quote, a check)."""
 
 ORDER_OUTCOME_TYPES: Dict[str, Any] = {
     "cancelled": OrderCancelledOutcome,
     "cancel-failed": OrderCancelFailedOutcome,
     "cancel-unresolved": OrderCancelUnresolvedOutcome,
-    "closed": OrderClosedOutcome,
-    "failed": OrderFailedOutcome,
     "quoted": OrderQuotedOutcome,
     "cancel-refused": OrderCancelRefusedOutcome,
     "cancel-stopped": OrderCancelStoppedOutcome,
@@ -427,13 +409,11 @@ class OrderState(TypedDict):
     """The `orderState` query's answer (schema/order-state.schema.json)."""
 
     stage: Literal[
-        "confirmed",
+        "checking",
         "cancelling",
         "cancelled",
         "cancel-failed",
         "cancel-unresolved",
-        "closed",
-        "checking",
         "quoted",
         "cancel-refused",
         "cancel-stopped",
@@ -444,7 +424,5 @@ class OrderState(TypedDict):
     customerReferenceNo: str
     order: NotRequired[Order]
     """Absent until the run's first QueryOrders answered."""
-    openUntil: NotRequired[str]
-    """(legacy) When a run started before on-demand closes (check-in)."""
     cancellation: NotRequired[CancellationRecord]
     outcome: NotRequired[OrderOutcome]

@@ -1,0 +1,245 @@
+/**
+ * The reconciliation sweep's activities: the supplier's orders of a booking-time window, and what Temporal
+ * knows of their references. Built by a factory like the booking activities; the Temporal services are the
+ * worker's own connection (describe by workflow id: strongly consistent, unlike a visibility query).
+ */
+import { temporal } from '@temporalio/proto';
+import { ApplicationFailure } from '@temporalio/common';
+import { Context } from '@temporalio/activity';
+import { bookingWorkflowId, orderWorkflowId, BookingStageKey, BookingStages } from '../contract';
+import type { SupplierClient } from '../supplier/interface';
+import type { SupplierProfile } from '../supplier/profile';
+import type { TemporalServices } from '../temporal/setup';
+import {
+  classifyOrder,
+  needsOrderView,
+  type BookingView,
+  type StatusCodes,
+  type WorkflowView,
+} from '../sweep/classify';
+import { SWEEP_SLICE_CEILING, SWEEP_SLICE_TOO_LARGE, type SweepOrder } from '../sweep/listing';
+import { decidingOrder } from '../supplier/orders';
+import type { HotelOrder } from '../supplier/schemas';
+import { reportOrderConflict, toFailure, viewOf } from './booking';
+import type { BookingMeters } from '../observability/metrics';
+
+export interface ReconciliationDeps {
+  supplier: Pick<SupplierClient, 'queryOrders'>;
+  profile: SupplierProfile;
+  temporal: { services: Pick<TemporalServices, 'workflowService'>; namespace: string };
+  /** Where booking_order_conflicts_total is counted (see createActivities). */
+  meters?: Pick<BookingMeters, 'counter'>;
+  /** The most orders one listing returns (SWEEP_SLICE_CEILING); lower only in tests. */
+  sliceCeiling?: number;
+}
+
+export interface ListOrdersInput {
+  start: string;
+  end: string;
+  traceId: string;
+  /**
+   * Which time the window is of (spec §4.4): `booking` (bookingTimeWindow, the default), `cancelled`
+   * (cancelledTimeWindow: cancellations, the supplier's own included) or `checkIn` (checkInTimeWindow).
+   */
+  filter?: SweepFilter;
+}
+export type SweepFilter = 'booking' | 'cancelled' | 'checkIn';
+
+const WINDOW_FIELD = {
+  booking: 'bookingTimeWindow',
+  cancelled: 'cancelledTimeWindow',
+  checkIn: 'checkInTimeWindow',
+} as const;
+export interface ListOrdersResult {
+  orders: SweepOrder[];
+  unreadable: number;
+}
+
+export interface LookUpBookingsInput {
+  references: string[];
+  /**
+   * Each reference's listed order status, and the codes the sweep judges them by: with them, a reference's order
+   * workflow is described only where the sweep reads it (needsOrderView). Absent (a sweep started before): both.
+   */
+  listed?: { status: Record<string, number>; codes: StatusCodes };
+}
+
+const Status = temporal.api.enums.v1.WorkflowExecutionStatus;
+/** Stages of a booking still at work; a completed booking's stage is its outcome kind. */
+const RUNNING_STAGES = new Set<string>(BookingStages.filter((s) => s !== 'completed'));
+const GRPC_NOT_FOUND = 5;
+
+export function createReconciliationActivities({
+  supplier,
+  profile,
+  temporal: t,
+  meters,
+  sliceCeiling = SWEEP_SLICE_CEILING,
+}: ReconciliationDeps) {
+  /**
+   * A closed booking whose stage still reads as a running one (`booking`, `recovering`, …) was seen on the
+   * production engine after its nodes restarted: the final upsert is in the history, the describe's copy is not.
+   * Asked again twice, then read from the history's last stage upsert, so the copy is not reported as a mismatch.
+   */
+  async function view(workflowId: string): Promise<WorkflowView> {
+    for (let attempt = 1; ; attempt++) {
+      const seen = await describeOnce(workflowId);
+      const lagging = seen.status === 'completed' && seen.stage !== undefined && RUNNING_STAGES.has(seen.stage);
+      if (!lagging) return seen;
+      if (attempt >= 3) {
+        // Still lagging: the history is the source of truth; its last stage upsert is the outcome.
+        const stage = await lastStageInHistory(workflowId).catch(() => undefined);
+        return stage ? { ...seen, stage } : seen;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 500 * attempt));
+      Context.current().heartbeat();
+    }
+  }
+
+  /** The `BookingStage` of the last upsert in a workflow's history, read from its end (search attributes are not encrypted). */
+  async function lastStageInHistory(workflowId: string): Promise<string | undefined> {
+    let nextPageToken: Uint8Array | undefined;
+    for (let page = 0; page < 5; page++) {
+      const answer = await t.services.workflowService.getWorkflowExecutionHistoryReverse({
+        namespace: t.namespace,
+        execution: { workflowId },
+        maximumPageSize: 50,
+        ...(nextPageToken ? { nextPageToken } : {}),
+      });
+      for (const event of answer.history?.events ?? []) {
+        const fields = event.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields;
+        const stage = stageOf(fields?.[BookingStageKey.name]?.data);
+        if (stage) return stage;
+      }
+      if (!answer.nextPageToken || answer.nextPageToken.length === 0) return undefined;
+      nextPageToken = answer.nextPageToken;
+    }
+    return undefined;
+  }
+
+  async function describeOnce(workflowId: string): Promise<WorkflowView> {
+    try {
+      const { workflowExecutionInfo: info } = await t.services.workflowService.describeWorkflowExecution({
+        namespace: t.namespace,
+        execution: { workflowId },
+      });
+      const stage = stageOf(info?.searchAttributes?.indexedFields?.[BookingStageKey.name]?.data);
+      const status = info?.status;
+      return {
+        status:
+          status === Status.WORKFLOW_EXECUTION_STATUS_RUNNING
+            ? 'running'
+            : status === Status.WORKFLOW_EXECUTION_STATUS_COMPLETED ||
+                status === Status.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW
+              ? 'completed'
+              : 'closed',
+        ...(stage ? { stage } : {}),
+      };
+    } catch (err) {
+      if ((err as { code?: unknown })?.code === GRPC_NOT_FOUND) return { status: 'none' };
+      throw err;
+    }
+  }
+
+  /** The order each reference is judged on, as a booking's lookup judges it (a Confirmed one first); conflicts reported. */
+  function onePerReference(orders: readonly HotelOrder[]): HotelOrder[] {
+    const byReference = new Map<string, HotelOrder[]>();
+    for (const o of orders)
+      byReference.set(o.customerReferenceNo, [...(byReference.get(o.customerReferenceNo) ?? []), o]);
+    return [...byReference.values()].flatMap((listed) => {
+      const deciding = decidingOrder(listed, profile);
+      if (deciding?.conflict) reportOrderConflict(deciding.conflict, meters);
+      return deciding ? [deciding.order] : [];
+    });
+  }
+
+  return {
+    /**
+     * One page of the sweep: every order whose `filter` time is in [start, end], each read on its own, one per
+     * reference, slim (SweepOrder). More orders than the ceiling fail it for good (SweepSliceTooLarge): the
+     * workflow lists the window again in halves rather than record an oversized result.
+     */
+    async listOrdersBooked({ start, end, traceId, filter = 'booking' }: ListOrdersInput): Promise<ListOrdersResult> {
+      let listing;
+      try {
+        listing = await supplier.queryOrders(
+          { [WINDOW_FIELD[filter]]: { start, end } },
+          { traceId, signal: Context.current().cancellationSignal },
+        );
+      } catch (err) {
+        throw toFailure(err, ['SupplierBadRequest', 'SupplierForbidden']);
+      }
+      const orders = onePerReference(listing.orders);
+      if (orders.length > sliceCeiling) {
+        throw ApplicationFailure.create({
+          type: SWEEP_SLICE_TOO_LARGE,
+          message: `${orders.length} orders in ${filter} window ${start} to ${end}, over the ceiling of ${sliceCeiling}`,
+          nonRetryable: true,
+          details: [{ orders: orders.length, ceiling: sliceCeiling }],
+        });
+      }
+      return { orders: orders.map((o) => sweepOrderOf(o, profile)), unreadable: listing.unreadable.length };
+    },
+
+    /**
+     * One order judged by the sweep's rule, for an order run's check: the booking as Temporal has it now, and as the
+     * order workflow what the reference's last order run said (the calling run is running and must not count).
+     */
+    async judgeOrder({
+      customerReferenceNo,
+      status,
+      lastOrderStage,
+    }: {
+      customerReferenceNo: string;
+      status: number;
+      lastOrderStage?: string;
+    }): Promise<{ verdict: 'ok' | 'orphan' | 'mismatch'; reason?: string }> {
+      const booking = await view(bookingWorkflowId(customerReferenceNo));
+      const order: WorkflowView = lastOrderStage ? { status: 'completed', stage: lastOrderStage } : { status: 'none' };
+      const finding = classifyOrder(status, { booking, order }, profile.orderStatus);
+      return finding.verdict === 'ok' ? { verdict: 'ok' } : { verdict: finding.verdict, reason: finding.reason };
+    },
+
+    /**
+     * For each reference, its booking workflow as Temporal has it now, and its order workflow where the sweep reads
+     * it (all of them without `listed`); a reference not described there has no `order` in its view.
+     */
+    async lookUpBookings({ references, listed }: LookUpBookingsInput): Promise<Record<string, BookingView>> {
+      const out: Record<string, BookingView> = {};
+      for (const ref of references) {
+        const booking = await view(bookingWorkflowId(ref));
+        const status = listed?.status[ref];
+        const needed = !listed || status === undefined || needsOrderView(status, booking, listed.codes);
+        out[ref] = needed ? { booking, order: await view(orderWorkflowId(ref)) } : { booking };
+        Context.current().heartbeat();
+      }
+      return out;
+    },
+  };
+}
+
+export type ReconciliationActivities = ReturnType<typeof createReconciliationActivities>;
+
+/** What the sweep reads of an order, and nothing else: its listing's results are recorded in the history. */
+function sweepOrderOf(order: HotelOrder, profile: SupplierProfile): SweepOrder {
+  const { customerReferenceNo, status, state, platformReferenceNo, supplierReferenceNo } = viewOf(order, profile);
+  return {
+    customerReferenceNo,
+    status,
+    state,
+    ...(platformReferenceNo ? { platformReferenceNo } : {}),
+    ...(supplierReferenceNo ? { supplierReferenceNo } : {}),
+  };
+}
+
+/** A Keyword search attribute's value: JSON text of a string (or a one-element list). */
+function stageOf(data: Uint8Array | null | undefined): string | undefined {
+  if (!data) return undefined;
+  try {
+    const value: unknown = JSON.parse(Buffer.from(data).toString('utf8'));
+    const s = Array.isArray(value) ? value[0] : value;
+    return typeof s === 'string' ? s : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,42 @@
+/** The activities as orderWorkflow calls them. */
+import { proxyActivities, workflowInfo } from '@temporalio/workflow';
+import type { BookingActivities } from '../../activities/booking';
+import type { OrderActivities } from '../../activities/order';
+import { ACTIVITY_TIMEOUT_SECONDS, queryOrdersTaskQueue } from '../../contract/definitions';
+
+/**
+ * Cancel, sent once per call: never retried by Temporal, because a retry after a lost answer is a second Cancel
+ * whose refusal ("cannot be cancelled": the first worked) must not be read as the first's. Every ending comes
+ * back as the Cancel rule's value (src/activities/cancel-rule.ts); a worker lost mid-send times out, which the
+ * workflow reads as ambiguous.
+ */
+export const { sendCancel } = proxyActivities<OrderActivities>({
+  startToCloseTimeout: `${ACTIVITY_TIMEOUT_SECONDS.cancel} seconds`,
+  retry: { maximumAttempts: 1 },
+});
+
+/** The sweep's rule for one order (src/activities/sweep.ts), as a check calls it. */
+interface JudgeOrderActivity {
+  judgeOrder(input: {
+    customerReferenceNo: string;
+    status: number;
+    /** The last order run's `BookingStage`, when one ran: what this namespace knew of the order. */
+    lastOrderStage?: string;
+  }): Promise<{ verdict: 'ok' | 'orphan' | 'mismatch'; reason?: string }>;
+}
+
+/** Whether an order agrees with what its booking reported (the sweep's rule), for a check. */
+export const { judgeOrder } = proxyActivities<JudgeOrderActivity>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 10 },
+});
+
+/** QueryOrders on the rate-limited companion queue (the fleet-wide cap), as the booking's polls. */
+export function orderQueryActivity(): BookingActivities['queryOrder'] {
+  return proxyActivities<BookingActivities>({
+    startToCloseTimeout: `${ACTIVITY_TIMEOUT_SECONDS.queryOrders} seconds`,
+    scheduleToCloseTimeout: '5 minutes',
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+    taskQueue: queryOrdersTaskQueue(workflowInfo().taskQueue),
+  }).queryOrder;
+}

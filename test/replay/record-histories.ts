@@ -1,0 +1,219 @@
+/**
+ * Records the replay histories of one workflow type: runs every scenario of that type (booking: ./scenarios.ts;
+ * order, sweep and note: ./order-scenarios.ts) on a real dev server against the sandbox supplier, and writes the
+ * full history of each scenario's last run (for a continue-as-new chain, the run that resumed) to
+ * test/replay/histories/<type>/<version>, with recorded.json (the code's fingerprint, see ./fingerprint.ts).
+ *
+ *   npm run record-histories -- <booking|order|sweep|note> [<version>]   (default: the type's newest folder)
+ *
+ * The rule (docs/testing.md, "Changing the workflow safely"): before 1.0.0 nothing runs anywhere but here, so a
+ * change of commands records its type's one set again. From 1.0.0 on, a change of commands that must reach running
+ * workflows is patched and recorded into a new version folder beside the old ones; recording again into an
+ * existing folder is then refused when the current code cannot replay the histories there (a change that breaks
+ * running workflows) or when the new histories carry a patch marker the old ones lack (a new shape).
+ */
+import { writeFileSync, mkdirSync, readdirSync, readFileSync, unlinkSync, existsSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import { historyFromJSON, historyToJSON } from '@temporalio/common/lib/proto-utils';
+import type { temporal } from '@temporalio/proto';
+import { createBookingWorker } from '../../src/worker';
+import { startLocalBookingStack } from '../../dev/stack/local';
+import { approvePriceChangeUpdate, bookingStateQuery, supplierOrderUpdateSignal } from '../../src/contract';
+import { Client } from '@temporalio/client';
+import { startBooking } from '../../src/client';
+import { testDataConverter } from '../fixtures/encryption';
+import { bookingRequest, testProfile } from '../harness/booking';
+import { replayScenarios, type ReplayScenario } from './scenarios';
+import { noteScenarios, orderScenarios, sweepScenarios, type RecordingContext } from './order-scenarios';
+import { byVersion, WORKFLOW_TYPES, workflowFingerprint, type WorkflowFolder } from './fingerprint';
+
+const HISTORIES = path.resolve(__dirname, 'histories');
+
+function target(): { folder: WorkflowFolder; out: string } {
+  const folder = process.argv[2] as WorkflowFolder;
+  if (!(folder in WORKFLOW_TYPES)) {
+    throw new Error(`usage: npm run record-histories -- <${Object.keys(WORKFLOW_TYPES).join('|')}> [<version>]`);
+  }
+  const existing = existsSync(path.join(HISTORIES, folder))
+    ? readdirSync(path.join(HISTORIES, folder))
+        .filter((d) => !d.startsWith('.'))
+        .sort(byVersion)
+    : [];
+  const version = process.argv[3] ?? existing.at(-1);
+  if (!version) throw new Error(`no ${folder} histories yet: name the first version folder`);
+  return { folder, out: path.join(HISTORIES, folder, version) };
+}
+
+const historyFiles = (dir: string) =>
+  existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.json') && f !== 'recorded.json') : [];
+
+/** The patch markers a history recorded. */
+function markers(history: temporal.api.history.v1.IHistory): Set<string> {
+  const ids = new Set<string>();
+  for (const event of history.events ?? []) {
+    const details = event.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.[0]?.data;
+    if (details) ids.add((JSON.parse(Buffer.from(details).toString()) as { id: string }).id);
+  }
+  return ids;
+}
+
+/** Whether a release (1.0.0 or later, not a pre-release of 1.0.0) may have workflows running from these histories. */
+function released(): boolean {
+  const { version } = JSON.parse(readFileSync(path.resolve(__dirname, '../../package.json'), 'utf8')) as {
+    version: string;
+  };
+  const [major] = version.split('.').map(Number);
+  return major! >= 1 && !version.startsWith('1.0.0-');
+}
+
+/**
+ * After a release, refuses to overwrite histories the current code cannot replay: they stand for workflows running
+ * now. Before it, says which ones the change re-records.
+ */
+async function replayExisting(out: string): Promise<Set<string>> {
+  const seen = new Set<string>();
+  for (const file of historyFiles(out)) {
+    const { workflowId, history } = JSON.parse(readFileSync(path.join(out, file), 'utf8'));
+    const parsed = historyFromJSON(history);
+    for (const id of markers(parsed)) seen.add(id);
+    await Worker.runReplayHistory(
+      { workflowsPath: require.resolve('../../src/workflows'), dataConverter: testDataConverter() },
+      parsed,
+      workflowId,
+    ).catch((err: unknown) => {
+      const where = `${path.relative(HISTORIES, out)}/${file}`;
+      if (!released()) {
+        console.log(`${where} no longer replays: its commands changed before 1.0.0, so it is recorded again`);
+        return;
+      }
+      throw new Error(
+        `${where} no longer replays (${String(err)}): the change breaks running workflows. Guard it with ` +
+          'patched() and record a new version folder; never re-record to silence this.',
+      );
+    });
+  }
+  return seen;
+}
+
+async function waitFor<T>(check: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check().catch(() => undefined);
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function main(): Promise<void> {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  const { env, sandbox, supplier, close } = await startLocalBookingStack(testProfile);
+  const taskQueue = 'record-histories';
+  // Recorded encrypted, as production stores them: the histories on disk hold no personal data in clear.
+  const dataConverter = testDataConverter();
+  const client = new Client({ connection: env.connection, dataConverter });
+  const worker = await createBookingWorker({
+    connection: env.nativeConnection,
+    namespace: 'default',
+    taskQueue,
+    supplier,
+    profile: testProfile,
+    dataConverter,
+    // The scenarios scale the recovery schedule down to seconds (`recovery.testing`).
+    recoveryTesting: true,
+  });
+
+  const { folder, out } = target();
+  const previousMarkers = await replayExisting(out);
+  const recorded: Array<{ name: string; body: string; markers: Set<string> }> = [];
+
+  /** Keeps the latest run's history under `workflowId`, after checking it ended as the scenario expects. */
+  const keep = async (name: string, expected: string, workflowId: string) => {
+    // The latest run: a handle without a run id follows continue-as-new.
+    const handle = client.workflow.getHandle(workflowId);
+    const result = (await handle.result()) as { kind?: string } | undefined;
+    const outcome = result?.kind ?? (folder === 'note' ? 'note' : 'sweep');
+    if (outcome !== expected) {
+      throw new Error(`${name}: expected outcome ${expected}, got ${outcome}; nothing written`);
+    }
+    const history = await handle.fetchHistory();
+    const body = JSON.stringify(
+      { scenario: name, workflowId, outcome, history: JSON.parse(historyToJSON(history)) },
+      null,
+      1,
+    );
+    recorded.push({ name, body: `${body}\n`, markers: markers(history) });
+    console.log(`${name.padEnd(40)} ${outcome.padEnd(20)} ${history.events?.length ?? 0} events`);
+  };
+
+  const recordBooking = async (scenario: ReplayScenario) => {
+    const request = bookingRequest({ ...scenario.request, test: scenario.test });
+    const handle = await startBooking(client, request, { taskQueue });
+    if (scenario.steer === 'approve-price' || scenario.steer === 'refuse-price') {
+      const state = await waitFor(async () => {
+        const s = await handle.query(bookingStateQuery);
+        return s.stage === 'awaiting-price-approval' ? s : undefined;
+      });
+      await handle.executeUpdate(approvePriceChangeUpdate, {
+        args: [{ approved: scenario.steer === 'approve-price', price: state.currentPrice! }],
+      });
+    }
+    if (scenario.steer === 'cancel-in-recovery') {
+      await waitFor(async () => ((await handle.query(bookingStateQuery)).stage === 'recovering' ? true : undefined));
+      await handle.cancel();
+    }
+    if (scenario.steer === 'hint-after-first-poll') {
+      await waitFor(async () => ((await handle.query(bookingStateQuery)).polls.length >= 1 ? true : undefined));
+      await handle.signal(supplierOrderUpdateSignal, { customerReferenceNo: request.customerReferenceNo, status: 2 });
+    }
+    if (scenario.steer === 'hints-flood') {
+      const hint = { customerReferenceNo: request.customerReferenceNo, status: 2 };
+      await waitFor(async () => ((await handle.query(bookingStateQuery)).polls.length >= 1 ? true : undefined));
+      await handle.signal(supplierOrderUpdateSignal, hint);
+      await waitFor(async () => ((await handle.query(bookingStateQuery)).polls.length >= 2 ? true : undefined));
+      await handle.signal(supplierOrderUpdateSignal, hint);
+    }
+    await keep(scenario.name, scenario.expected, handle.workflowId);
+  };
+
+  const ctx: RecordingContext = { client, taskQueue, sandbox, supplier, waitFor };
+  try {
+    // One at a time, so each history holds only its own scenario's timing.
+    await worker.runUntil(async () => {
+      if (folder === 'booking') for (const scenario of replayScenarios) await recordBooking(scenario);
+      const others = { booking: [], order: orderScenarios, sweep: sweepScenarios, note: noteScenarios }[folder];
+      for (const scenario of others) await keep(scenario.name, scenario.expected, await scenario.run(ctx));
+    });
+  } finally {
+    await close();
+  }
+
+  // A patch marker the folder's histories lack is a new shape: it needs a folder of its own, beside the old.
+  const added = [...new Set(recorded.flatMap((r) => [...r.markers]))].filter((id) => !previousMarkers.has(id));
+  if (released() && historyFiles(out).length > 0 && added.length > 0) {
+    throw new Error(
+      `the new histories carry patch markers ${added.join(', ')} that ${path.relative(HISTORIES, out)} lacks: ` +
+        `record them in a new folder (npm run record-histories -- ${folder} <next-version>) and keep this one`,
+    );
+  }
+  mkdirSync(out, { recursive: true });
+  for (const f of historyFiles(out)) unlinkSync(path.join(out, f));
+  for (const { name, body } of recorded) writeFileSync(path.join(out, `${name}.json`), body);
+  const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+  writeFileSync(
+    path.join(out, 'recorded.json'),
+    JSON.stringify(
+      { workflowType: WORKFLOW_TYPES[folder].type, fingerprint: workflowFingerprint(folder), commit },
+      null,
+      2,
+    ) + '\n',
+  );
+  console.log(`wrote ${recorded.length} histories to ${path.relative(process.cwd(), out)}`);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
