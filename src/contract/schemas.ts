@@ -7,7 +7,7 @@
  * the workflow's input is validated by a local activity instead (src/activities/booking.ts).
  */
 import { z } from 'zod';
-import { Guest, Holder, Money } from '../values';
+import { Guest, Holder, Money, Phone } from '../values';
 import {
   ACTIVITY_TIMEOUT_SECONDS,
   BookingStages,
@@ -37,13 +37,59 @@ export const PriceChangePolicy = z.object({
 });
 export type PriceChangePolicy = z.infer<typeof PriceChangePolicy>;
 
+/**
+ * The most a caller may send in each text and list field of a request. The spec sets none; these are far above any
+ * real name, address or header, and low enough that a request cannot carry megabytes into history, logs and the
+ * supplier's fields. A field over its bound is refused by name, before anything is sent.
+ */
+export const REQUEST_LIMITS = {
+  /** A person's first or last name. */
+  name: 100,
+  /** RFC 5321's longest address. */
+  email: 254,
+  /** A country or currency code, a phone's country code. */
+  code: 8,
+  /** A phone number, without its country code. */
+  phoneNumber: 32,
+  /** Ids the caller passes through: rate package, session. */
+  id: 256,
+  /** A header value passed to the supplier (language, IP address, Test). */
+  header: 256,
+  /** Guests in one booking. */
+  guests: 50,
+  /** Rooms in one booking (a guest's roomIndex is below this). */
+  rooms: 20,
+} as const;
+
+const bounded = (max: number) => z.string().min(1).max(max);
+
+/** The holder as a caller sends it: the shared Holder, each text bounded. */
+const RequestHolder = Holder.extend({
+  firstName: bounded(REQUEST_LIMITS.name),
+  lastName: bounded(REQUEST_LIMITS.name),
+  email: z.email().max(REQUEST_LIMITS.email),
+  phone: Phone.extend({
+    countryCode: bounded(REQUEST_LIMITS.code),
+    number: bounded(REQUEST_LIMITS.phoneNumber),
+  }),
+});
+
+/** A guest as a caller sends it: the shared Guest, each text and number bounded. */
+const RequestGuest = Guest.extend({
+  roomIndex: z.number().int().nonnegative().lt(REQUEST_LIMITS.rooms),
+  firstName: bounded(REQUEST_LIMITS.name),
+  lastName: bounded(REQUEST_LIMITS.name),
+  nationalityCode: bounded(REQUEST_LIMITS.code),
+  age: z.number().int().nonnegative().max(150),
+});
+
 /** Headers passed to the supplier on this booking's calls. None is secret. */
 export const RequestContext = z.object({
-  currency: z.string().min(1).optional(),
-  language: z.string().min(1).optional(),
-  ip: z.string().min(1).optional(),
+  currency: bounded(REQUEST_LIMITS.code).optional(),
+  language: bounded(REQUEST_LIMITS.header).optional(),
+  ip: bounded(REQUEST_LIMITS.header).optional(),
   /** The supplier's `Test` header (test environments and the sandbox only). */
-  test: z.string().optional(),
+  test: z.string().max(REQUEST_LIMITS.header).optional(),
 });
 export type RequestContext = z.infer<typeof RequestContext>;
 
@@ -170,11 +216,11 @@ export type RecoveryOptions = z.input<typeof RecoveryOptions>;
 export const BookingRequest = z.object({
   /** The caller's reference (uuid): the idempotency key at the supplier and the workflow id. */
   customerReferenceNo: z.uuid(),
-  ratePkgId: z.string().min(1),
-  holder: Holder,
-  guests: z.array(Guest).min(1),
+  ratePkgId: bounded(REQUEST_LIMITS.id),
+  holder: RequestHolder,
+  guests: z.array(RequestGuest).min(1).max(REQUEST_LIMITS.guests),
   /** Session-Id for CheckAvail and Book; derived from the reference when absent. */
-  sessionId: z.string().min(1).optional(),
+  sessionId: bounded(REQUEST_LIMITS.id).optional(),
   /** The price the user saw in HotelRates. Without it any current price is accepted. */
   expectedPrice: Money.optional(),
   priceChangePolicy: PriceChangePolicy.optional(),
