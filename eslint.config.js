@@ -5,7 +5,7 @@ const { builtinModules } = require('node:module');
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
 
 module.exports = tseslint.config(
-  { ignores: ['lib/**', 'node_modules/**', 'coverage/**', 'bench/results/**', 'eslint.config.js', 'jest.config.js'] },
+  { ignores: ['lib/**', 'clients/typescript/lib/**', 'node_modules/**', 'coverage/**', 'bench/results/**', 'eslint.config.js', 'jest.config.js'] },
   ...tseslint.configs.recommended,
   {
     files: ['**/*.ts'],

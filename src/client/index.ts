@@ -31,6 +31,9 @@ import {
   ORDER_WORKFLOW_TYPE,
   WORKFLOW_TYPE,
   type BookingOutcome,
+  type BookingWorkflow,
+  type OperatorNoteWorkflow,
+  type OrderWorkflow,
   type BookingState,
   type CancelBookingAnswer,
   type OrderOutcome,
@@ -41,11 +44,10 @@ import {
 } from '../contract';
 import { describeIssues } from '../values';
 import { dataConverterFor, EncryptionEnv, encryptionFromEnv } from '../codec/config';
-import type { bookingWorkflow, operatorNoteWorkflow, orderWorkflow } from '../workflows';
 
 export * from '../contract';
 
-export type BookingHandle = WorkflowHandle<typeof bookingWorkflow>;
+export type BookingHandle = WorkflowHandle<BookingWorkflow>;
 
 /** A request that fails validation; `issues` name each field. Nothing was started. */
 export class InvalidBookingRequestError extends Error {
@@ -131,7 +133,7 @@ export async function startBooking(
   if (!parsed.success) throw new InvalidBookingRequestError(describeIssues(parsed.error));
   const workflowId = bookingWorkflowId(parsed.data.customerReferenceNo);
   try {
-    const handle = await client.workflow.start<typeof bookingWorkflow>(WORKFLOW_TYPE, {
+    const handle = await client.workflow.start<BookingWorkflow>(WORKFLOW_TYPE, {
       workflowId,
       taskQueue: options.taskQueue ?? process.env.BOOKING_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
       // The parsed request: unknown fields (an internal `resume`, say) never reach the workflow.
@@ -152,13 +154,13 @@ export async function startBooking(
   } catch (err) {
     // The booking ran before and ended: its workflow, not a new one, is the answer.
     if (err instanceof WorkflowExecutionAlreadyStartedError)
-      return client.workflow.getHandle<typeof bookingWorkflow>(workflowId);
+      return client.workflow.getHandle<BookingWorkflow>(workflowId);
     throw err;
   }
 }
 
 export function getBookingHandle(client: Client, customerReferenceNo: string): BookingHandle {
-  return client.workflow.getHandle<typeof bookingWorkflow>(bookingWorkflowId(customerReferenceNo));
+  return client.workflow.getHandle<BookingWorkflow>(bookingWorkflowId(customerReferenceNo));
 }
 
 export function getBookingState(client: Client, customerReferenceNo: string): Promise<BookingState> {
@@ -179,8 +181,8 @@ export function awaitOutcome(client: Client, customerReferenceNo: string): Promi
  * A booking's order workflow (`order:<reference>`). It runs on demand: each cancelBooking starts a run (or joins
  * the one running), which ends when its piece of work is done; this handle follows the latest run.
  */
-export function getOrderHandle(client: Client, customerReferenceNo: string): WorkflowHandle<typeof orderWorkflow> {
-  return client.workflow.getHandle<typeof orderWorkflow>(orderWorkflowId(customerReferenceNo));
+export function getOrderHandle(client: Client, customerReferenceNo: string): WorkflowHandle<OrderWorkflow> {
+  return client.workflow.getHandle<OrderWorkflow>(orderWorkflowId(customerReferenceNo));
 }
 
 export function getOrderState(client: Client, customerReferenceNo: string): Promise<OrderState> {
@@ -211,7 +213,7 @@ export async function cancelBooking(
   const input: OrderWorkflowInput = { customerReferenceNo };
   return client.workflow.executeUpdateWithStart(cancelBookingUpdate, {
     args: [parsed.data],
-    startWorkflowOperation: new WithStartWorkflowOperation<typeof orderWorkflow>(ORDER_WORKFLOW_TYPE, {
+    startWorkflowOperation: new WithStartWorkflowOperation<OrderWorkflow>(ORDER_WORKFLOW_TYPE, {
       ...orderRunStart(customerReferenceNo, options.taskQueue, 'Order'),
       args: [input],
     }),
@@ -259,7 +261,7 @@ export async function checkOrderNow(
   client: Client,
   customerReferenceNo: string,
   options: CheckOrderOptions = {},
-): Promise<WorkflowHandle<typeof orderWorkflow>> {
+): Promise<WorkflowHandle<OrderWorkflow>> {
   const input: OrderWorkflowInput = {
     customerReferenceNo,
     check: {
@@ -267,7 +269,7 @@ export async function checkOrderNow(
       ...(options.resolvesUnresolved ? { resolvesUnresolved: true } : {}),
     },
   };
-  return client.workflow.start<typeof orderWorkflow>(ORDER_WORKFLOW_TYPE, {
+  return client.workflow.start<OrderWorkflow>(ORDER_WORKFLOW_TYPE, {
     ...orderRunStart(customerReferenceNo, options.taskQueue, 'Order check'),
     args: [input],
   });
@@ -299,12 +301,12 @@ export async function recordHandled(
   client: Client,
   note: OperatorNote,
   options: { taskQueue?: string } = {},
-): Promise<WorkflowHandle<typeof operatorNoteWorkflow>> {
+): Promise<WorkflowHandle<OperatorNoteWorkflow>> {
   const parsed = OperatorNote.safeParse(note);
   if (!parsed.success) throw new InvalidBookingRequestError(describeIssues(parsed.error));
   const workflowId = operatorNoteWorkflowId(parsed.data.item);
   try {
-    return await client.workflow.start<typeof operatorNoteWorkflow>(OPERATOR_NOTE_WORKFLOW_TYPE, {
+    return await client.workflow.start<OperatorNoteWorkflow>(OPERATOR_NOTE_WORKFLOW_TYPE, {
       workflowId,
       taskQueue: options.taskQueue ?? process.env.BOOKING_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
       args: [parsed.data],

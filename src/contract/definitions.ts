@@ -6,10 +6,15 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import type {
+  BookingOutcome,
+  BookingRequest,
   BookingState,
   CancelBookingAnswer,
   CancelBookingRequest,
+  OperatorNote,
+  OrderOutcome,
   OrderState,
+  OrderWorkflowInput,
   PriceApproval,
   SupplierOrderUpdate,
 } from './schemas';
@@ -84,6 +89,16 @@ export const OrderStages = [
 ] as const;
 export type OrderStage = (typeof OrderStages)[number];
 export type BookingStage = (typeof BookingStages)[number];
+
+// --- Workflow signatures ----------------------------------------------------------------------
+
+/**
+ * Each workflow as a caller sees it: its input and its result. A caller types its handles with these, so it needs
+ * the contract only, never the workflow code (test/unit/workflow-signatures.test.ts checks the workflows match).
+ */
+export type BookingWorkflow = (request: BookingRequest) => Promise<BookingOutcome>;
+export type OrderWorkflow = (input: OrderWorkflowInput) => Promise<OrderOutcome>;
+export type OperatorNoteWorkflow = (note: OperatorNote) => Promise<OperatorNote>;
 
 // --- Messages ---------------------------------------------------------------------------------
 

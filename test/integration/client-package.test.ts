@@ -83,7 +83,7 @@ describe('the tarball', () => {
       'package/lib/values/index.js',
       'package/lib/values/issues.js',
     ]);
-    // Beside lib/, the two files a reader needs; the build's own (tsconfig.json, prune-lib.mjs) stay out.
+    // Beside lib/, the two files a reader needs; the build's own tsconfig.json stays out.
     expect(files.filter((f) => !f.startsWith('package/lib/')).sort()).toEqual([
       'package/README.md',
       'package/package.json',
