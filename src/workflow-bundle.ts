@@ -52,7 +52,28 @@ export const OWN_PRELOAD_MODULES: readonly string[] = [
 
 export const WORKFLOW_PRELOAD_MODULES: readonly string[] = [...SDK_PRELOAD_MODULES, ...OWN_PRELOAD_MODULES];
 
+type WebpackConfig = Parameters<NonNullable<BundleOptions['webpackConfigHook']>>[0];
+type WebpackPlugin = NonNullable<WebpackConfig['plugins']>[number];
+
+/**
+ * Webpack's report of a bundle in one line ("webpack compiled successfully in 1304 ms"): the SDK logs the whole
+ * report, module by module, at INFO each time a worker bundles at start. Errors and warnings still print in full.
+ * The SDK passes its own options to the report, so they are set where webpack normalizes them.
+ */
+const oneLineStats: WebpackPlugin = {
+  apply(compiler) {
+    compiler.hooks.compilation.tap('OneLineStats', (compilation) => {
+      compilation.hooks.statsNormalize.tap('OneLineStats', (options) => {
+        Object.assign(options, { assets: false, modules: false, version: false });
+      });
+    });
+  },
+};
+
 /** The options every bundle of src/workflows is built with (bundleWorkflowCode, or a worker's bundlerOptions). */
-export function workflowBundlerOptions(): Required<Pick<BundleOptions, 'preloadModules'>> {
-  return { preloadModules: [...WORKFLOW_PRELOAD_MODULES] };
+export function workflowBundlerOptions(): Required<Pick<BundleOptions, 'preloadModules' | 'webpackConfigHook'>> {
+  return {
+    preloadModules: [...WORKFLOW_PRELOAD_MODULES],
+    webpackConfigHook: (config) => ({ ...config, plugins: [...(config.plugins ?? []), oneLineStats] }),
+  };
 }

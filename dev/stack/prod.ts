@@ -18,6 +18,7 @@ import path from 'node:path';
 import readline from 'node:readline';
 import { Connection } from '@temporalio/client';
 import { bundleWorkflowCode } from '@temporalio/worker';
+import { workflowBundlerOptions } from '../../src/workflow-bundle';
 import { z } from 'zod';
 import { loadConfig } from '../../src/config';
 import { BookingStageKey, CustomerReferenceNoKey } from '../../src/contract';
@@ -189,7 +190,9 @@ async function main(): Promise<void> {
 
     // One workflow bundle for every worker (each would otherwise run webpack at start).
     const bundle = path.join(dataDir, 'workflow-bundle.js');
+    // With the options every worker bundles with (the preloaded modules), or these workers would run without them.
     const { code } = await bundleWorkflowCode({
+      ...workflowBundlerOptions(),
       workflowsPath: require.resolve('../../src/workflows'),
       logger: { info() {}, warn() {}, error: console.error, debug() {}, trace() {}, log() {} } as never,
     });
