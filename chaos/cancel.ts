@@ -37,6 +37,7 @@ import {
 import type { Sandbox } from '../dev/sandbox/server';
 import type { CancellationObservation } from './check';
 import { CANCEL_EXPECTED, type PlannedBooking } from './mix';
+import { sleep } from './timing';
 
 export interface CancelDriverOptions {
   client: Client;
@@ -242,17 +243,4 @@ function outcomeDetail(o: OrderOutcome): string {
     'order' in o && o.order ? `order status ${o.order.status}` : '',
   ];
   return parts.filter(Boolean).join('; ');
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, Math.max(0, ms));
-    signal?.addEventListener('abort', done, { once: true });
-  });
 }
