@@ -36,7 +36,7 @@ export const SDK_PRELOAD_MODULES: readonly string[] = [
  *  - values/timestamp: parseTimestamp (its regular expression has no g/y flag, so exec keeps no lastIndex);
  *  - workflows/schedule (re-exports pollOffsetSeconds), workflows/price (judgePrice),
  *    workflows/cancel-fee (cancelFeeAt, sameFee, feeWithin: copies before it sorts);
- *  - reconciliation/classify: the sweep's rule (classifyOrder, slices).
+ *  - sweep/classify: the sweep's rule (classifyOrder, slices).
  * Workflow code never writes to what these export (it copies RECOVERY_DEFAULTS' arrays before use); were
  * it to, the write would throw (frozen) and the workflow task would fail, never leak.
  */

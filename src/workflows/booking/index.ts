@@ -10,7 +10,7 @@
  *  - run.ts            the state the `bookingState` query answers, the search attribute, the UI details
  *  - messages.ts       the price approval update, supplier hints, a cancel request
  *  - hand-off.ts       a booking its caller cancelled after Book, and then confirmed, has its order cancelled
- *  - activities.ts   how the activities are called, each with the options its role needs
+ *  - proxies.ts        how the activities are called, each with the options its role needs
  * Until Book is sent, a cancel ends the booking as `cancelled`; from then on it is noted, not obeyed:
  * money may be at stake, so the order's fate is still found out and reported.
  */
