@@ -87,7 +87,11 @@ export function ratePackage(
     refundableMode: 'full',
     // Free until two days before check-in; with freeCancel off, that ended a day before the booking.
     refundableUntil: new Date(
-      freeCancelForMs !== undefined ? now + freeCancelForMs : freeCancel ? parseTimestamp(stay.checkIn) - 2 * DAY : now - DAY,
+      freeCancelForMs !== undefined
+        ? now + freeCancelForMs
+        : freeCancel
+          ? parseTimestamp(stay.checkIn) - 2 * DAY
+          : now - DAY,
     ).toISOString(),
     cancelFees: [
       { until: stay.checkIn + 'T00:00:00Z', fee: { currency: price.currency, amount: round2(price.amount * 0.5) } },
