@@ -155,3 +155,30 @@ test('the hotel never shows the cancellation: Cancel sent at most maxBookAttempt
   expect(cancelsOf(ref)).toHaveLength(2);
   expect((await env.client.workflow.getHandle(orderWorkflowId(ref)).describe()).status.name).toBe('COMPLETED');
 });
+
+test('two confirms at once (a double click, a retried call): one cancellation, the other refused; the hotel never shows it, so a person is told, and Cancel is never sent as a first send again', async () => {
+  expectWorkerWarnings(/^ERROR Order cancel-unresolved: needs manual follow-up/);
+  const ref = await confirmedOrder(
+    (n) =>
+      n === 1
+        ? { status: 504, body: { code: 100000504, msg: 'gateway timeout' } }
+        : { status: 400, body: { code: 100000400, msg: 'order status does not allow cancellation' } },
+    () => false,
+  );
+  const quote = await cancelBooking(env.client, ref, { confirm: false }, { taskQueue });
+  if (quote.kind !== 'quote') throw new Error(`expected a quote, got ${quote.kind}`);
+  await awaitOrderOutcome(env.client, ref);
+  const confirm = { confirm: true, acceptedFee: quote.quote.fee };
+  const answers = await Promise.allSettled([
+    cancelBooking(env.client, ref, confirm, { taskQueue }),
+    cancelBooking(env.client, ref, confirm, { taskQueue }),
+  ]);
+  const taken = answers.filter((a) => a.status === 'fulfilled');
+  const refused = answers.filter((a): a is PromiseRejectedResult => a.status === 'rejected');
+  expect(taken).toHaveLength(1);
+  expect(refused).toHaveLength(1);
+  expect(String(refused[0]!.reason?.cause?.message ?? refused[0]!.reason)).toMatch(/already asked for in this run/);
+  // The run ends for a person (cancel-unresolved), not `cancel-refused` over a second "first" send's 400.
+  expect((await awaitOrderOutcome(env.client, ref)).kind).toBe('cancel-unresolved');
+  expect(cancelsOf(ref)).toHaveLength(2);
+});

@@ -99,6 +99,9 @@ export async function follow(
   record.deadlineAt = new Date(deadlineMs).toISOString();
   for (;;) {
     if (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength >= recovery.continueAsNewAfterEvents) {
+      // A request queued meanwhile (one that came while an automatic cancellation read the order) would wait
+      // for this loop forever: it is refused, to be asked of the next run, so every handler can finish.
+      refuseQueued(run, 'The order run continues as new while it follows a cancellation: ask again');
       await condition(allHandlersFinished);
       return continueAsNew<typeof orderWorkflow>({
         ...input,
@@ -257,4 +260,11 @@ async function sendOnce(
   });
   if (answer.kind === 'accepted' && answer.serviceFee) record.serviceFee = answer.serviceFee;
   return answer;
+}
+
+/** Answers every queued request with a refusal; none of them was worked on. */
+function refuseQueued(run: OrderRun, message: string): void {
+  for (let queued = run.requests.shift(); queued; queued = run.requests.shift()) {
+    queued.refusal = { type: 'OrderRunContinuing', message };
+  }
 }

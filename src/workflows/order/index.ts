@@ -44,7 +44,9 @@ async function work(run: OrderRun, input: OrderWorkflowArgs): Promise<OrderOutco
     await condition(() => run.requests.length > 0 || run.hints > run.hintsSeen || allHandlersFinished());
     const request = run.requests.shift();
     if (request) {
+      run.current = request;
       await answerRequest(run, request, input);
+      run.current = undefined;
       continue;
     }
     if (run.hints > run.hintsSeen) {

@@ -30,12 +30,32 @@ export function listenOrder(run: OrderRun): void {
   });
 }
 
-/** Refuses (throws) a malformed request, or one this run cannot take now; the fee is checked on a fresh read. */
+/**
+ * Refuses (throws) a malformed request, or one this run cannot take now; the fee is checked on a fresh read.
+ * One cancellation per run: once a confirm is queued, being worked on or sent, every later request is refused (a
+ * double click, a caller's retry after a timeout). A second confirm would otherwise be sent as a first Cancel,
+ * whose refusal ("being cancelled") would read as proof that nothing was done and replace an outcome a person must
+ * see; and a request queued behind a cancellation could never be answered before the run continues as new.
+ */
 function validateCancel(run: OrderRun, request: CancelBookingRequest): void {
   const issues = requestIssues(request);
   if (issues.length > 0) throw new Error(`Invalid cancel request: ${issues.join('; ')}`);
   if (run.interrupted) throw new Error('The order run was cancelled by an operator: send the request again');
-  if (run.state.stage === 'cancelling') throw new Error('A cancellation is already being sent or followed');
+  if (cancellationAskedFor(run)) {
+    throw new Error(
+      'A cancellation was already asked for in this run: follow it with the orderState query ' +
+        '(its outcome says what happened); ask again only once this run has ended',
+    );
+  }
+}
+
+/** Whether this run has taken a confirmed cancellation: queued, being worked on, or sent. */
+function cancellationAskedFor(run: OrderRun): boolean {
+  return (
+    run.state.cancellation !== undefined ||
+    run.current?.request.confirm === true ||
+    run.requests.some((queued) => queued.request.confirm)
+  );
 }
 
 /** What is wrong with a request's shape, each issue naming its field. */

@@ -41,7 +41,7 @@ export interface OrderRun {
   queryOrder: BookingActivities['queryOrder'];
   /** cancelBooking updates, in arrival order; the main loop takes them one at a time. */
   requests: QueuedRequest[];
-  /** The request being worked on, if any. */
+  /** The request being worked on, if any (the validator reads it: one cancellation per run). */
   current?: QueuedRequest;
   /** Supplier hints received (`supplierOrderUpdate`) and the count already acted on. */
   hints: number;
