@@ -3,8 +3,9 @@
  * `unresolved`, order runs whose latest run ended in a state a person must follow up (cancel-failed,
  * cancel-unresolved, cancel-stopped, changed-by-supplier), and each reference a reconciliation sweep reported.
  * An item leaves the list once it has an operator's note (operatorNoteWorkflow), and an unresolved booking also
- * once a later order check found its order in a final status. Results are decoded by the client's data converter
- * (the workers' keys); only references, statuses, fees, reasons and the poll log are kept: no guest data.
+ * once a later order check found its order in a final status; one whose caller asked to cancel it, only once its
+ * order is Cancelled. Results are decoded by the client's data converter (the workers' keys); only references,
+ * statuses, fees, reasons and the poll log are kept: no guest data.
  */
 import { WorkflowNotFoundError, type Client, type WorkflowExecutionInfo } from '@temporalio/client';
 import {
@@ -99,10 +100,21 @@ async function unresolvedBooking(client: Client, w: WorkflowExecutionInfo): Prom
   const outcome = await resultOf<BookingOutcome>(client, w);
   if (!outcome || outcome.kind !== 'unresolved') return [];
   const ref = outcome.customerReferenceNo;
-  // A check an operator asked for after the booking ended, which found the order in a final status, settles it.
   const check = await latestOrderRun(client, ref);
-  if (check && check.outcome?.kind === 'checked' && (check.closeTime ?? 0) > (w.closeTime?.getTime() ?? 0)) return [];
+  const checkedSince = check?.outcome !== undefined && (check.closeTime ?? 0) > (w.closeTime?.getTime() ?? 0);
+  if (outcome.cancelRequested) {
+    // The guest asked not to have this booking, so a Confirmed order is not the end of it: only a Cancelled one is
+    // (the stage a run ends in once it cancelled the order or a check found it cancelled, as the profile reads it).
+    if (check?.outcome && check.stage === 'order-cancelled') return [];
+  } else if (checkedSince && check?.outcome?.kind === 'checked') {
+    // A check an operator asked for after the booking ended, which found the order in a final status, settles it.
+    return [];
+  }
   const sent = outcome.bookAttempts.filter((a) => a.result !== 'refused').length;
+  const summary =
+    `Book sent ${sent} time(s); ${outcome.polls.length} QueryOrders polls` +
+    (outcome.lastStatus !== undefined ? `, last status ${outcome.lastStatus}` : ', order never listed') +
+    (check?.outcome ? `; last check: ${describeOrderOutcome(check.outcome)}` : '');
   return [
     {
       kind: 'unresolved-booking',
@@ -111,14 +123,35 @@ async function unresolvedBooking(client: Client, w: WorkflowExecutionInfo): Prom
       customerReferenceNo: ref,
       stage: 'unresolved',
       ...closed(w),
-      summary:
-        `Book sent ${sent} time(s); ${outcome.polls.length} QueryOrders polls` +
-        (outcome.lastStatus !== undefined ? `, last status ${outcome.lastStatus}` : ', order never listed') +
-        (check?.outcome ? `; last check: ${describeOrderOutcome(check.outcome)}` : ''),
+      summary: outcome.cancelRequested
+        ? `${cancelAskedFor(outcome.lastStatus, checkedSince ? check?.outcome : undefined)} ${summary}`
+        : summary,
       polls: lastPolls(outcome.polls),
-      actions: ['check', 'handled'],
+      actions: outcome.cancelRequested ? ['check', 'quote-cancel', 'handled'] : ['check', 'handled'],
     },
   ];
+}
+
+/**
+ * What a person reads first on an unresolved booking whose caller asked to cancel it: that they did, the order's
+ * status as last read (a check since the booking ended, else the booking's own last poll), and the safe action.
+ * Cancelling goes through the quote, so its fee is one a person saw; a quote of an order not Confirmed is refused.
+ */
+function cancelAskedFor(lastPolled: number | undefined, since: OrderOutcome | undefined): string {
+  const checked = since && 'order' in since ? since.order?.status : undefined;
+  const status =
+    checked !== undefined
+      ? `in status ${checked} at the last check`
+      : lastPolled !== undefined
+        ? `in status ${lastPolled} at the last poll`
+        : 'never listed';
+  // Read since the booking ended in a final status (a check; Confirmed or Failed, the outcome does not say which) or
+  // Confirmed (a quote, a cancellation that stopped or was refused): the next step is the quote, not another check.
+  const read = ['checked', 'quoted', 'cancel-stopped', 'cancel-refused'].includes(since?.kind ?? '');
+  const action = read
+    ? 'if it is Confirmed, quote and cancel it here at the quoted fee'
+    : 'check again; once it is Confirmed, quote and cancel it here at the quoted fee';
+  return `Caller asked to cancel; order ${status}, not Cancelled: ${action}.`;
 }
 
 async function orderItem(client: Client, w: WorkflowExecutionInfo): Promise<ConsoleItem[]> {
@@ -229,14 +262,19 @@ function accepted(a: { kind: 'fee'; fee: { amount: number; currency: string } | 
   return a.kind === 'free' ? 'only if free' : 'any fee';
 }
 
+/** The reference's newest order run: its outcome, when it closed and its final stage; `{}` while it runs. */
 async function latestOrderRun(
   client: Client,
   ref: string,
-): Promise<{ outcome?: OrderOutcome; closeTime?: number } | undefined> {
+): Promise<{ outcome?: OrderOutcome; closeTime?: number; stage?: string } | undefined> {
   try {
     const description = await client.workflow.getHandle(orderWorkflowId(ref)).describe();
     if (description.status.name === 'RUNNING') return {};
-    return { outcome: await resultOf<OrderOutcome>(client, description), closeTime: description.closeTime?.getTime() };
+    return {
+      outcome: await resultOf<OrderOutcome>(client, description),
+      closeTime: description.closeTime?.getTime(),
+      stage: description.typedSearchAttributes.get(BookingStageKey),
+    };
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) return undefined;
     throw err;

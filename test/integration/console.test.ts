@@ -6,7 +6,14 @@ import { request } from 'node:http';
 import { Client } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { awaitOutcome, cancelBooking, operatorNoteWorkflowId, startBooking } from '../../src/client';
+import {
+  awaitOutcome,
+  cancelBooking,
+  getBookingHandle,
+  getBookingState,
+  operatorNoteWorkflowId,
+  startBooking,
+} from '../../src/client';
 import { listItemsNeedingAPerson, type ConsoleItem } from '../../src/console/items';
 import { ConsoleConfigError, startConsole, type ConsoleServer } from '../../src/console/server';
 import { connectDevServer } from '../harness/temporal';
@@ -51,6 +58,14 @@ const target = (item: ConsoleItem) => ({
   ref: item.customerReferenceNo ?? '',
 });
 
+/** The supplier now lists the item's order in `status`, and "check again" on the item answers that it found it. */
+async function checkFinds(item: ConsoleItem, status: number) {
+  const ref = item.customerReferenceNo ?? '';
+  rig.sandbox.setOrderStatus(ref, status);
+  const answer = await post('/actions/check', { ...target(item), kind: item.kind });
+  expect(answer.message).toBe(`${ref}: checked: the supplier lists the order in status ${status}`);
+}
+
 describe('what needs a person', () => {
   test('an unresolved booking is listed with its reference, stage, poll log and age; the page shows it', async () => {
     expectWorkerWarnings(/^ERROR Booking unresolved/);
@@ -84,9 +99,46 @@ describe('what needs a person', () => {
     expect(pending.message).toContain(ref);
     expect(await itemFor(ref)).toBeDefined();
 
-    rig.sandbox.setOrderStatus(ref, 2);
-    const resolved = await post('/actions/check', { ...target(item), kind: item.kind });
-    expect(resolved.message).toBe(`${ref}: checked: the supplier lists the order in status 2`);
+    await checkFinds(item, 2);
+    await gone(ref);
+    expect(rig.sandbox.orders().filter((o) => o.customerReferenceNo === ref)).toHaveLength(1);
+  }, 120_000);
+
+  test('a booking whose caller asked to cancel stays while its order is Confirmed, saying so, and leaves once Cancelled', async () => {
+    expectWorkerWarnings(/^ERROR Booking unresolved/);
+    const request = bookingRequest({
+      test: 'book=504AfterCreate&outcome=pending',
+      recovery: { testing: true, delaysSeconds: [1], repeatEverySeconds: 1, deadlineSeconds: 5 },
+    });
+    await startBooking(env.client, request, { taskQueue: rig.taskQueue });
+    const ref = request.customerReferenceNo;
+    // Cancelled once Book may have reached the supplier: noted, not obeyed; the booking still ends unresolved.
+    await eventually(async () => ((await getBookingState(env.client, ref)).stage === 'recovering' ? true : undefined));
+    await getBookingHandle(env.client, ref).cancel();
+    expect(await awaitOutcome(env.client, ref)).toMatchObject({ kind: 'unresolved', cancelRequested: true });
+    const item = await listed(ref);
+
+    // The order turns out Confirmed: final, but not what the guest asked for, so the booking stays on the list.
+    await checkFinds(item, 2);
+    const stays = await itemFor(ref);
+    expect(stays).toMatchObject({ runId: item.runId, kind: 'unresolved-booking' });
+    // Before the check it said so too, with the status the booking's own polls last read (still Confirming).
+    expect(item.summary).toMatch(
+      /^Caller asked to cancel; order in status 1 at the last poll, not Cancelled: check again; once it is Confirmed, quote and /,
+    );
+    expect(stays!.actions).toEqual(['check', 'quote-cancel', 'handled']);
+    expect(stays!.summary).toMatch(
+      /^Caller asked to cancel; order in status 2 at the last check, not Cancelled: if it is Confirmed, quote and cancel it here at the quoted fee\. /,
+    );
+    const page = await (await fetch(`${server.url}/`)).text();
+    expect(page).toContain('Caller asked to cancel; order in status 2');
+    // The safe action is there: a quote of the Confirmed order (a quote sends nothing), and the booking stays.
+    const quoted = await post('/actions/quote', target(item));
+    expect(quoted.message).toBe(`${ref}: quoted`);
+    expect(await itemFor(ref)).toBeDefined();
+
+    // Cancelled (here by the hotel, found by a check): what the caller asked for, so it leaves.
+    await checkFinds(item, 3);
     await gone(ref);
     expect(rig.sandbox.orders().filter((o) => o.customerReferenceNo === ref)).toHaveLength(1);
   }, 120_000);
