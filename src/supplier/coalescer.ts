@@ -8,15 +8,18 @@
  *  - lookups that arrive while a request is in flight wait `windowMs` for company, then go together;
  *  - a request follows the previous one by at least `minIntervalMs`: in a storm, polls collect for that
  *    long and share a request, while a poll after a quiet spell still goes at once;
- *  - a request carries at most `maxReferences` references; a full batch goes without waiting;
+ *  - a request carries at most `maxReferences` references, and fewer than the profile's `queryOrders.pageSize`;
+ *    a full batch goes without waiting;
  *  - with a limiter, the batch is cut only once a token is granted, so it keeps filling while it waits.
  * Each caller gets the orders whose `customerReferenceNo` is its own, or [] (not found); a failed
  * request rejects each of its callers with the same SupplierError, and an order that cannot be read
- * rejects only the callers it may belong to (see ordersOf). One process, one coalescer: it
- * holds no global state.
+ * rejects only the callers it may belong to (see ordersOf). An answer that may have been cut short at the
+ * supplier's page (a page's worth of orders, or "page size exceeded") answers nobody: its references are asked
+ * again in halves, since the order left out may be any reference's, a listed one's Confirmed order included, and
+ * "not found" lets a booking send Book again. One process, one coalescer: it holds no global state.
  */
 import { AsyncResource } from 'node:async_hooks';
-import { SupplierError } from './errors';
+import { isSupplierError, SupplierError } from './errors';
 import type { SupplierClient } from './interface';
 import type { SupplierRateLimiter } from './rate-limiter';
 import { ordersOf } from './orders';
@@ -34,11 +37,14 @@ export interface QueryOrdersCoalescer {
 export interface QueryOrdersCoalescerOptions {
   /** Give it the client without rate limiting when `limiter` is set, or each request pays twice. */
   supplier: Pick<SupplierClient, 'queryOrders'>;
-  /** Which order status is Confirmed: a lookup's share of an answer depends on it (see ordersOf). */
-  profile: Pick<SupplierProfile, 'orderStatus'>;
+  /**
+   * Which order status is Confirmed (a lookup's share of an answer depends on it, see ordersOf), the supplier's
+   * page size and its "page size exceeded" code (when an answer may be cut short).
+   */
+  profile: Pick<SupplierProfile, 'orderStatus' | 'queryOrders' | 'codes'>;
   /** How long lookups arriving behind a request in flight wait for company. Default 20 ms. */
   windowMs?: number;
-  /** References per request. Default 50. */
+  /** References per request. Default 50; never a page size or more (see the profile's `queryOrders.pageSize`). */
   maxReferences?: number;
   /**
    * Least time between two requests (a full batch goes without waiting). Default 0. It is what makes
@@ -72,7 +78,8 @@ interface Batch {
 export function createQueryOrdersCoalescer(options: QueryOrdersCoalescerOptions): QueryOrdersCoalescer {
   const { supplier, limiter, profile } = options;
   const windowMs = options.windowMs ?? 20;
-  const maxReferences = Math.max(1, options.maxReferences ?? 50);
+  // Under the page, so an answer listing one order per reference asked for is whole, not a page that may be cut.
+  const maxReferences = Math.max(1, Math.min(options.maxReferences ?? 50, profile.queryOrders.pageSize - 1));
   const minIntervalMs = Math.max(0, options.minIntervalMs ?? 0);
   /** When the last request was sent (ms since epoch); spacing starts from it. */
   let lastSentAt = -Infinity;
@@ -169,6 +176,11 @@ export function createQueryOrdersCoalescer(options: QueryOrdersCoalescerOptions)
       (listing) => {
         // Counted down before callers resume, so a caller that looks up again at once is sent at once.
         inFlight--;
+        if (mayBeCutShort(profile, listing)) {
+          const listed = listing.orders.length + listing.unreadable.length;
+          askAgain(waiters, () => cutShortError(listed, profile.queryOrders.pageSize));
+          return;
+        }
         for (const [ref, set] of waiters) {
           let mine: HotelOrder[];
           try {
@@ -182,9 +194,45 @@ export function createQueryOrdersCoalescer(options: QueryOrdersCoalescerOptions)
       },
       (err: unknown) => {
         inFlight--;
+        if (isPageSizeExceeded(profile, err)) {
+          askAgain(waiters, () => err);
+          return;
+        }
         for (const set of waiters.values()) for (const w of set) w.reject(err);
       },
     );
+  }
+
+  /**
+   * The references of an answer that may have been cut short, asked again in two requests of half as many; one
+   * reference alone that still fills the page can be asked no smaller, and its callers get `error` (still unknown).
+   */
+  function askAgain(waiters: Map<string, Set<Waiter>>, error: () => unknown): void {
+    // Callers that left while the request was out are not asked for again.
+    const live = [...waiters].filter(([, set]) => set.size > 0);
+    if (live.length === 0) return;
+    if (live.length === 1) {
+      const err = error();
+      for (const w of live[0]![1]) w.reject(err);
+      return;
+    }
+    const half = Math.ceil(live.length / 2);
+    for (const part of [live.slice(0, half), live.slice(half)]) void sendAgain(new Map(part));
+  }
+
+  /** Sends a part of a batch asked again, after its token; a closed coalescer or limiter rejects its callers. */
+  async function sendAgain(waiters: Map<string, Set<Waiter>>): Promise<void> {
+    const reject = (err: unknown) => {
+      for (const set of waiters.values()) for (const w of set) w.reject(err);
+    };
+    try {
+      if (limiter) await limiter.acquire('queryOrders');
+    } catch (err) {
+      reject(err);
+      return;
+    }
+    if (closed) reject(closedError());
+    else if ([...waiters.values()].some((set) => set.size > 0)) send(waiters);
   }
 
   function failQueued(err: unknown): void {
@@ -244,6 +292,19 @@ export function createQueryOrdersCoalescer(options: QueryOrdersCoalescerOptions)
   };
 }
 
+/**
+ * Whether a QueryOrders answer may have been cut short at the supplier's page: it lists `queryOrders.pageSize`
+ * orders or more, readable or not. Only an answer under the page proves that an order it does not list does not exist.
+ */
+export function mayBeCutShort(profile: Pick<SupplierProfile, 'queryOrders'>, listing: OrderListing): boolean {
+  return listing.orders.length + listing.unreadable.length >= profile.queryOrders.pageSize;
+}
+
+/** A QueryOrders refused as asking for more than one answer lists (`codes.pageSizeExceeded`, whatever its HTTP status). */
+export function isPageSizeExceeded(profile: Pick<SupplierProfile, 'codes'>, err: unknown): boolean {
+  return isSupplierError(err) && err.details.code === profile.codes.pageSizeExceeded;
+}
+
 /** The caller's own abort, typed as the HTTP client types it. Nothing was sent on its behalf alone. */
 function abortedError(signal: AbortSignal): SupplierError {
   return new SupplierError(
@@ -252,6 +313,15 @@ function abortedError(signal: AbortSignal): SupplierError {
     { operation: 'queryOrders' },
     { cause: signal.reason },
   );
+}
+
+/** An answer that filled the supplier's page for one reference: what it would decide is a guess, so it is unknown. */
+function cutShortError(listed: number, pageSize: number): SupplierError {
+  const issue = `data.orders: ${listed} orders for one reference, the page size is ${pageSize}: the answer may be cut short`;
+  return new SupplierError('SupplierInvalidResponse', `queryOrders: ${issue}`, {
+    operation: 'queryOrders',
+    issues: [issue],
+  });
 }
 
 function closedError(): Error {

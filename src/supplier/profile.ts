@@ -41,6 +41,8 @@ export const SupplierProfile = z.strictObject({
       timeout: Code.default(100000504),
       duplicate: Code.default(100001003),
       dependencyFailure: Code.default(100001004),
+      /** QueryOrders asked for more than the supplier lists in one answer: asked again in smaller parts, never "none". */
+      pageSizeExceeded: Code.default(100001005),
       ariChanged: Code.default(100001111),
       creditLimitExceeded: Code.default(100001112),
     })
@@ -55,6 +57,7 @@ export const SupplierProfile = z.strictObject({
       timeout: 100000504,
       duplicate: 100001003,
       dependencyFailure: 100001004,
+      pageSizeExceeded: 100001005,
       ariChanged: 100001111,
       creditLimitExceeded: 100001112,
     }),
@@ -93,6 +96,19 @@ export const SupplierProfile = z.strictObject({
       surelyNotDoneStatuses: [400, 401, 403, 404],
       surelyNotDoneCodes: ['badRequest', 'unauthorized', 'forbidden', 'notFound'],
     }),
+  /**
+   * QueryOrders answers are capped: supplier-facts lists code 100001005 "page size exceeded", and neither it nor the
+   * spec says how many orders one answer lists, or how to ask for the next page. `pageSize` is the most orders we
+   * believe one answer lists. An answer listing that many (or more) may have been cut short, so it is never read as
+   * complete: the QueryOrders coalescer sends fewer references than this and asks again in smaller batches before it
+   * calls a reference not found, and the sweep lists the window again in halves. 20 is conservative on purpose, at
+   * the low end of the pages paged APIs list when a request names no size, because the two mistakes cost unlike
+   * things: too low costs requests (smaller batches, sweep slices cut finer, and a minute with this many bookings
+   * or a day with this many check-ins a failed listing a person is told of); too high reads a cut answer as
+   * complete, which calls a booking's order not found and lets Book be sent again. Set it to the page the supplier
+   * states.
+   */
+  queryOrders: z.strictObject({ pageSize: z.number().int().min(2).default(20) }).default({ pageSize: 20 }),
   /** Order `status` values. */
   orderStatus: z
     .strictObject({

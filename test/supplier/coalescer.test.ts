@@ -19,6 +19,9 @@ import { startSandbox, type Sandbox } from '../../dev/sandbox/server';
 
 const profile = SupplierProfile.parse({
   timeoutsMs: { ticket: 2_000, checkAvail: 2_000, book: 2_000, queryOrders: 2_000 },
+  // The sandbox lists every order asked for: its page is larger than any batch here (capped pages:
+  // coalescer-paging.test.ts).
+  queryOrders: { pageSize: 100 },
 });
 const noLimits = { overall: 10_000, checkAvail: 10_000, book: 10_000, queryOrders: 10_000 };
 

@@ -77,6 +77,23 @@ test('QueryOrders batching and rate limiting default on, and are configurable', 
   expect(tuned.profile.rateLimits.overall).toBe(2);
 });
 
+test("the supplier's QueryOrders page size: 20 by default, overridable, and below 2 refused naming the key", () => {
+  const { profile } = loadConfig(base).supplier;
+  expect(profile.queryOrders).toEqual({ pageSize: 20 });
+  expect(profile.codes.pageSizeExceeded).toBe(100001005);
+  const stated = loadConfig({ ...base, SUPPLIER_PROFILE: '{"queryOrders":{"pageSize":100}}' }).supplier.profile;
+  expect(stated.queryOrders.pageSize).toBe(100);
+  // A page of one would make every answer to a single reference one that may have been cut short.
+  for (const pageSize of ['1', '0', '2.5', '"20"']) {
+    expect(() => loadConfig({ ...base, SUPPLIER_PROFILE: `{"queryOrders":{"pageSize":${pageSize}}}` })).toThrow(
+      /SUPPLIER_PROFILE\.queryOrders\.pageSize/,
+    );
+  }
+  expect(() => loadConfig({ ...base, SUPPLIER_PROFILE: '{"queryOrders":{"limit":50}}' })).toThrow(
+    /SUPPLIER_PROFILE\.queryOrders: unknown key "limit"/,
+  );
+});
+
 test('bad batching and rate-limit values name their variable', () => {
   expect(() => loadConfig({ ...base, SUPPLIER_QUERY_BATCH_MAX_REFERENCES: '0' })).toThrow(
     /SUPPLIER_QUERY_BATCH_MAX_REFERENCES/,
