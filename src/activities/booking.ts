@@ -104,8 +104,8 @@ export function createActivities({
    * once per worker, where in the workflow sandbox every cached workflow would build its own copy
    * (~3 MB and ~40 ms of CPU each, measured by bench parked). No supplier call; pure and fast.
    */
-  const validate = async (input: unknown, run: { resumed?: boolean } = {}): Promise<RequestValidation> =>
-    validateBookingRequest(input, { recoveryTesting: recoveryTesting === true, resumed: run.resumed === true });
+  const validate = async (input: unknown): Promise<RequestValidation> =>
+    validateBookingRequest(input, { recoveryTesting: recoveryTesting === true });
 
   const checkAvail = async ({ ratePkgId, context }: CheckAvailInput): Promise<CheckAvailOutcome> => {
     try {

@@ -236,15 +236,6 @@ export const BookingRequest = z.object({
 export type BookingRequest = z.input<typeof BookingRequest>;
 export type ParsedBookingRequest = z.output<typeof BookingRequest>;
 
-/**
- * A request as a run resumed from continue-as-new re-reads it: its recovery settings were checked when the
- * booking started and are the ones its schedule runs on, so today's bounds and switch do not apply. Refusing
- * them there would fail a booking whose Book was sent: the one thing a resumed run must never do.
- */
-const ResumedBookingRequest = BookingRequest.extend({
-  recovery: RecoveryPolicy.partial().extend({ testing: z.boolean().optional() }).optional(),
-});
-
 /** A request checked against BookingRequest, as a value: invalid input is an expected outcome. */
 export type RequestValidation =
   { valid: true; request: ParsedBookingRequest; recovery: RecoveryPolicy } | { valid: false; issues: string[] };
@@ -252,8 +243,6 @@ export type RequestValidation =
 /** Where a request is checked: a worker with RECOVERY_TESTING accepts `recovery.testing`; others refuse it. */
 export interface ValidationOptions {
   recoveryTesting?: boolean;
-  /** The input of a run resumed from continue-as-new: its recovery settings are not judged again. */
-  resumed?: boolean;
 }
 
 /**
@@ -261,10 +250,10 @@ export interface ValidationOptions {
  * schedule must never reach a worker that books for real.
  */
 export function validateBookingRequest(input: unknown, options: ValidationOptions = {}): RequestValidation {
-  const parsed = (options.resumed ? ResumedBookingRequest : BookingRequest).safeParse(input);
+  const parsed = BookingRequest.safeParse(input);
   if (!parsed.success) return { valid: false, issues: describeIssues(parsed.error) };
   const recovery = parsed.data.recovery;
-  if (recovery?.testing === true && options.recoveryTesting !== true && !options.resumed) {
+  if (recovery?.testing === true && options.recoveryTesting !== true) {
     // With the bounds the request would meet without `testing`, so one answer says all there is to change.
     const bounded = RecoveryOptions.safeParse({ ...recovery, testing: false });
     return {

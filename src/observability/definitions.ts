@@ -73,6 +73,13 @@ export const BOOKING_METRICS = define({
     values: { result: ['confirmed', 'failed', 'pending', 'not-found', 'error'] },
     help: 'Recovery polls (QueryOrders lookups of one booking), by result (confirmed, failed, pending, not-found, error).',
   },
+  confirmedAboveAccepted: {
+    /** Recorded by the booking workflow (src/workflows/counters.ts) when an order is confirmed. */
+    name: 'booking_confirmed_above_accepted',
+    kind: 'counter',
+    labels: [],
+    help: 'Bookings confirmed at a price above the one accepted (beyond the caller allowance and a cent): a person checks the charge.',
+  },
   orderOutcomes: {
     /** Recorded by the order workflow's code (src/workflows/counters.ts). */
     name: 'order_outcomes',

@@ -40,6 +40,11 @@ export function countRecoveryPoll(result: string): void {
   counter('recoveryPolls').add(1, { result });
 }
 
+/** A booking's order was confirmed at a price above the one it accepted. */
+export function countConfirmedAboveAccepted(): void {
+  counter('confirmedAboveAccepted').add(1);
+}
+
 /** One order workflow run ended, by its outcome kind. */
 export function countOrderOutcome(kind: string): void {
   counter('orderOutcomes').add(1, { kind });

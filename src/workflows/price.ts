@@ -26,3 +26,21 @@ export function judgePrice(
   const withinAmount = maxIncreaseAmount === undefined || increase <= maxIncreaseAmount + 1e-9;
   return withinPct && withinAmount ? 'accept' : exceeded;
 }
+
+/** Rounding a supplier may do between the price it quotes and the order it confirms: not an increase. */
+const ROUNDING = 0.01;
+
+/**
+ * Whether the price an order was confirmed at is above what the booking accepted, beyond the caller's own
+ * allowance (the policy judgePrice applies) and a cent of rounding. Only a price in the accepted currency is
+ * compared: another currency says nothing either way (`undefined`), and neither does a missing price.
+ */
+export function confirmedAboveAccepted(
+  accepted: Money | undefined,
+  confirmed: Money | undefined,
+  policy: Partial<PriceChangePolicy> | undefined,
+): boolean | undefined {
+  if (!accepted || !confirmed || confirmed.currency !== accepted.currency) return undefined;
+  if (confirmed.amount <= accepted.amount + ROUNDING) return false;
+  return judgePrice(accepted, confirmed, { ...policy, onExceeded: 'reject' }) !== 'accept';
+}

@@ -168,6 +168,7 @@ describe('dashboards and alert rules name only metrics the worker exports', () =
     expect(expressions.length).toBeGreaterThan(25);
     expect(rules.groups[0]!.rules.map((r) => r.alert)).toEqual([
       'BookingUnresolved',
+      'ConfirmedAboveAccepted',
       'SupplierOrderConflict',
       'OrderNeedsPerson',
       'ReconciliationFindings',

@@ -209,25 +209,6 @@ describe('recovery.testing', () => {
   });
 });
 
-describe('a run resumed from continue-as-new', () => {
-  // Its settings were judged when the booking started, and its Book has been sent: bounds or a switch deployed
-  // since must not fail it.
-  test('is not judged again: neither the bounds nor the worker switch apply', () => {
-    const before = { rebookAfterSeconds: 60, delaysSeconds: [1], repeatEverySeconds: 1, deadlineSeconds: 300 };
-    expect(refusedBy(before).length).toBeGreaterThan(0);
-    const resumed = validateBookingRequest(withRecovery(before), { resumed: true });
-    expect(resumed).toMatchObject({ valid: true, recovery: before });
-    expect(validateBookingRequest(withRecovery({ ...before, testing: true }), { resumed: true }).valid).toBe(true);
-  });
-
-  test('still needs a request of the right shape', () => {
-    expect(validateBookingRequest(withRecovery({ rebookAfterSeconds: -1 }), { resumed: true })).toMatchObject({
-      valid: false,
-      issues: ['recovery.rebookAfterSeconds: Too small: expected number to be >0'],
-    });
-  });
-});
-
 describe('the exploit: Book re-sent every second, or a booking unresolved at once', () => {
   test('{rebookAfterSeconds: 1, maxBookAttempts: 20, delaysSeconds: [1]} is refused, naming each field', () => {
     expect(refusedBy({ rebookAfterSeconds: 1, maxBookAttempts: 20, delaysSeconds: [1] })).toEqual([

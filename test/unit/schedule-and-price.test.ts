@@ -1,7 +1,7 @@
 /** The recovery schedule and the price-change decision are pure functions: checked here exhaustively. */
 import { RecoveryPolicy } from '../../src/contract';
 import { pollOffsetSeconds } from '../../src/workflows/schedule';
-import { judgePrice } from '../../src/workflows/price';
+import { confirmedAboveAccepted, judgePrice } from '../../src/workflows/price';
 
 describe('recovery schedule', () => {
   const policy = RecoveryPolicy.parse({});
@@ -43,5 +43,27 @@ describe('price-change decision', () => {
   test('another currency or a missing price cannot be compared: treated as exceeded', () => {
     expect(judgePrice(usd(100), { currency: 'EUR', amount: 90 }, { maxIncreasePercent: 50 })).toBe('reject');
     expect(judgePrice(usd(100), undefined, { onExceeded: 'ask' })).toBe('ask');
+  });
+});
+
+describe('the confirmed price against the accepted one', () => {
+  const usd = (amount: number) => ({ currency: 'USD', amount });
+
+  test('the accepted price, a lower one, or a cent of rounding over it: not above', () => {
+    expect(confirmedAboveAccepted(usd(240), usd(240), undefined)).toBe(false);
+    expect(confirmedAboveAccepted(usd(240), usd(200), undefined)).toBe(false);
+    expect(confirmedAboveAccepted(usd(240), usd(240.01), undefined)).toBe(false);
+  });
+  test("above it, beyond the caller's allowance: above", () => {
+    expect(confirmedAboveAccepted(usd(240), usd(240.02), undefined)).toBe(true);
+    expect(confirmedAboveAccepted(usd(240), usd(300), { maxIncreasePercent: 10, onExceeded: 'ask' })).toBe(true);
+  });
+  test("within the caller's own allowance: not above", () => {
+    expect(confirmedAboveAccepted(usd(240), usd(250), { maxIncreasePercent: 10 })).toBe(false);
+  });
+  test('nothing to compare (no price, another currency): no verdict', () => {
+    expect(confirmedAboveAccepted(undefined, usd(300), undefined)).toBeUndefined();
+    expect(confirmedAboveAccepted(usd(240), undefined, undefined)).toBeUndefined();
+    expect(confirmedAboveAccepted(usd(240), { currency: 'EUR', amount: 300 }, undefined)).toBeUndefined();
   });
 });

@@ -23,10 +23,13 @@ import {
   approvePriceChangeUpdate,
   BookingStageKey,
   bookingStateQuery,
+  bookingWorkflowId,
   CustomerReferenceNoKey,
+  queryOrdersTaskQueue,
   supplierOrderUpdateSignal,
   type BookingOutcome,
   type BookingRequest,
+  type RequestValidation,
 } from '../../src/contract';
 import { basePriceFor } from '../../dev/sandbox/server';
 import { Worker } from '@temporalio/worker';
@@ -391,6 +394,51 @@ describe('recovery after an ambiguous Book', () => {
     expect(state.bookAttempts).toHaveLength(1);
     const description = await env.client.workflow.getHandle(handle.workflowId).describe();
     expect(description.runId).not.toBe(handle.firstExecutionRunId);
+  });
+
+  test('a resumed run never checks its request again: a check tightened since the start cannot fail a booking past Book', async () => {
+    // A worker whose input check refuses every resumed run's request, as a check deployed between the runs might.
+    const taskQueue = `resume-unchecked-${Date.now()}`;
+    const activities = createActivities({ supplier: rig.supplier, profile: testProfile, recoveryTesting: true });
+    let checks = 0;
+    const main = await Worker.create({
+      connection: env.nativeConnection,
+      taskQueue,
+      workflowBundle: workflowBundle(),
+      activities: {
+        ...activities,
+        async validateBookingRequest(): Promise<RequestValidation> {
+          checks++;
+          return { valid: false, issues: ['holder.firstName: refused by a check deployed since the start'] };
+        },
+      },
+    });
+    const queries = await Worker.create({
+      connection: env.nativeConnection,
+      taskQueue: queryOrdersTaskQueue(taskQueue),
+      activities: { queryOrder: activities.queryOrder },
+    });
+    const request = bookingRequest({
+      test: 'book=504AfterCreate&confirmAfterQueries=30',
+      recovery: { continueAsNewAfterEvents: 100 },
+    });
+    const outcome = await main.runUntil(
+      queries.runUntil(async () => {
+        const handle = await env.client.workflow.start('bookingWorkflow', {
+          taskQueue,
+          workflowId: bookingWorkflowId(request.customerReferenceNo),
+          args: [request],
+        });
+        const result = (await handle.result()) as BookingOutcome;
+        const described = await env.client.workflow.getHandle(handle.workflowId).describe();
+        expect(described.runId).not.toBe(handle.firstExecutionRunId);
+        return result;
+      }),
+    );
+    expect(outcome.kind).toBe('confirmed');
+    // The new booking's check ran with its first CheckAvail (checkRequestAndAvail); no run asked for it alone.
+    expect(checks).toBe(0);
+    expect(bookCallsFor(request.customerReferenceNo)).toHaveLength(1);
   });
 });
 

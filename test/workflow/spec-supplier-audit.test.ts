@@ -23,8 +23,8 @@ import {
   type SpecReply,
   type SpecSupplier,
 } from '../fixtures/spec-supplier';
-import { bookingRequest } from '../harness/booking';
-import { expectWorkerWarnings } from '../harness/quiet-worker-logs';
+import { bookingRequest, eventually } from '../harness/booking';
+import { expectWorkerWarnings, workerLogLines } from '../harness/quiet-worker-logs';
 import { startSpecWorker, type SpecWorker } from '../harness/spec-worker';
 import { connectTimeSkipping } from '../harness/temporal';
 
@@ -293,5 +293,39 @@ describe("an order seen, or maybe this booking's: never judged failed, never boo
     const outcome = await book(request);
     expect(askedReferences(pollsFor(ref)[0]!.body)).toEqual([ref]);
     expect({ kind: outcome.kind, books: booksOf(ref).length }).toEqual({ kind: 'unresolved', books: 1 });
+  });
+});
+
+describe('the price an order is confirmed at', () => {
+  const aboveAccepted = /^ERROR Booking confirmed at a price above the one accepted/;
+  const flaggedFor = (ref: string) => workerLogLines().filter((l) => aboveAccepted.test(l) && l.includes(ref));
+  /** Books with Book and QueryOrders answering the order at `amount` USD; CheckAvail quoted 240, which was accepted. */
+  const bookedAt = async (amount: number) => {
+    const request = bookingRequest();
+    const ref = request.customerReferenceNo;
+    const order = specOrder(ref, { grossRate: { currency: 'USD', amount } });
+    scriptFor(ref, { book: () => bookAnswer(order), queryOrders: () => ordersAnswer(order) });
+    expect((await book(request)).kind).toBe('confirmed');
+    return ref;
+  };
+  /** The workflow's log lines reach the worker's logger after its result: wait for this booking's. */
+  const flagged = (ref: string) => eventually(async () => (flaggedFor(ref).length > 0 ? flaggedFor(ref) : undefined));
+
+  beforeEach(() => expectWorkerWarnings(aboveAccepted));
+
+  test('Book confirmed at 300 USD after CheckAvail quoted the accepted 240 → confirmed (the order stands), and an ERROR line names both prices', async () => {
+    const lines = await flagged(await bookedAt(300));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(
+      /"acceptedPrice":\{"currency":"USD","amount":240\}.*"confirmedPrice":\{"currency":"USD","amount":300\}/,
+    );
+  });
+
+  test('the accepted price, or a cent of rounding over it, is no finding', async () => {
+    const same = await bookedAt(240);
+    const rounded = await bookedAt(240.01);
+    // A dearer booking after them: once its line is in, theirs would have been too.
+    await flagged(await bookedAt(300));
+    expect([...flaggedFor(same), ...flaggedFor(rounded)]).toEqual([]);
   });
 });

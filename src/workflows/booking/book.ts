@@ -2,11 +2,12 @@
  * Step 2, not cancellable (Book may reach the supplier): Book with the caller's reference, as the Book
  * rule's value (src/activities/book-rule.ts), and what an answer decides on its own.
  */
-import { ActivityFailure, ApplicationFailure, sleep } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, log, sleep } from '@temporalio/workflow';
 import type { BookOutcome, OrderView } from '../../activities/booking';
 import type { BookAttempt, BookingOutcome } from '../../contract';
 import { book } from './proxies';
-import { countBookAttempt } from '../counters';
+import { countBookAttempt, countConfirmedAboveAccepted } from '../counters';
+import { confirmedAboveAccepted } from '../price';
 import { setStage, unresolvedOutcome, type BookingRun } from './run';
 
 /** Book refused before any work (429, connection refused) is sent again for at most this long. */
@@ -88,6 +89,7 @@ export function decideOnOrder(run: BookingRun, order: OrderView): BookingOutcome
   const { state } = run;
   state.order = summaryOf(order);
   if (order.state === 'confirmed') {
+    reportPriceAboveAccepted(run, order);
     return { kind: 'confirmed', order: summaryOf(order), cancelRequested: state.cancelRequested };
   }
   // Nobody asked to cancel this order, so CancelFailed means the supplier's rollback failed: it may stand and be
@@ -107,6 +109,21 @@ export function decideOnOrder(run: BookingRun, order: OrderView): BookingOutcome
     };
   }
   return undefined;
+}
+
+/**
+ * A confirmed order is the booking, whatever its price; but a price above what was accepted may be charged to the
+ * guest, so a person is told: an ERROR line, the metric, and the ConfirmedAboveAccepted alert.
+ */
+function reportPriceAboveAccepted(run: BookingRun, order: OrderView): void {
+  const accepted = run.state.acceptedPrice;
+  if (confirmedAboveAccepted(accepted, order.price, run.request.priceChangePolicy) !== true) return;
+  countConfirmedAboveAccepted();
+  log.error('Booking confirmed at a price above the one accepted: a person checks the charge', {
+    customerReferenceNo: run.state.customerReferenceNo,
+    acceptedPrice: accepted,
+    confirmedPrice: order.price,
+  });
 }
 
 function summaryOf(order: OrderView) {

@@ -33,10 +33,8 @@ export async function bookingWorkflow(input: BookingWorkflowInput): Promise<Book
   // clients such as `npm run book` ask for progress right after the start.
   const live = { state: input?.resume?.state ?? startingState(input ?? {}) };
   setHandler(bookingStateQuery, () => live.state);
-  // A resumed run is past Book: a cancel arriving while its input is re-checked must not end it.
-  const { request, recovery, firstCheck } = await (input?.resume
-    ? CancellationScope.nonCancellable(() => checkInput(input))
-    : checkInput(input));
+  // A resumed run takes its request as its first run checked it (no activity, so no cancel can interrupt it).
+  const { request, recovery, firstCheck } = await checkInput(input);
   if (!input.resume) live.state = startingState(request);
   const run = newRun(live.state, request, recovery, { queryOrder: queryOrderActivity(), resumed: !!input.resume });
   listen(run);
@@ -64,7 +62,6 @@ async function bookAndResolve(run: BookingRun, input: BookingWorkflowInput): Pro
   return recover(
     run,
     {
-      state: run.state,
       anchorMs: Date.now(),
       nextIndex: 0,
       deadlineMs: firstBookMs + run.recovery.deadlineSeconds * 1000,

@@ -12,12 +12,22 @@ import type {
 import { checkRequestAndAvail, validateBookingRequest } from './proxies';
 import { startingState } from './run';
 
-/** State carried across continue-as-new while recovering. Internal: not part of the contract. */
-export interface ResumeState {
-  state: BookingState;
+/** Where recovery's schedule stands: the Book it runs from, the next poll, the deadline. */
+export interface RecoverySchedule {
   anchorMs: number;
   nextIndex: number;
   deadlineMs: number;
+}
+
+/**
+ * State carried across continue-as-new while recovering. Internal: not part of the contract. The request and its
+ * recovery policy are carried as the first run checked them: a resumed run is past Book, so no check deployed since
+ * may fail it.
+ */
+export interface ResumeState extends RecoverySchedule {
+  state: BookingState;
+  request: ParsedBookingRequest;
+  recovery: RecoveryPolicy;
 }
 export type BookingWorkflowInput = BookingRequest & { resume?: ResumeState };
 
@@ -32,19 +42,23 @@ export interface CheckedInput {
 
 /**
  * The checked request and its recovery policy; an invalid request fails the workflow, naming each field. A new
- * run also brings its first CheckAvail's ending, made in the same local activity.
+ * run also brings its first CheckAvail's ending, made in the same local activity. A resumed run takes what its first
+ * run checked, unchecked: it is past Book, and failing it now (a check tightened by a deploy, a check that could not
+ * run) would leave an order nobody follows.
  */
 export async function checkInput(input: BookingWorkflowInput): Promise<CheckedInput> {
-  if (input?.resume && !workflowInfo().continuedFromExecutionRunId) {
-    // `resume` skips CheckAvail and the price check: only this workflow's own continue-as-new may set it.
-    throw invalid('resume: internal to continue-as-new; a new booking must not set it', [
-      'resume: internal to continue-as-new',
-    ]);
+  if (input?.resume) {
+    // `resume` skips CheckAvail, the price check and the input check: only this workflow's own continue-as-new
+    // may set it.
+    if (!workflowInfo().continuedFromExecutionRunId) {
+      throw invalid('resume: internal to continue-as-new; a new booking must not set it', [
+        'resume: internal to continue-as-new',
+      ]);
+    }
+    return { request: input.resume.request, recovery: input.resume.recovery };
   }
-  const raw = withoutResume(input ?? ({} as BookingWorkflowInput));
-  const { checked, firstCheck } = input.resume
-    ? { checked: await validated(raw, true), firstCheck: undefined }
-    : await checkedWithAvailability(raw);
+  const raw = input ?? ({} as BookingWorkflowInput);
+  const { checked, firstCheck } = await checkedWithAvailability(raw);
   if (!checked.valid) throw invalid(`Invalid booking request: ${checked.issues.join('; ')}`, checked.issues);
   const expectedId = bookingWorkflowId(checked.request.customerReferenceNo);
   if (workflowInfo().workflowId !== expectedId) {
@@ -74,17 +88,9 @@ async function checkedWithAvailability(
     if (!('availability' in answer)) return { checked: answer.validation };
     return { checked: answer.validation, firstCheck: { kind: 'answered', outcome: answer.availability } };
   } catch (error) {
-    const checked = await CancellationScope.nonCancellable(() => validated(raw, false));
+    const checked = await CancellationScope.nonCancellable(() => validateBookingRequest(raw));
     return { checked, firstCheck: { kind: 'failed', error } };
   }
-}
-
-/**
- * The local activity's check. A resumed run's recovery settings were checked when the booking started and its
- * Book has been sent: today's bounds must not fail it (the activity skips them), whatever was deployed since.
- */
-function validated(raw: BookingRequest, resumed: boolean): Promise<RequestValidation> {
-  return resumed ? validateBookingRequest(raw, { resumed: true }) : validateBookingRequest(raw);
 }
 
 function invalid(message: string, issues: string[]): ApplicationFailure {

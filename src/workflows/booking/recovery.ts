@@ -19,7 +19,7 @@ import type { BookingOutcome, PollRecord } from '../../contract';
 import { spacedHint } from '../hint-spacing';
 import { pollOffsetSeconds } from '../schedule';
 import { decideOnOrder, sendBook } from './book';
-import { withoutResume, type BookingWorkflowInput, type ResumeState } from './input';
+import { withoutResume, type BookingWorkflowInput, type RecoverySchedule } from './input';
 import { countRecoveryPoll } from '../counters';
 import { describe, setStage, unresolvedOutcome, type BookingRun } from './run';
 import type { bookingWorkflow } from './index';
@@ -29,7 +29,7 @@ const MAX_POLLS_KEPT = 200;
 
 export async function recover(
   run: BookingRun,
-  from: ResumeState,
+  from: RecoverySchedule,
   input: BookingWorkflowInput,
 ): Promise<BookingOutcome> {
   const { state, recovery } = run;
@@ -44,7 +44,7 @@ export async function recover(
       await condition(allHandlersFinished);
       return continueAsNew<typeof bookingWorkflow>({
         ...withoutResume(input),
-        resume: { state, anchorMs, nextIndex, deadlineMs },
+        resume: { state, anchorMs, nextIndex, deadlineMs, request: run.request, recovery },
       });
     }
     const dueMs = Math.min(anchorMs + pollOffsetSeconds(nextIndex, recovery) * 1000, deadlineMs);
