@@ -9,6 +9,7 @@ import { Context } from '@temporalio/activity';
 import { bookingWorkflowId, orderWorkflowId, BookingStageKey, BookingStages } from '../contract';
 import type { SupplierClient } from '../supplier/interface';
 import type { SupplierProfile } from '../supplier/profile';
+import { isPageSizeExceeded, mayBeCutShort } from '../supplier/coalescer';
 import type { TemporalServices } from '../temporal/setup';
 import {
   classifyOrder,
@@ -157,9 +158,13 @@ export function createReconciliationActivities({
     /**
      * One page of the sweep: every order whose `filter` time is in [start, end], each read on its own, one per
      * reference, slim (SweepOrder). More orders than the ceiling fail it for good (SweepSliceTooLarge): the
-     * workflow lists the window again in halves rather than record an oversized result.
+     * workflow lists the window again in halves rather than record an oversized result. So does an answer that
+     * may have been cut short at the supplier's page (`queryOrders.pageSize` orders or more, or "page size
+     * exceeded"): the orders it left out would be unseen, and the window read as clean.
      */
     async listOrdersBooked({ start, end, traceId, filter = 'booking' }: ListOrdersInput): Promise<ListOrdersResult> {
+      const pageSize = profile.queryOrders.pageSize;
+      const window = `${filter} window ${start} to ${end}`;
       let listing;
       try {
         listing = await supplier.queryOrders(
@@ -167,15 +172,23 @@ export function createReconciliationActivities({
           { traceId, signal: Context.current().cancellationSignal },
         );
       } catch (err) {
+        if (isPageSizeExceeded(profile, err)) {
+          throw tooLarge(`${window}: the supplier answered "page size exceeded"`, { pageSize }, toFailure(err, []));
+        }
         throw toFailure(err, ['SupplierBadRequest', 'SupplierForbidden']);
+      }
+      if (mayBeCutShort(profile, listing)) {
+        const listed = listing.orders.length + listing.unreadable.length;
+        throw tooLarge(`${listed} orders in ${window}, a page of ${pageSize}: the answer may be cut short`, {
+          orders: listed,
+          pageSize,
+        });
       }
       const orders = onePerReference(listing.orders);
       if (orders.length > sliceCeiling) {
-        throw ApplicationFailure.create({
-          type: SWEEP_SLICE_TOO_LARGE,
-          message: `${orders.length} orders in ${filter} window ${start} to ${end}, over the ceiling of ${sliceCeiling}`,
-          nonRetryable: true,
-          details: [{ orders: orders.length, ceiling: sliceCeiling }],
+        throw tooLarge(`${orders.length} orders in ${window}, over the ceiling of ${sliceCeiling}`, {
+          orders: orders.length,
+          ceiling: sliceCeiling,
         });
       }
       return { orders: orders.map((o) => sweepOrderOf(o, profile)), unreadable: listing.unreadable.length };
@@ -219,6 +232,17 @@ export function createReconciliationActivities({
 }
 
 export type ReconciliationActivities = ReturnType<typeof createReconciliationActivities>;
+
+/** A listing the workflow lists again in halves (non-retryable: the same window would answer the same). */
+function tooLarge(message: string, details: Record<string, number>, cause?: Error): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: SWEEP_SLICE_TOO_LARGE,
+    message,
+    nonRetryable: true,
+    details: [details],
+    ...(cause ? { cause } : {}),
+  });
+}
 
 /** What the sweep reads of an order, and nothing else: its listing's results are recorded in the history. */
 function sweepOrderOf(order: HotelOrder, profile: SupplierProfile): SweepOrder {

@@ -22,7 +22,11 @@ export interface SweepOrder {
  */
 export const SWEEP_SLICE_CEILING = 3_000;
 
-/** The failure type of a listing over the ceiling: non-retryable, the workflow lists its window again in halves. */
+/**
+ * The failure type of a listing over the ceiling, or of one the supplier may have cut short at its page (as many
+ * orders as the profile's `queryOrders.pageSize`, or "page size exceeded"): non-retryable, the workflow lists its
+ * window again in halves, and a minimal slice still too large is a failed listing, never a window read as complete.
+ */
 export const SWEEP_SLICE_TOO_LARGE = 'SweepSliceTooLarge';
 
 /** A listing's window, ISO timestamps as QueryOrders takes them. */
@@ -31,7 +35,7 @@ export interface TimeWindow {
   end: string;
 }
 
-/** A window is halved no finer than this; a slice this short still over the ceiling is a failed listing. */
+/** A window is halved no finer than this; a slice this short still too large is a failed listing. */
 export const MIN_SLICE_MS = 60_000;
 
 /**

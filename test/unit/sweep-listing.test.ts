@@ -16,13 +16,16 @@ import {
   SWEEP_SLICE_CEILING,
   SWEEP_SLICE_TOO_LARGE,
 } from '../../src/sweep/listing';
-import { defaultSupplierProfile } from '../../src/supplier/profile';
+import { SupplierError } from '../../src/supplier/errors';
+import { defaultSupplierProfile, SupplierProfile } from '../../src/supplier/profile';
 import type { SupplierClient } from '../../src/supplier/interface';
 import type { HotelOrder } from '../../src/supplier/schemas';
 import { OrderStore } from '../../dev/sandbox/store';
 import { guests, holder } from '../harness/booking';
 
 const profile = defaultSupplierProfile;
+/** A supplier whose answers hold more than the ceiling: the tests of the ceiling and of the listing's size. */
+const bigPages = SupplierProfile.parse({ queryOrders: { pageSize: 10_000 } });
 
 /** `n` confirmed orders as the sandbox reports them, with a reference as long as a UUID. */
 function sandboxOrders(n: number): HotelOrder[] {
@@ -45,18 +48,29 @@ function sandboxOrders(n: number): HotelOrder[] {
   );
 }
 
-function listing(orders: HotelOrder[], sliceCeiling?: number): Promise<ListOrdersResult> {
+/** What the listing activity makes of one answer (orders, or a thrown error) under a profile. */
+function listing(
+  answer: HotelOrder[] | { orders: HotelOrder[]; unreadable: number } | Error,
+  { sliceCeiling, profile: listed = bigPages }: { sliceCeiling?: number; profile?: SupplierProfile } = {},
+): Promise<ListOrdersResult> {
   const supplier: Pick<SupplierClient, 'queryOrders'> = {
-    queryOrders: async () => ({ orders, unreadable: [] }),
+    queryOrders: async () => {
+      if (answer instanceof Error) throw answer;
+      if (Array.isArray(answer)) return { orders: answer, unreadable: [] };
+      return {
+        orders: answer.orders,
+        unreadable: Array.from({ length: answer.unreadable }, () => ({ issues: ['x'] })),
+      };
+    },
   };
   const { listOrdersBooked } = createReconciliationActivities({
     supplier,
-    profile,
+    profile: listed,
     temporal: { services: {} as never, namespace: 'default' },
     ...(sliceCeiling !== undefined ? { sliceCeiling } : {}),
   });
   const input = { start: '2026-11-24T10:00:00.000Z', end: '2026-11-24T11:00:00.000Z', traceId: 'sweep-test' };
-  // The activity's failure is the expected outcome of one test: its WARN line is left out.
+  // The activity's failure is the expected outcome of some tests: its WARN line is left out.
   const logger = new DefaultLogger('ERROR', () => undefined);
   return new MockActivityEnvironment(undefined, { logger }).run(listOrdersBooked, input);
 }
@@ -81,10 +95,58 @@ test('3,000 orders list in well under 1 MB: only what the sweep reads of each', 
 });
 
 test('a listing over the ceiling fails for good with SweepSliceTooLarge, instead of an oversized result', async () => {
-  const error = await listing(sandboxOrders(11), 10).catch((e: unknown) => e);
+  const error = await listing(sandboxOrders(11), { sliceCeiling: 10 }).catch((e: unknown) => e);
   expect(error).toBeInstanceOf(ApplicationFailure);
   expect(error).toMatchObject({ type: SWEEP_SLICE_TOO_LARGE, nonRetryable: true });
-  expect((await listing(sandboxOrders(10), 10)).orders).toHaveLength(10);
+  expect((await listing(sandboxOrders(10), { sliceCeiling: 10 })).orders).toHaveLength(10);
+});
+
+describe("an answer cut short at the supplier's page is never read as the whole window", () => {
+  const PAGE = 20;
+  const paged = SupplierProfile.parse({ queryOrders: { pageSize: PAGE } });
+
+  test('an answer holding as many orders as the page size fails with SweepSliceTooLarge, so the window is listed in halves', async () => {
+    const error = await listing(sandboxOrders(PAGE), { profile: paged }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ApplicationFailure);
+    expect(error).toMatchObject({ type: SWEEP_SLICE_TOO_LARGE, nonRetryable: true });
+    expect((error as ApplicationFailure).details).toEqual([{ orders: PAGE, pageSize: PAGE }]);
+    // Far under the ceiling: the page, not the history's size, is what it is over.
+    expect(PAGE).toBeLessThan(SWEEP_SLICE_CEILING);
+    // One order fewer cannot have been cut: it is the whole window.
+    expect((await listing(sandboxOrders(PAGE - 1), { profile: paged })).orders).toHaveLength(PAGE - 1);
+  });
+
+  test('orders that could not be read count towards the page', async () => {
+    const error = await listing({ orders: sandboxOrders(PAGE - 1), unreadable: 1 }, { profile: paged }).catch(
+      (e: unknown) => e,
+    );
+    expect(error).toMatchObject({ type: SWEEP_SLICE_TOO_LARGE, nonRetryable: true });
+  });
+
+  test('a "page size exceeded" answer (100001005) fails with SweepSliceTooLarge, with HTTP 400 or 200', async () => {
+    const at400 = new SupplierError('SupplierBadRequest', 'queryOrders: HTTP 400 (code 100001005)', {
+      operation: 'queryOrders',
+      httpStatus: 400,
+      code: 100001005,
+    });
+    const at200 = new SupplierError('SupplierBusinessError', 'queryOrders: supplier code 100001005', {
+      operation: 'queryOrders',
+      httpStatus: 200,
+      code: 100001005,
+    });
+    for (const refused of [at400, at200]) {
+      const error = await listing(refused, { profile: paged }).catch((e: unknown) => e);
+      expect(error).toMatchObject({ type: SWEEP_SLICE_TOO_LARGE, nonRetryable: true });
+    }
+    // Another 400 is still a listing refused for good, not a window to cut.
+    const badRequest = new SupplierError('SupplierBadRequest', 'queryOrders: HTTP 400 (code 100000400)', {
+      operation: 'queryOrders',
+      httpStatus: 400,
+      code: 100000400,
+    });
+    const error = await listing(badRequest, { profile: paged }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ type: 'SupplierBadRequest', nonRetryable: true });
+  });
 });
 
 test('a window halves at a whole second, and not below the minimal slice', () => {
