@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { loadConfig, type AppConfig } from '../src/config';
 import type { RateLimits } from '../dev/sandbox/rate-limit';
+import { SANDBOX_PROFILE } from '../dev/sandbox/server';
 
 /** Sandbox credentials (src/sandbox/server.ts defaults); not secrets. */
 const SANDBOX_CREDENTIALS = { SUPPLIER_APP_KEY: 'sandbox-app', SUPPLIER_APP_SECRET: 'sandbox-secret' };
@@ -44,13 +45,16 @@ export interface BenchConfigOptions {
 /** The worker's configuration against this sandbox. */
 export function benchConfig(sandboxUrl: string, options: BenchConfigOptions = {}): AppConfig {
   const env = passedThroughEnv();
-  const profile = env.SUPPLIER_PROFILE ? (JSON.parse(env.SUPPLIER_PROFILE) as Record<string, unknown>) : {};
+  const profile = {
+    ...SANDBOX_PROFILE,
+    ...(env.SUPPLIER_PROFILE ? (JSON.parse(env.SUPPLIER_PROFILE) as Record<string, unknown>) : {}),
+  };
   return loadConfig({
     ...env,
     ...SANDBOX_CREDENTIALS,
     ...TEST_SCHEDULES,
     SUPPLIER_BASE_URL: sandboxUrl,
-    ...(options.rateLimits ? { SUPPLIER_PROFILE: JSON.stringify({ ...profile, rateLimits: options.rateLimits }) } : {}),
+    SUPPLIER_PROFILE: JSON.stringify(options.rateLimits ? { ...profile, rateLimits: options.rateLimits } : profile),
     ...(options.encryptionKeys ? { PAYLOAD_ENCRYPTION_KEYS: options.encryptionKeys } : {}),
     ...(options.maxConnections ? { SUPPLIER_MAX_CONNECTIONS: String(options.maxConnections) } : {}),
   });

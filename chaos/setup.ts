@@ -8,7 +8,7 @@ import path from 'node:path';
 import { Client } from '@temporalio/client';
 import { connectClient } from '../src/client';
 import { newEncryptionKey } from '../src/codec/encryption';
-import type { Sandbox } from '../dev/sandbox/server';
+import { SANDBOX_PROFILE, type Sandbox } from '../dev/sandbox/server';
 import type { ChaosOptions } from './run';
 import {
   buildBundle,
@@ -93,7 +93,7 @@ function workerFleet(
       SUPPLIER_BASE_URL: s.sandbox.url,
       SUPPLIER_APP_KEY: APP_KEY,
       SUPPLIER_APP_SECRET: APP_SECRET,
-      SUPPLIER_PROFILE: JSON.stringify({ timeoutsMs: o.supplierTimeoutsMs }),
+      SUPPLIER_PROFILE: JSON.stringify({ ...SANDBOX_PROFILE, timeoutsMs: o.supplierTimeoutsMs }),
       PAYLOAD_ENCRYPTION_KEYS: s.keys,
       WORKER_WORKFLOW_BUNDLE: s.bundlePath,
       LOG_LEVEL: 'WARN',

@@ -268,7 +268,9 @@ const SANDBOX_VARIABLES =
 const SUPPLIER_PROFILE_TEXT = `The supplier profile (\`src/supplier/profile.ts\`) holds every value the spec leaves "not shown", with
 defaults from the documentation of a live supplier with the same interface: operation paths (Ticket
 \`/api/auth/ticket\`), envelope codes (0 success, 100001111 ARI changed with HTTP 200, 100001112 credit
-limit, the 1000004xx/5xx family), order statuses (0 Unknown, 1 Confirming, 2 Confirmed, 3 Cancelled,
+limit, 100001005 page size exceeded, the 1000004xx/5xx family), the QueryOrders page (\`queryOrders.pageSize\`, 20
+by default: an answer that long may be cut short, so it is never read as complete; set the supplier's stated page),
+order statuses (0 Unknown, 1 Confirming, 2 Confirmed, 3 Cancelled,
 4 Failed, 5 CancelFailed; 2–5 terminal), CheckAvail statuses (1 available, 2 unavailable), Ticket ttl and
 renewal margin, rate limits (100/s overall, 10/s CheckAvail and Book, 50/s QueryOrders), client timeouts
 (Book 90 s, others 15 s), Book's and Cancel's "surely not made/done" statuses and codes, and the callbacks'

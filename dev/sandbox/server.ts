@@ -20,6 +20,13 @@ import type { RateLimits } from './rate-limit';
 import { requestHandler } from './requests';
 import { SandboxState } from './state';
 
+/**
+ * What a worker's SUPPLIER_PROFILE must say for this sandbox where it differs from the defaults. Its QueryOrders
+ * answers list every order they match (no page), stated as a page as large as the sweep's own ceiling; with the
+ * profile's conservative default (20), every listing of more orders would be split or reported as possibly cut.
+ */
+export const SANDBOX_PROFILE = { queryOrders: { pageSize: 3_000 } } as const;
+
 export { basePriceFor } from './store';
 
 export type SandboxOperation = 'ticket' | 'checkAvail' | 'book' | 'queryOrders' | 'cancel';

@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { loadConfig } from '../../src/config';
 import { createEncryptionCodec, newEncryptionKey } from '../../src/codec/encryption';
 import { startCodecServer } from '../../src/codec/server';
-import { startSandbox } from '../sandbox/server';
+import { SANDBOX_PROFILE, startSandbox } from '../sandbox/server';
 import { randomBytes } from 'node:crypto';
 import { Client } from '@temporalio/client';
 import { dataConverterFor } from '../../src/codec/config';
@@ -89,6 +89,7 @@ async function main(): Promise<void> {
       // A dev stack against the sandbox: bookings may scale the recovery schedule down (`recovery.testing`)
       // to watch a re-send in minutes. RECOVERY_TESTING=off in the environment turns it off.
       RECOVERY_TESTING: 'on',
+      SUPPLIER_PROFILE: JSON.stringify(SANDBOX_PROFILE),
       ...process.env,
       ...encryptionEnv,
       TEMPORAL_ADDRESS: server.address,

@@ -27,7 +27,7 @@ import { startCodecServer } from '../../src/codec/server';
 import { connectClient } from '../../src/client';
 import { startConsole } from '../../src/console/server';
 import { ensureTemporalReady } from '../../src/temporal/setup';
-import { startSandbox } from '../sandbox/server';
+import { SANDBOX_PROFILE, startSandbox } from '../sandbox/server';
 import { connectionTls, ensureCertificates, temporalTlsEnv, type StackCertificates } from '../prod/certs';
 import { startProdCluster, waitForSearchAttributes } from '../prod/cluster';
 import { startWebUi, webUiTlsFromEnv } from '../prod/ui';
@@ -147,6 +147,7 @@ async function main(): Promise<void> {
       // The production topology, but against the sandbox: test schedules (`recovery.testing`) are accepted as on
       // `npm start`. RECOVERY_TESTING=off in the environment turns it off.
       RECOVERY_TESTING: 'on',
+      SUPPLIER_PROFILE: JSON.stringify(SANDBOX_PROFILE),
       ...process.env,
       ...encryptionEnv,
       TEMPORAL_ADDRESS: cluster.address,

@@ -32,7 +32,10 @@ export const EnvSchema = EncryptionEnv.extend({
   SUPPLIER_MAX_CONNECTIONS: intFromEnv(64),
   /** Milliseconds order lookups arriving behind a QueryOrders in flight wait to share the next request. */
   SUPPLIER_QUERY_BATCH_WINDOW_MS: z.coerce.number().int().nonnegative().default(20),
-  /** Customer references carried by one QueryOrders request at most. */
+  /**
+   * Customer references carried by one QueryOrders request at most; also fewer than the profile's
+   * `queryOrders.pageSize` (19 by default), so a whole answer cannot be mistaken for a cut one.
+   */
   SUPPLIER_QUERY_BATCH_MAX_REFERENCES: intFromEnv(50),
   /**
    * Least milliseconds between two QueryOrders requests of this worker (a full batch goes at once):

@@ -16,13 +16,14 @@ import { createQueryOrdersCoalescer } from '../../src/supplier/coalescer';
 import { ticketTokens } from '../../src/supplier/token';
 import { SupplierProfile } from '../../src/supplier/profile';
 import type { SupplierClient } from '../../src/supplier/interface';
-import { startSandbox, type Sandbox } from '../../dev/sandbox/server';
+import { SANDBOX_PROFILE, startSandbox, type Sandbox } from '../../dev/sandbox/server';
 import type { bookingWorkflow } from '../../src/workflows';
 import { awaitOutcome, startBooking as startBookingWithHelper } from '../../src/client';
 import { workflowBundle } from './temporal';
 
 /** Short client timeouts so "hang" scenarios end in about a second of real time. */
 export const testProfile = SupplierProfile.parse({
+  ...SANDBOX_PROFILE,
   timeoutsMs: { book: 1_500, checkAvail: 1_500, queryOrders: 1_500 },
 });
 

@@ -5,6 +5,7 @@
 import path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { workflowBundle } from './temporal';
+import { SANDBOX_PROFILE } from '../../dev/sandbox/server';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -28,6 +29,7 @@ export async function startWorkerProcess(
       SUPPLIER_APP_KEY: 'sandbox-app',
       SUPPLIER_APP_SECRET: 'sandbox-secret',
       SUPPLIER_BASE_URL: supplierUrl,
+      SUPPLIER_PROFILE: JSON.stringify(SANDBOX_PROFILE),
       WORKER_WORKFLOW_BUNDLE: workflowBundle().codePath,
       ...extra,
     },
