@@ -12,7 +12,7 @@
 import { Client, WithStartWorkflowOperation, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
 import type { Duration } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { connectTimeSkipping } from '../harness/temporal';
+import { connectTimeSkipping, workflowBundle } from '../harness/temporal';
 import {
   alignedClock,
   bookingRequest,
@@ -20,6 +20,7 @@ import {
   eventually,
   expectAtMostOneOrderPerReference,
   settledBySkipping,
+  testProfile,
   type BookingRig,
 } from '../harness/booking';
 import {
@@ -29,6 +30,7 @@ import {
   cancelBookingUpdate,
   orderWorkflowId,
   ORDER_WORKFLOW_TYPE,
+  queryOrdersTaskQueue,
   type BookingRequest,
   type CancelBookingRequest,
   type OrderOutcome,
@@ -38,6 +40,9 @@ import { cancelFeeAt } from '../../src/workflows/cancel-fee';
 import { CallbackDeferredError, temporalCallbackTarget } from '../../src/callbacks/temporal-target';
 import type { bookingWorkflow, orderWorkflow } from '../../src/workflows';
 import { expectWorkerWarnings } from '../harness/quiet-worker-logs';
+import { Worker } from '@temporalio/worker';
+import { createActivities } from '../../src/activities/booking';
+import { createOrderActivities } from '../../src/activities/order';
 
 let env: TestWorkflowEnvironment;
 let rig: BookingRig;
@@ -223,6 +228,54 @@ describe('the Cancel rule: only answers that prove nothing was done are refusals
     expect(cancelCalls(ref)).toHaveLength(1);
     expect(sandboxOrder(ref)?.status).toBe(2);
   });
+});
+
+test('a read made before the re-send point is not evidence from after it: a Cancel taken is never sent again because the answer of an older read was acted on late', async () => {
+  // The hotel takes the first Cancel (its answer lost: 504) and shows it Cancelled a second later. The poll right
+  // after the send still reads Confirmed, and its answer reaches the workflow only 3 s later (a slow activity here;
+  // in the chaos run, a workflow task whose worker was killed): past the re-send point of 2 s. Acting on that old
+  // read as a fresh one sent a second Cancel over the first, which a live supplier may charge.
+  const ref = await confirmed({ test: 'confirmAfterMs=0&cancel=504AfterAccept&cancelTimes=1&cancelAfterMs=1000' });
+  const taskQueue = `stale-read-${Date.now()}`;
+  const booking = createActivities({ supplier: rig.supplier, profile: testProfile });
+  const order = createOrderActivities({ supplier: rig.supplier, profile: testProfile, client });
+  const slowAnswer = async (input: Parameters<typeof booking.queryOrder>[0]) => {
+    const read = await booking.queryOrder(input);
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    return read;
+  };
+  const main = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue,
+    workflowBundle: workflowBundle(),
+    activities: { sendCancel: order.sendCancel },
+  });
+  const queries = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue: queryOrdersTaskQueue(taskQueue),
+    activities: { queryOrder: slowAnswer },
+  });
+  const input: OrderWorkflowInput = {
+    customerReferenceNo: ref,
+    recovery: { delaysSeconds: [0.5], repeatEverySeconds: 1, rebookAfterSeconds: 2, deadlineSeconds: 120 },
+  };
+  const outcome = await main.runUntil(
+    queries.runUntil(async () => {
+      await client.workflow.executeUpdateWithStart(cancelBookingUpdate, {
+        args: [{ confirm: true, acceptedFee: { currency: 'USD', amount: 0 } }],
+        startWorkflowOperation: new WithStartWorkflowOperation<typeof orderWorkflow>(ORDER_WORKFLOW_TYPE, {
+          workflowId: orderWorkflowId(ref),
+          taskQueue,
+          args: [input],
+          workflowIdConflictPolicy: 'USE_EXISTING',
+          workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+        }),
+      });
+      return orderHandle(ref).result();
+    }),
+  );
+  expect(outcome).toMatchObject({ kind: 'cancelled', order: { status: 3 } });
+  expect(cancelCalls(ref)).toHaveLength(1);
 });
 
 describe('a booking cancelled by its caller after Book', () => {

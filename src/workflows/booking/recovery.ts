@@ -62,13 +62,16 @@ export async function recover(
     hintsSeen = run.hints;
     if (!hinted) nextIndex++;
 
+    // When the order was looked up, not when the answer is acted on: a workflow task delayed by a lost worker must
+    // not make a lookup from before the re-send point count as one from after it.
+    const polledAtMs = Date.now();
     const poll = await pollOnce(run, anchorMs, hinted ? 'supplier-hint' : 'schedule');
     if (poll.kind === 'found') {
       const decided = decideOnOrder(run, poll.order);
       if (decided) return decided;
     }
     if (!hinted && dueMs >= deadlineMs) return unresolvedOutcome(run);
-    if (!hinted && poll.kind === 'not-found' && mayBookAgain(run, Date.now() - anchorMs)) {
+    if (!hinted && poll.kind === 'not-found' && mayBookAgain(run, polledAtMs - anchorMs)) {
       const decided = await bookAgain(run);
       if (decided) return decided;
       setStage(run, 'recovering');

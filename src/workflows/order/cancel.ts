@@ -126,6 +126,10 @@ export async function follow(
     run.hintsSeen = run.hints;
     if (!early) nextIndex++;
 
+    // When the order was read, not when its answer is acted on: a workflow task delayed by a lost worker would
+    // otherwise make a read from before the re-send point look like one from after it (a second Cancel over a
+    // first the supplier had taken, as the chaos run found).
+    const readAtMs = Date.now();
     const poll = await readOrder(run, anchorMs, hinted ? 'supplier-hint' : 'schedule', record.polls);
     if (poll.kind === 'found') {
       const ended = endingOf(run, record);
@@ -135,7 +139,7 @@ export async function follow(
       return { kind: 'cancel-unresolved', order: state.order!, cancellation: record, interrupted: true };
     if (!early && dueMs >= deadlineMs) return { kind: 'cancel-unresolved', order: state.order!, cancellation: record };
     const stillConfirmed = poll.kind === 'found' && run.orderState === 'confirmed';
-    if (!early && ambiguous && stillConfirmed && maySendAgain(run, record, Date.now() - anchorMs)) {
+    if (!early && ambiguous && stillConfirmed && maySendAgain(run, record, readAtMs - anchorMs)) {
       // The last send's ending was unclear and nothing changed long after: it most likely never arrived.
       const again = await send(run, plan, record, { mayHaveActed: true });
       if (again.kind === 'stopped') {
