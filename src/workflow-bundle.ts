@@ -33,7 +33,8 @@ export const SDK_PRELOAD_MODULES: readonly string[] = [
  *  - contract/definitions: names, ids, search-attribute keys, defineQuery/Signal/Update objects, recovery
  *    defaults and bounds, pure schedule arithmetic (imports the SDK above only);
  *  - observability/definitions: metric names, labels and help texts, pure helpers (no imports);
- *  - values/timestamp: parseTimestamp (its regular expression has no g/y flag, so exec keeps no lastIndex);
+ *  - values/timestamp: parseTimestamp, parseDeadline (its regular expression has no g/y flag, so exec keeps no
+ *    lastIndex);
  *  - workflows/schedule (re-exports pollOffsetSeconds), workflows/price (judgePrice),
  *    workflows/cancel-fee (cancelFeeAt, sameFee, feeWithin: copies before it sorts);
  *  - sweep/classify: the sweep's rule (classifyOrder, slices).

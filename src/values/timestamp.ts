@@ -37,6 +37,21 @@ export function parseTimestamp(text: string): number {
   return utc.getTime() - offsetMinutes * 60_000;
 }
 
+/** The farthest any place's clock runs ahead of UTC: UTC+14 (the Line Islands). */
+const EARLIEST_OFFSET_MS = 14 * 3600_000;
+
+/**
+ * Epoch milliseconds of a deadline at the earliest instant it can mean. With an offset it is that instant; without
+ * one it is a hotel's local time in a zone nobody stated, read as if the hotel were as far east as any place is
+ * (UTC+14), so a fee or the end of a free cancellation is never taken to come later than it may. NaN for anything
+ * parseTimestamp refuses.
+ */
+export function parseDeadline(text: string): number {
+  const at = parseTimestamp(text);
+  const m = TIMESTAMP.exec(text.trim());
+  return m && !m[8] && !m[9] ? at - EARLIEST_OFFSET_MS : at;
+}
+
 function daysInMonth(year: number, month: number): number {
   if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
   return [4, 6, 9, 11].includes(month) ? 30 : 31;

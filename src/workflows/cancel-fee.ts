@@ -5,10 +5,12 @@
  * The spec: "each CancelFee item gives the fee that applies up to the `until` time". So at time t the fee
  * is that of the earliest item whose `until` is still ahead; before the room's `refundableUntil` nothing
  * is charged; after the last `until` the policy says nothing, and the fee is unknown (a person decides),
- * never guessed as zero. An order's rooms are charged one by one and added up.
+ * never guessed as zero. An order's rooms are charged one by one and added up. A time without an offset is read at
+ * the earliest instant it can mean (parseDeadline): quoting "free" minutes after a hotel's free window closed is
+ * the mistake that costs a guest money.
  */
 import type { Money } from '../values';
-import { parseTimestamp } from '../values/timestamp';
+import { parseDeadline } from '../values/timestamp';
 
 /** One room's policy, as the supplier gives it on the order's rooms. */
 export interface RoomCancelPolicy {
@@ -42,13 +44,13 @@ export function cancelFeeAt(policy: RoomCancelPolicy[] | undefined, atMs: number
   let changesAtMs = Infinity;
   let allFree = true;
   for (const room of policy) {
-    const refundableUntilMs = room.refundableUntil ? parseTimestamp(room.refundableUntil) : NaN;
+    const refundableUntilMs = room.refundableUntil ? parseDeadline(room.refundableUntil) : NaN;
     if (!Number.isNaN(refundableUntilMs) && atMs <= refundableUntilMs) {
       changesAtMs = Math.min(changesAtMs, refundableUntilMs);
       continue;
     }
     const items = room.fees
-      .map((f) => ({ untilMs: parseTimestamp(f.until), fee: f.fee }))
+      .map((f) => ({ untilMs: parseDeadline(f.until), fee: f.fee }))
       .filter((f) => !Number.isNaN(f.untilMs))
       .sort((a, b) => a.untilMs - b.untilMs);
     const current = items.find((f) => atMs <= f.untilMs);

@@ -191,7 +191,7 @@ describe('cancelBooking: an Update-With-Start on order:<reference>, a run per pi
 
     // The run following the cancellation refuses a second request; no other run was started for it.
     expect(await refusal(cancelBooking(env.client, ref, { confirm: false }, options()))).toMatch(
-      /already being sent or followed/,
+      /already asked for in this run/,
     );
     expect((await orderRuns(ref)).map((r) => r.runId)).toHaveLength(2);
     expect((await getOrderState(env.client, ref)).stage).toBe('cancelling');

@@ -1,5 +1,5 @@
 /** parseTimestamp: ISO 8601 / RFC 3339 read the same in every time zone (this tier runs under America/New_York). */
-import { parseTimestamp } from '../../src/values/timestamp';
+import { parseDeadline, parseTimestamp } from '../../src/values/timestamp';
 import { cancelFeeAt } from '../../src/workflows/cancel-fee';
 
 const utc = (iso: string) => new Date(iso).getTime();
@@ -59,18 +59,42 @@ describe('parseTimestamp', () => {
   });
 });
 
-describe('the workflow rules read supplier timestamps as UTC whatever the zone', () => {
+describe("the workflow rules read a cancel policy's times the same in every zone, at the earliest instant they can mean", () => {
   const usd = (amount: number) => ({ currency: 'USD', amount });
+  const room = { refundableUntil: '2026-12-01T00:00:00', fees: [{ until: '2026-12-05T12:00:00', fee: usd(40) }] };
 
-  test("a cancel policy's times without an offset", () => {
-    const room = { refundableUntil: '2026-12-01T00:00:00', fees: [{ until: '2026-12-05T12:00:00', fee: usd(40) }] };
-    expect(cancelFeeAt([room], utc('2026-12-01T00:00:00Z'))).toMatchObject({ basis: 'free' });
-    // Read in New York, refundableUntil would have been 05:00 UTC and this moment still free.
-    expect(cancelFeeAt([room], utc('2026-12-01T01:00:00Z'))).toEqual({
+  test("without an offset, a time is the hotel's own in a zone nobody stated: read as UTC+14, the farthest east", () => {
+    // Free until midnight at the hotel: at the earliest, 10:00 UTC the day before.
+    expect(cancelFeeAt([room], utc('2026-11-30T09:59:00Z'))).toMatchObject({
+      basis: 'free',
+      changesAt: '2026-11-30T10:00:00.000Z',
+    });
+    // Read as UTC (as before), 10:01 UTC would still have been quoted free; a hotel in UTC+14 would charge 40.
+    expect(cancelFeeAt([room], utc('2026-11-30T10:01:00Z'))).toEqual({
       fee: usd(40),
       basis: 'policy',
+      changesAt: '2026-12-04T22:00:00.000Z',
+    });
+    expect(cancelFeeAt([room], utc('2026-12-04T22:01:00Z'))).toEqual({ fee: null, basis: 'unknown' });
+  });
+
+  test('with an offset, or Z, a time is that instant', () => {
+    const stated = {
+      refundableUntil: '2026-12-01T00:00:00+01:00',
+      fees: [{ until: '2026-12-05T12:00:00Z', fee: usd(40) }],
+    };
+    expect(cancelFeeAt([stated], utc('2026-11-30T22:59:00Z'))).toMatchObject({ basis: 'free' });
+    expect(cancelFeeAt([stated], utc('2026-11-30T23:01:00Z'))).toMatchObject({
+      fee: usd(40),
       changesAt: '2026-12-05T12:00:00.000Z',
     });
-    expect(cancelFeeAt([room], utc('2026-12-05T13:00:00Z'))).toEqual({ fee: null, basis: 'unknown' });
+  });
+
+  test('parseDeadline: 14 hours earlier without an offset, the instant with one, NaN for what is no time', () => {
+    expect(parseDeadline('2026-12-01T00:00:00')).toBe(utc('2026-11-30T10:00:00Z'));
+    expect(parseDeadline('2026-12-01')).toBe(utc('2026-11-30T10:00:00Z'));
+    expect(parseDeadline('2026-12-01T00:00:00Z')).toBe(utc('2026-12-01T00:00:00Z'));
+    expect(parseDeadline('2026-12-01T00:00:00-05:00')).toBe(utc('2026-12-01T05:00:00Z'));
+    expect(parseDeadline('not a date')).toBeNaN();
   });
 });

@@ -9,7 +9,13 @@
  * result() lets the server jump to the next timer of any workflow. The sandbox's clock is aligned with the
  * server's at the start (earlier files skip time); it does not follow later skips.
  */
-import { Client, WithStartWorkflowOperation, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
+import {
+  Client,
+  WithStartWorkflowOperation,
+  WorkflowUpdateFailedError,
+  WorkflowUpdateStage,
+  type WorkflowHandle,
+} from '@temporalio/client';
 import type { Duration } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { connectTimeSkipping, workflowBundle } from '../harness/temporal';
@@ -230,53 +236,88 @@ describe('the Cancel rule: only answers that prove nothing was done are refusals
   });
 });
 
+/**
+ * Order runs on a task queue of their own, with the activities a test shapes: `queryOrder` on the QueryOrders queue
+ * (the rig's, unless given), `sendCancel` on the main one (none polled with `noActivities`: a backlog no worker takes).
+ */
+async function withOrderWorkers<T>(
+  shape: { queryOrder?: BookingActivityFns['queryOrder']; noActivities?: boolean },
+  work: (taskQueue: string) => Promise<T>,
+): Promise<T> {
+  const taskQueue = `order-shaped-${Date.now()}`;
+  const booking = createActivities({ supplier: rig.supplier, profile: testProfile });
+  const order = createOrderActivities({ supplier: rig.supplier, profile: testProfile, client });
+  const main = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue,
+    workflowBundle: workflowBundle(),
+    activities: { sendCancel: order.sendCancel },
+    ...(shape.noActivities ? { enableNonLocalActivities: false } : {}),
+  });
+  const queries = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue: queryOrdersTaskQueue(taskQueue),
+    activities: { queryOrder: shape.queryOrder ?? booking.queryOrder },
+  });
+  return main.runUntil(queries.runUntil(() => work(taskQueue)));
+}
+type BookingActivityFns = ReturnType<typeof createActivities>;
+
+/** A caller's confirm at the free fee, on `taskQueue`, with the order run's recovery schedule; its update accepted. */
+async function confirmFreeOn(taskQueue: string, ref: string, recovery: OrderWorkflowInput['recovery']) {
+  const input: OrderWorkflowInput = { customerReferenceNo: ref, recovery };
+  await client.workflow.startUpdateWithStart(cancelBookingUpdate, {
+    args: [{ confirm: true, acceptedFee: { currency: 'USD', amount: 0 } }],
+    waitForStage: WorkflowUpdateStage.ACCEPTED,
+    startWorkflowOperation: new WithStartWorkflowOperation<typeof orderWorkflow>(ORDER_WORKFLOW_TYPE, {
+      workflowId: orderWorkflowId(ref),
+      taskQueue,
+      args: [input],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+    }),
+  });
+}
+
 test('a read made before the re-send point is not evidence from after it: a Cancel taken is never sent again because the answer of an older read was acted on late', async () => {
   // The hotel takes the first Cancel (its answer lost: 504) and shows it Cancelled a second later. The poll right
   // after the send still reads Confirmed, and its answer reaches the workflow only 3 s later (a slow activity here;
   // in the chaos run, a workflow task whose worker was killed): past the re-send point of 2 s. Acting on that old
   // read as a fresh one sent a second Cancel over the first, which a live supplier may charge.
   const ref = await confirmed({ test: 'confirmAfterMs=0&cancel=504AfterAccept&cancelTimes=1&cancelAfterMs=1000' });
-  const taskQueue = `stale-read-${Date.now()}`;
   const booking = createActivities({ supplier: rig.supplier, profile: testProfile });
-  const order = createOrderActivities({ supplier: rig.supplier, profile: testProfile, client });
-  const slowAnswer = async (input: Parameters<typeof booking.queryOrder>[0]) => {
+  const slowAnswer: BookingActivityFns['queryOrder'] = async (input) => {
     const read = await booking.queryOrder(input);
     await new Promise((resolve) => setTimeout(resolve, 3_000));
     return read;
   };
-  const main = await Worker.create({
-    connection: env.nativeConnection,
-    taskQueue,
-    workflowBundle: workflowBundle(),
-    activities: { sendCancel: order.sendCancel },
+  const outcome = await withOrderWorkers({ queryOrder: slowAnswer }, async (taskQueue) => {
+    await confirmFreeOn(taskQueue, ref, {
+      delaysSeconds: [0.5],
+      repeatEverySeconds: 1,
+      rebookAfterSeconds: 2,
+      deadlineSeconds: 120,
+    });
+    return orderHandle(ref).result();
   });
-  const queries = await Worker.create({
-    connection: env.nativeConnection,
-    taskQueue: queryOrdersTaskQueue(taskQueue),
-    activities: { queryOrder: slowAnswer },
-  });
-  const input: OrderWorkflowInput = {
-    customerReferenceNo: ref,
-    recovery: { delaysSeconds: [0.5], repeatEverySeconds: 1, rebookAfterSeconds: 2, deadlineSeconds: 120 },
-  };
-  const outcome = await main.runUntil(
-    queries.runUntil(async () => {
-      await client.workflow.executeUpdateWithStart(cancelBookingUpdate, {
-        args: [{ confirm: true, acceptedFee: { currency: 'USD', amount: 0 } }],
-        startWorkflowOperation: new WithStartWorkflowOperation<typeof orderWorkflow>(ORDER_WORKFLOW_TYPE, {
-          workflowId: orderWorkflowId(ref),
-          taskQueue,
-          args: [input],
-          workflowIdConflictPolicy: 'USE_EXISTING',
-          workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-        }),
-      });
-      return orderHandle(ref).result();
-    }),
-  );
   expect(outcome).toMatchObject({ kind: 'cancelled', order: { status: 3 } });
   expect(cancelCalls(ref)).toHaveLength(1);
 });
+
+test('a Cancel no worker starts within a minute (a backlog) is never sent late: re-quoted, and once cancellation is no longer free, stopped with nothing sent', async () => {
+  expectWorkerWarnings(/^ERROR Order cancel-stopped: needs manual follow-up/);
+  // Free for 30 s after booking; the caller confirms at once, at the free fee; no worker takes Cancel tasks. (The
+  // time-skipping server does not skip time while an activity task waits: this test takes the minute it waits.)
+  const ref = await confirmed({ test: 'confirmAfterMs=0&freeCancelForMs=30000' });
+  const outcome: OrderOutcome = await withOrderWorkers({ noActivities: true }, async (taskQueue) => {
+    await confirmFreeOn(taskQueue, ref, undefined);
+    return settled(orderHandle(ref), '20 seconds');
+  });
+  expect(outcome).toMatchObject({ kind: 'cancel-stopped' });
+  if (outcome.kind !== 'cancel-stopped') return;
+  expect(outcome.cancellation.cancelAttempts.map((a) => a.error)).toEqual(['CancelNotStarted', 'FeeAboveAccepted']);
+  expect(cancelCalls(ref)).toHaveLength(0);
+}, 240_000);
 
 describe('a booking cancelled by its caller after Book', () => {
   async function cancelledDuringRecovery(onCancelAfterBook: BookingRequest['onCancelAfterBook'], test: string) {

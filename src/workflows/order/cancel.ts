@@ -11,7 +11,15 @@
  *     again (back to 1), at most `maxBookAttempts` sends that may have acted in all; a re-send refused in words
  *     that prove it did nothing ends the sends (an earlier one may be what the supplier is working on).
  */
-import { allHandlersFinished, condition, continueAsNew, setCurrentDetails, workflowInfo } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  setCurrentDetails,
+  TimeoutFailure,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { CancelSendOutcome } from '../../activities/cancel-rule';
 import type { CancelBookingAnswer, CancelFeeQuote, CancellationRecord, OrderOutcome } from '../../contract';
 import { feeWithin, type AcceptedFee } from '../cancel-fee';
@@ -253,8 +261,11 @@ async function sendOnce(
       context: run.context,
     });
   } catch (err) {
-    // The activity itself failed (a timeout, a lost worker): the Cancel may have gone out.
-    answer = { kind: 'ambiguous', errorType: failureType(err), message: 'Cancel activity failed' };
+    answer = neverStarted(err)
+      ? // No worker started it: nothing was sent. Refused before any work, so the send is re-quoted and tried again.
+        { kind: 'refused', errorType: 'CancelNotStarted', message: 'Cancel was not started in time (a backlog)' }
+      : // The activity itself failed (a timeout, a lost worker): the Cancel may have gone out.
+        { kind: 'ambiguous', errorType: failureType(err), message: 'Cancel activity failed' };
   }
   record.cancelAttempts.push({
     at,
@@ -271,4 +282,13 @@ function refuseQueued(run: OrderRun, message: string): void {
   for (let queued = run.requests.shift(); queued; queued = run.requests.shift()) {
     queued.refusal = { type: 'OrderRunContinuing', message };
   }
+}
+
+/** Whether an activity failed because no worker started it in time: then it did nothing. */
+function neverStarted(err: unknown): boolean {
+  return (
+    err instanceof ActivityFailure &&
+    err.cause instanceof TimeoutFailure &&
+    err.cause.timeoutType === 'SCHEDULE_TO_START'
+  );
 }

@@ -8,9 +8,13 @@ import { ACTIVITY_TIMEOUT_SECONDS, queryOrdersTaskQueue } from '../../contract/d
  * Cancel, sent once per call: never retried by Temporal, because a retry after a lost answer is a second Cancel
  * whose refusal ("cannot be cancelled": the first worked) must not be read as the first's. Every ending comes
  * back as the Cancel rule's value (src/activities/cancel-rule.ts); a worker lost mid-send times out, which the
- * workflow reads as ambiguous.
+ * workflow reads as ambiguous. A Cancel no worker started within CANCEL_START_WITHIN (a backlog, no worker) was never
+ * sent: it ends, so the workflow re-quotes before it tries again, instead of going out minutes after "free" was
+ * quoted, at a fee nobody accepted.
  */
+export const CANCEL_START_WITHIN = '1 minute';
 export const { sendCancel } = proxyActivities<OrderActivities>({
+  scheduleToStartTimeout: CANCEL_START_WITHIN,
   startToCloseTimeout: `${ACTIVITY_TIMEOUT_SECONDS.cancel} seconds`,
   retry: { maximumAttempts: 1 },
 });
