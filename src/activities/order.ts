@@ -9,7 +9,13 @@
  */
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
-import { CustomerReferenceNoKey, orderWorkflowId, ORDER_WORKFLOW_TYPE, type OrderWorkflowInput } from '../contract';
+import {
+  bookingWorkflowId,
+  CustomerReferenceNoKey,
+  orderWorkflowId,
+  ORDER_WORKFLOW_TYPE,
+  type OrderWorkflowInput,
+} from '../contract';
 import type { SupplierClient } from '../supplier/interface';
 import type { SupplierProfile } from '../supplier/profile';
 import { withSignal, type SupplierCallContext } from './booking';
@@ -69,6 +75,20 @@ export function createOrderActivities({ client, supplier, profile }: OrderActivi
           if ((err as Error)?.name !== 'WorkflowExecutionAlreadyStartedError') throw err;
         });
       return { workflowId };
+    },
+
+    /**
+     * Whether the booking of a reference (`booking:<reference>`) is still running: still finding out its order. A
+     * describe of the latest run, so no visibility is needed; a reference no booking ever ran for is not running.
+     */
+    async bookingInProgress({ customerReferenceNo }: { customerReferenceNo: string }): Promise<boolean> {
+      try {
+        const described = await client.workflow.getHandle(bookingWorkflowId(customerReferenceNo)).describe();
+        return described.status.name === 'RUNNING';
+      } catch (err) {
+        if ((err as Error)?.name === 'WorkflowNotFoundError') return false;
+        throw err;
+      }
     },
   };
 }

@@ -45,6 +45,7 @@ const NO_SUPPLIER_REQUEST: Record<string, string> = {
   lookUpBookings: 'reads Temporal only',
   judgeOrder: 'reads Temporal only (the order status comes in its input)',
   startOrderWorkflow: 'starts a workflow in Temporal only',
+  bookingInProgress: 'reads Temporal only',
 };
 
 async function proxiedByTheWorkflows(): Promise<Map<string, number[]>> {

@@ -251,7 +251,7 @@ async function withOrderWorkers<T>(
     connection: env.nativeConnection,
     taskQueue,
     workflowBundle: workflowBundle(),
-    activities: { sendCancel: order.sendCancel },
+    activities: { sendCancel: order.sendCancel, bookingInProgress: order.bookingInProgress },
     ...(shape.noActivities ? { enableNonLocalActivities: false } : {}),
   });
   const queries = await Worker.create({
@@ -318,6 +318,28 @@ test('a Cancel no worker starts within a minute (a backlog) is never sent late: 
   expect(outcome.cancellation.cancelAttempts.map((a) => a.error)).toEqual(['CancelNotStarted', 'FeeAboveAccepted']);
   expect(cancelCalls(ref)).toHaveLength(0);
 }, 240_000);
+
+test("a caller's cancelBooking while the booking still recovers its order is refused, naming the booking's own cancel: nothing sent, and the booking ends confirmed, never failed over an order that was made", async () => {
+  // Book's answer is lost (504 after the order was made); the booking's first poll reads it pending, its next is
+  // 10 minutes away; meanwhile the hotel confirms it, and the caller asks to cancel.
+  const request = bookingRequest({
+    test: 'book=504AfterCreate&confirmAfterQueries=2&cancelAfterQueries=1',
+    recovery: { testing: true, delaysSeconds: [600], repeatEverySeconds: 600 },
+  });
+  const ref = request.customerReferenceNo;
+  const booking = await startBooking(request);
+  await eventually(async () => ((await booking.query(bookingStateQuery)).polls.length >= 1 ? true : undefined));
+  const refused = await cancelRequest(ref, { confirm: true, acceptedFee: { currency: 'USD', amount: 0 } }).catch(
+    (e: unknown) => e,
+  );
+  expect(refused).toBeInstanceOf(WorkflowUpdateFailedError);
+  expect(String((refused as WorkflowUpdateFailedError).cause?.message)).toMatch(
+    /still finding out its order: cancel the booking itself/,
+  );
+  expect(await settled(booking, '1 minute')).toMatchObject({ kind: 'confirmed' });
+  expect(cancelCalls(ref)).toHaveLength(0);
+  expect(sandboxOrder(ref)?.status).toBe(2);
+});
 
 describe('a booking cancelled by its caller after Book', () => {
   async function cancelledDuringRecovery(onCancelAfterBook: BookingRequest['onCancelAfterBook'], test: string) {

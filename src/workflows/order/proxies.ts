@@ -1,5 +1,5 @@
 /** The activities as orderWorkflow calls them. */
-import { proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { proxyActivities, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
 import type { BookingActivities } from '../../activities/booking';
 import type { OrderActivities } from '../../activities/order';
 import { ACTIVITY_TIMEOUT_SECONDS, queryOrdersTaskQueue } from '../../contract/definitions';
@@ -17,6 +17,15 @@ export const { sendCancel } = proxyActivities<OrderActivities>({
   scheduleToStartTimeout: CANCEL_START_WITHIN,
   startToCloseTimeout: `${ACTIVITY_TIMEOUT_SECONDS.cancel} seconds`,
   retry: { maximumAttempts: 1 },
+});
+
+/**
+ * Whether `booking:<reference>` still runs: one describe of Temporal, read-only, so a local activity (run again after
+ * a lost worker at no risk, and no trip through a task queue); retried a little, and failing it decides nothing.
+ */
+export const { bookingInProgress } = proxyLocalActivities<OrderActivities>({
+  startToCloseTimeout: '10 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 3 },
 });
 
 /** The sweep's rule for one order (src/activities/sweep.ts), as a check calls it. */

@@ -5,7 +5,7 @@
  */
 import type { OrderOutcome, OrderWorkflowInput } from '../../contract';
 import { sameFee, type AcceptedFee } from '../cancel-fee';
-import { judgeOrder } from './proxies';
+import { bookingInProgress, judgeOrder } from './proxies';
 import { cancelOrder } from './cancel';
 import type { OrderWorkflowArgs } from './index';
 import { fee, quoteNow, readOrder, setOrderStage, type OrderRun, type QueuedRequest } from './run';
@@ -19,6 +19,16 @@ export async function answerRequest(run: OrderRun, queued: QueuedRequest, input:
   };
   if (run.interrupted) return refuse('OrderRunCancelled', 'The order run was cancelled by an operator: ask again');
   setOrderStage(run, 'checking');
+  const booking = await bookingStill(run);
+  if (booking !== 'ended') {
+    return refuse(
+      'BookingInProgress',
+      booking === 'running'
+        ? `booking:${run.state.customerReferenceNo} is still finding out its order: cancel the booking itself (its ` +
+            'onCancelAfterBook says what happens once the order is known) or ask again once it has an outcome'
+        : 'Whether the booking is still finding out its order could not be read: ask again',
+    );
+  }
   const read = await readOrder(run, Date.now(), 'request');
   if (read.kind === 'error') return refuse('OrderUnreadable', `The order could not be read (${read.error}): ask again`);
   const order = run.state.order;
@@ -65,6 +75,19 @@ export async function answerRequest(run: OrderRun, queued: QueuedRequest, input:
     },
     input,
   );
+}
+
+/**
+ * Whether the reference's booking has ended. While it runs, its order is its own: a Cancel sent from here while
+ * the booking recovers would be read back by the booking as its order Cancelled, and the booking would end
+ * `failed` over an order that was made (and cancelled, perhaps at a fee). Cannot tell: not `ended`.
+ */
+async function bookingStill(run: OrderRun): Promise<'ended' | 'running' | 'unknown'> {
+  try {
+    return (await bookingInProgress({ customerReferenceNo: run.state.customerReferenceNo })) ? 'running' : 'ended';
+  } catch {
+    return 'unknown';
+  }
 }
 
 /** A cancellation asked for without a caller waiting: onCancelAfterBook, or an orphan the sweep cancels. */
