@@ -80,6 +80,13 @@ export const BOOKING_METRICS = define({
     labels: [],
     help: 'Bookings confirmed at a price above the one accepted (beyond the caller allowance and a cent): a person checks the charge.',
   },
+  cancelFeeAboveAccepted: {
+    /** Recorded by the order workflow (src/workflows/counters.ts) when a cancellation ends. */
+    name: 'order_cancel_fee_above_accepted',
+    kind: 'counter',
+    labels: [],
+    help: 'Cancellations the supplier charged a service fee above the fee accepted (or any fee for a free one): a person checks the charge.',
+  },
   orderOutcomes: {
     /** Recorded by the order workflow's code (src/workflows/counters.ts). */
     name: 'order_outcomes',

@@ -102,6 +102,14 @@ export function feeWithin(accepted: AcceptedFee, quote: CancelFeeQuote): boolean
   }
 }
 
+/**
+ * Whether the service fee a supplier answered a Cancel with is within what was accepted: the same rule as a quote
+ * (feeWithin), read as a quote of that fee. Nothing charged is free.
+ */
+export function chargedWithin(accepted: AcceptedFee, charged: Money): boolean {
+  return feeWithin(accepted, { fee: charged, basis: isZero(charged) ? 'free' : 'policy' });
+}
+
 function isZero(m: Money): boolean {
   return Math.abs(m.amount) < 0.005;
 }

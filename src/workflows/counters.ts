@@ -45,6 +45,11 @@ export function countConfirmedAboveAccepted(): void {
   counter('confirmedAboveAccepted').add(1);
 }
 
+/** A cancellation the supplier charged above the fee accepted. */
+export function countCancelFeeAboveAccepted(): void {
+  counter('cancelFeeAboveAccepted').add(1);
+}
+
 /** One order workflow run ended, by its outcome kind. */
 export function countOrderOutcome(kind: string): void {
   counter('orderOutcomes').add(1, { kind });

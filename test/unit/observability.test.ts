@@ -169,6 +169,7 @@ describe('dashboards and alert rules name only metrics the worker exports', () =
     expect(rules.groups[0]!.rules.map((r) => r.alert)).toEqual([
       'BookingUnresolved',
       'ConfirmedAboveAccepted',
+      'CancelFeeAboveAccepted',
       'SupplierOrderConflict',
       'OrderNeedsPerson',
       'ReconciliationFindings',

@@ -1,5 +1,5 @@
 /** The pure rules of an order's life: the cancellation fee at a moment, and the reconciliation verdict. */
-import { cancelFeeAt, sameFee } from '../../src/workflows/cancel-fee';
+import { cancelFeeAt, chargedWithin, sameFee } from '../../src/workflows/cancel-fee';
 import { classifyOrder, slices, type BookingView } from '../../src/sweep/classify';
 import { defaultSupplierProfile } from '../../src/supplier/profile';
 
@@ -99,4 +99,22 @@ test('slices cover the window without gaps, the last one short', () => {
     { start: '2026-11-23T01:00:00.000Z', end: '2026-11-23T02:00:00.000Z' },
     { start: '2026-11-23T02:00:00.000Z', end: '2026-11-23T02:30:00.000Z' },
   ]);
+});
+
+describe('the service fee a Cancel was charged, against what was accepted', () => {
+  const usd = (amount: number) => ({ currency: 'USD', amount });
+  test('nothing charged is within anything accepted', () => {
+    expect(chargedWithin({ kind: 'free' }, usd(0))).toBe(true);
+    expect(chargedWithin({ kind: 'fee', fee: usd(0) }, { currency: 'EUR', amount: 0 })).toBe(true);
+  });
+  test('a fee above the accepted one, or any fee for a free cancellation, is not', () => {
+    expect(chargedWithin({ kind: 'fee', fee: usd(40) }, usd(40))).toBe(true);
+    expect(chargedWithin({ kind: 'fee', fee: usd(40) }, usd(50))).toBe(false);
+    expect(chargedWithin({ kind: 'free' }, usd(1))).toBe(false);
+    expect(chargedWithin({ kind: 'fee', fee: usd(40) }, { currency: 'EUR', amount: 10 })).toBe(false);
+  });
+  test('a cancellation at any fee, or at an unknown fee accepted, takes what is charged', () => {
+    expect(chargedWithin({ kind: 'any' }, usd(500))).toBe(true);
+    expect(chargedWithin({ kind: 'fee', fee: null }, usd(500))).toBe(true);
+  });
 });

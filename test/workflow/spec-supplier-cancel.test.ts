@@ -17,12 +17,13 @@ import {
   ORDER_CONFIRMED,
   ordersAnswer,
   specOrder,
+  specRoomRatePkg,
   success,
   type SpecReply,
   type SpecSupplier,
 } from '../fixtures/spec-supplier';
-import { bookingRequest } from '../harness/booking';
-import { expectWorkerWarnings } from '../harness/quiet-worker-logs';
+import { bookingRequest, eventually } from '../harness/booking';
+import { expectWorkerWarnings, workerLogLines } from '../harness/quiet-worker-logs';
 import { startSpecWorker, type SpecWorker } from '../harness/spec-worker';
 import { connectTimeSkipping } from '../harness/temporal';
 
@@ -49,12 +50,17 @@ afterAll(async () => {
  * A confirmed booking whose order the hotel cancels only once `takenAt(n)` says the n-th Cancel took it; every
  * Cancel is answered by `answer(n)`. QueryOrders lists the order as the hotel has it.
  */
-async function confirmedOrder(answer: (n: number) => SpecReply, takenAt: (n: number) => boolean = () => true) {
+async function confirmedOrder(
+  answer: (n: number) => SpecReply,
+  takenAt: (n: number) => boolean = () => true,
+  fields: Record<string, unknown> = {},
+) {
   const ref = randomUUID();
   let cancelled = false;
   let cancels = 0;
   const order = () =>
     specOrder(ref, {
+      ...fields,
       status: cancelled ? ORDER_CANCELLED : ORDER_CONFIRMED,
       ...(cancelled ? { cancelTime: '2030-06-02T09:00:00Z', cancelReason: null } : {}),
     });
@@ -89,6 +95,12 @@ async function cancelAtQuote(ref: string): Promise<{ answer: string; outcome: Or
   const answer = await cancelBooking(env.client, ref, { confirm: true, acceptedFee: quote.quote.fee }, { taskQueue });
   return { answer: answer.kind, outcome: await awaitOrderOutcome(env.client, ref) };
 }
+
+/** The first Cancel's answer lost (504), every later one refused 400 (the hotel's words for "being cancelled"). */
+const lostThenRefused = (n: number): SpecReply =>
+  n === 1
+    ? { status: 504, body: { code: 100000504, msg: 'gateway timeout' } }
+    : { status: 400, body: { code: 100000400, msg: 'order status does not allow cancellation' } };
 
 const cancelsOf = (ref: string) => spec.callsOf('cancel').filter((c) => c.body.customerReferenceNo === ref);
 
@@ -127,9 +139,7 @@ test("Cancel's first answer lost (504 after the hotel took it, listed late), the
   const ref = await confirmedOrder(
     (n) => {
       lastCancelAt = n;
-      return n === 1
-        ? { status: 504, body: { code: 100000504, msg: 'gateway timeout' } }
-        : { status: 400, body: { code: 100000400, msg: 'order status does not allow cancellation' } };
+      return lostThenRefused(n);
     },
     (n) => n >= 2,
   );
@@ -142,13 +152,7 @@ test("Cancel's first answer lost (504 after the hotel took it, listed late), the
 
 test('the hotel never shows the cancellation: Cancel sent at most maxBookAttempts (2) times, and at the deadline a person is told', async () => {
   expectWorkerWarnings(/^ERROR Order cancel-unresolved: needs manual follow-up/);
-  const ref = await confirmedOrder(
-    (n) =>
-      n === 1
-        ? { status: 504, body: { code: 100000504, msg: 'gateway timeout' } }
-        : { status: 400, body: { code: 100000400, msg: 'order status does not allow cancellation' } },
-    () => false,
-  );
+  const ref = await confirmedOrder(lostThenRefused, () => false);
   const { outcome } = await cancelAtQuote(ref);
   expect(outcome.kind).toBe('cancel-unresolved');
   // Two sends that may have acted (the lost one and its re-send), then only QueryOrders until the deadline.
@@ -158,13 +162,7 @@ test('the hotel never shows the cancellation: Cancel sent at most maxBookAttempt
 
 test('two confirms at once (a double click, a retried call): one cancellation, the other refused; the hotel never shows it, so a person is told, and Cancel is never sent as a first send again', async () => {
   expectWorkerWarnings(/^ERROR Order cancel-unresolved: needs manual follow-up/);
-  const ref = await confirmedOrder(
-    (n) =>
-      n === 1
-        ? { status: 504, body: { code: 100000504, msg: 'gateway timeout' } }
-        : { status: 400, body: { code: 100000400, msg: 'order status does not allow cancellation' } },
-    () => false,
-  );
+  const ref = await confirmedOrder(lostThenRefused, () => false);
   const quote = await cancelBooking(env.client, ref, { confirm: false }, { taskQueue });
   if (quote.kind !== 'quote') throw new Error(`expected a quote, got ${quote.kind}`);
   await awaitOrderOutcome(env.client, ref);
@@ -181,4 +179,24 @@ test('two confirms at once (a double click, a retried call): one cancellation, t
   // The run ends for a person (cancel-unresolved), not `cancel-refused` over a second "first" send's 400.
   expect((await awaitOrderOutcome(env.client, ref)).kind).toBe('cancel-unresolved');
   expect(cancelsOf(ref)).toHaveLength(2);
+});
+
+test('Cancel taken at a service fee above the fee accepted (free quoted, 50 USD charged): cancelled, and an ERROR line names both for a person', async () => {
+  const above = /^ERROR Order cancelled at a service fee above the one accepted/;
+  expectWorkerWarnings(above);
+  // Free until long after the test server's clock (earlier files skip it years ahead), so the quote is 0.
+  const freeRoom = { ...specRoomRatePkg(), refundableUntil: '2199-01-01T00:00:00Z', roomIndex: 0 };
+  const ref = await confirmedOrder(
+    () => success({ serviceFee: { currency: 'USD', amount: 50 }, status: 3 }),
+    () => true,
+    { rooms: [freeRoom] },
+  );
+  const { outcome } = await cancelAtQuote(ref);
+  expect(outcome).toMatchObject({ kind: 'cancelled', cancellation: { serviceFee: { currency: 'USD', amount: 50 } } });
+  // The workflow's log lines reach the worker's logger after its result.
+  const lines = await eventually(async () => {
+    const found = workerLogLines().filter((l) => above.test(l) && l.includes(ref));
+    return found.length > 0 ? found : undefined;
+  });
+  expect(lines[0]).toMatch(/"serviceFee":\{"currency":"USD","amount":50\}/);
 });

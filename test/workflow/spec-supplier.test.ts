@@ -72,6 +72,8 @@ test('Book answers Confirmed with hotelConfirmNo and platformReferenceNo as numb
 });
 
 test('confirmed on the third QueryOrders poll, references as numbers and grossRate.amount as a string → confirmed', async () => {
+  // The order's 240.50 is 50 cents above the 240 CheckAvail quoted and the booking accepted: a person is told.
+  expectWorkerWarnings(/^ERROR Booking confirmed at a price above the one accepted/);
   const request = bookingRequest();
   const ref = request.customerReferenceNo;
   const drifting = (status: number) =>

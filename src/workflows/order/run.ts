@@ -17,10 +17,10 @@ import type {
   PollRecord,
   RecoveryPolicy,
 } from '../../contract';
-import { cancelFeeAt } from '../cancel-fee';
+import { cancelFeeAt, chargedWithin } from '../cancel-fee';
 import { failureType } from '../failure';
 import { orderQueryActivity } from './proxies';
-import { countOrderOutcome } from '../counters';
+import { countCancelFeeAboveAccepted, countOrderOutcome } from '../counters';
 
 const MAX_POLLS_KEPT = 200;
 
@@ -104,6 +104,7 @@ export function finishOrder(run: OrderRun, outcome: OrderOutcome): OrderOutcome 
   if (run.state.cancellation) run.state.cancellation.nextPollAt = undefined;
   setOrderStage(run, finalStage(run, outcome));
   countOrderOutcome(outcome.kind);
+  reportFeeAboveAccepted(run, outcome);
   if (NEEDS_A_PERSON.has(outcome.kind)) {
     log.error(`Order ${outcome.kind}: needs manual follow-up`, {
       customerReferenceNo: run.state.customerReferenceNo,
@@ -112,6 +113,23 @@ export function finishOrder(run: OrderRun, outcome: OrderOutcome): OrderOutcome 
     });
   }
   return outcome;
+}
+
+/**
+ * A cancellation is done however much the supplier charged; but a service fee above the fee accepted (any fee, for
+ * a cancellation accepted only while free) is money nobody agreed to: an ERROR line with both fees, the metric, and
+ * the CancelFeeAboveAccepted alert, for a person to take up with the supplier.
+ */
+function reportFeeAboveAccepted(run: OrderRun, outcome: OrderOutcome): void {
+  const cancellation = outcome.kind === 'cancelled' ? outcome.cancellation : undefined;
+  const charged = cancellation?.serviceFee;
+  if (!cancellation || !charged || chargedWithin(cancellation.accepted, charged)) return;
+  countCancelFeeAboveAccepted();
+  log.error('Order cancelled at a service fee above the one accepted: a person checks the charge', {
+    customerReferenceNo: run.state.customerReferenceNo,
+    accepted: cancellation.accepted,
+    serviceFee: charged,
+  });
 }
 
 /**
