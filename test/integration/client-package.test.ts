@@ -4,7 +4,7 @@
  * npm cache keeps it quick), the example of clients/typescript/README.md compiled against the package's types with
  * the repository's tsc and run against the dev server and an encrypting worker.
  */
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,6 +14,7 @@ import { bookingWorkflowId } from '../../src/contract';
 import { ENCRYPTED_ENCODING } from '../../src/codec/encryption';
 import { connectDevServer } from '../harness/temporal';
 import { createBookingRig, type BookingRig } from '../harness/booking';
+import { runChild } from '../harness/child-run';
 import { TEST_ENCRYPTION, testDataConverter } from '../fixtures/encryption';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -181,32 +182,18 @@ describe('the README’s example, in a project of its own', () => {
 
   test('books on the dev server with the encrypting worker: confirmed, one order, its input encrypted', async () => {
     const keys = [...TEST_ENCRYPTION.keys].map(([id, key]) => `${id}:${key.toString('base64')}`).join(',');
-    const { stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>(
-      (resolve, reject) => {
-        // Only the variables a caller sets: the connection, the queue and the workers' keys (the active one last).
-        const child = spawn(process.execPath, ['out/book.js'], {
-          cwd: scratch,
-          env: {
-            PATH: process.env.PATH ?? '',
-            TEMPORAL_ADDRESS: env.address,
-            BOOKING_TASK_QUEUE: rig.taskQueue,
-            PAYLOAD_ENCRYPTION_KEYS: keys,
-          },
-        });
-        let out = '';
-        let err = '';
-        const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-        child.stdout.on('data', (d) => (out += d));
-        child.stderr.on('data', (d) => (err += d));
-        child.on('error', reject);
-        child.on('close', (code) => {
-          clearTimeout(timer);
-          if (code !== 0) reject(new Error(`node out/book.js exited ${code}:\n${err}`));
-          resolve({ code, stdout: out, stderr: err });
-        });
+    // Only the variables a caller sets: the connection, the queue and the workers' keys (the active one last).
+    const { code, stdout, stderr } = await runChild(process.execPath, ['out/book.js'], {
+      cwd: scratch,
+      env: {
+        PATH: process.env.PATH ?? '',
+        TEMPORAL_ADDRESS: env.address,
+        BOOKING_TASK_QUEUE: rig.taskQueue,
+        PAYLOAD_ENCRYPTION_KEYS: keys,
       },
-    );
-    expect(stderr).toBe('');
+      timeoutMs: 60_000,
+    });
+    expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
     const outcome = JSON.parse(stdout.trim().split('\n').pop()!);
     expect(outcome).toMatchObject({ kind: 'confirmed', order: { status: 2 } });
     const ref = outcome.order.customerReferenceNo as string;

@@ -5,7 +5,7 @@
  * dev server and an encrypting worker. cross-language-python.test.ts covers the client's behaviour; this file covers
  * what the wheel carries.
  */
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,6 +15,7 @@ import { bookingWorkflowId } from '../../src/contract';
 import { ENCRYPTED_ENCODING } from '../../src/codec/encryption';
 import { connectDevServer } from '../harness/temporal';
 import { createBookingRig, type BookingRig } from '../harness/booking';
+import { runChild } from '../harness/child-run';
 import { TEST_ENCRYPTION, testDataConverter } from '../fixtures/encryption';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -51,21 +52,8 @@ afterAll(async () => {
 });
 
 /** Runs the venv's python in the scratch folder with only the variables given. */
-function runPython(args: string[], vars: Record<string, string> = {}) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn(python, args, { cwd: scratch, env: { PATH: process.env.PATH ?? '', ...vars } });
-    let stdout = '';
-    let stderr = '';
-    const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+const runPython = (args: string[], vars: Record<string, string> = {}) =>
+  runChild(python, args, { cwd: scratch, env: { PATH: process.env.PATH ?? '', ...vars }, timeoutMs: 90_000 });
 
 test('the wheel holds every file of the package’s source, its type marker included, and nothing else', async () => {
   expect(path.basename(wheel)).toBe(`hotel_booking_client-${VERSION}-py3-none-any.whl`);
