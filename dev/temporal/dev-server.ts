@@ -7,6 +7,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { parse } from 'yaml';
+import { Connection } from '@temporalio/client';
 import { SEARCH_ATTRIBUTES } from '../../src/contract';
 
 export const DYNAMIC_CONFIG_FILE = path.resolve(__dirname, '../../deploy/dynamicconfig/booking.yaml');
@@ -86,7 +87,10 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   ];
   const child = spawn(options.cliPath, args, { stdio: ['ignore', 'inherit', 'inherit'] });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const ready = Promise.all([waitForPort(ip, options.port, 60_000), waitForPort(ip, options.uiPort, 60_000)]);
+  const ready = Promise.all([
+    waitForPort(ip, options.port, 60_000).then(() => waitForFrontend(`${ip}:${options.port}`, 60_000)),
+    waitForPort(ip, options.uiPort, 60_000),
+  ]);
   const first = await Promise.race([ready.then(() => 'ready' as const), exited.then((code) => code)]);
   if (first !== 'ready') throw new Error(`Temporal dev server exited with code ${first} before it was ready`);
 
@@ -102,6 +106,24 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       clearTimeout(timer);
     },
   };
+}
+
+/**
+ * Resolves once the frontend answers a client (the SDK's connect asks for its system info): it opens its port before
+ * it serves, and a client that connects in between is told "Frontend is not healthy yet".
+ */
+async function waitForFrontend(address: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const connection = await Connection.connect({ address, connectTimeout: '2 seconds' });
+      await connection.close();
+      return;
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
 }
 
 /** Resolves once something accepts TCP connections on the port. */
