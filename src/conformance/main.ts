@@ -1,0 +1,115 @@
+/**
+ * `npm run conformance -- --base-url URL --rate-pkg ID… [--profile FILE] [--out DIR] --test-environment`: certifies
+ * a supplier's test environment against the supplier profile, with the worker's credential variables
+ * (SUPPLIER_TOKEN, or SUPPLIER_APP_KEY + SUPPLIER_APP_SECRET). docs/supplier-onboarding.md walks through it.
+ *
+ * Exit codes: 0 every automatic clause passed; 1 a clause differs or is a blocker; 2 the command was refused.
+ */
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig } from '../config';
+import { formatPlan } from './plan';
+import { writeReport } from './report/write';
+import { runConformance, type ConformanceOptions } from './run';
+
+const USAGE = `Usage: npm run conformance -- --base-url URL --rate-pkg ID [ID…] --test-environment [options]
+
+  --base-url URL        the supplier's test environment
+  --rate-pkg ID         rate packages the kit may book (repeat, or list after it); the first is booked and cancelled
+  --test-environment    your statement that the URL books nothing real; the kit refuses to start without it
+  --profile FILE        the SUPPLIER_PROFILE (JSON) under test; default: SUPPLIER_PROFILE, else the documented defaults
+  --out DIR             where report.json, report.md and junit.xml go (default: conformance-report)
+  --max-requests N      the request budget (default 120)
+  --rate N              requests per second at most (default 1)
+  --settle-timeout S    seconds an order may take to be listed and settle (default 900)
+  --test-flags FLAGS    Test header flags the supplier's test environment documents, added to CheckAvail, Book and Cancel
+
+Credentials: SUPPLIER_TOKEN, or SUPPLIER_APP_KEY and SUPPLIER_APP_SECRET, as for the worker.`;
+
+class UsageError extends Error {}
+
+function optionsFrom(argv: string[], env: NodeJS.ProcessEnv): { options: ConformanceOptions; out: string } {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      'base-url': { type: 'string' },
+      'rate-pkg': { type: 'string', multiple: true },
+      'test-environment': { type: 'boolean' },
+      profile: { type: 'string' },
+      out: { type: 'string' },
+      'max-requests': { type: 'string' },
+      rate: { type: 'string' },
+      'settle-timeout': { type: 'string' },
+      'test-flags': { type: 'string' },
+      help: { type: 'boolean' },
+    },
+  });
+  if (values.help) throw new UsageError(USAGE);
+  if (!values['test-environment']) {
+    throw new UsageError(
+      'Refused: state that the URL is a test environment that books nothing real with --test-environment.\n\n' + USAGE,
+    );
+  }
+  const baseUrl = values['base-url'];
+  // `--rate-pkg A B` leaves B as a positional: both are packages.
+  const ratePkgIds = [...(values['rate-pkg'] ?? []), ...positionals];
+  if (!baseUrl || ratePkgIds.length === 0) throw new UsageError(`--base-url and --rate-pkg are required.\n\n${USAGE}`);
+  const profileText = values.profile ? readFileSync(values.profile, 'utf8') : env.SUPPLIER_PROFILE;
+  // The worker's own configuration reads the credential and checks the profile, so both mean what they mean there.
+  const config = loadConfig({ ...env, SUPPLIER_BASE_URL: baseUrl, SUPPLIER_PROFILE: profileText });
+  const settleSeconds = positive(values['settle-timeout'], 900, '--settle-timeout');
+  return {
+    out: values.out ?? 'conformance-report',
+    options: {
+      baseUrl,
+      credentials: config.supplier.credentials,
+      profile: config.supplier.profile,
+      ratePkgIds,
+      budget: positive(values['max-requests'], 120, '--max-requests'),
+      ratePerSecond: positive(values.rate, 1, '--rate'),
+      polling: { firstIntervalMs: 2_000, maxIntervalMs: 60_000, settleTimeoutMs: settleSeconds * 1000 },
+      ...(values['test-flags'] ? { testFlags: values['test-flags'] } : {}),
+      log: (line) => console.log(line),
+    },
+  };
+}
+
+function positive(text: string | undefined, fallback: number, flag: string): number {
+  if (text === undefined) return fallback;
+  const n = Number(text);
+  if (!Number.isFinite(n) || n <= 0) throw new UsageError(`${flag}: expected a positive number, got "${text}"`);
+  return n;
+}
+
+export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  let parsed: ReturnType<typeof optionsFrom>;
+  try {
+    parsed = optionsFrom(argv, env);
+  } catch (err) {
+    if (err instanceof UsageError || err instanceof ConfigError) {
+      console.error(err.message);
+      return 2;
+    }
+    throw err;
+  }
+  const { options, out } = parsed;
+  console.log(formatPlan(options));
+  console.log('');
+  const report = await runConformance(options);
+  const files = await writeReport(report, out);
+  const s = report.summary;
+  console.log(`\n${s.pass} pass, ${s.differs} differ, ${s.blocker} blocker, ${s.manual} manual, ${s.skipped} skipped`);
+  console.log(`Report: ${files.join(', ')}`);
+  return s.blocker + s.differs > 0 ? 1 : 0;
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (err) => {
+      console.error(err);
+      process.exit(2);
+    },
+  );
+}

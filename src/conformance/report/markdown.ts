@@ -1,0 +1,60 @@
+/** The Markdown summary: what a person reads in two minutes before signing a profile off. */
+import type { ConformanceReport } from '../run';
+import type { ClauseReport } from '../types';
+
+export function renderMarkdown(report: ConformanceReport): string {
+  const s = report.summary;
+  const lines = [
+    `# Supplier conformance: ${report.supplier.baseUrl}`,
+    '',
+    `${report.startedAt} to ${report.finishedAt}; ${report.requests.sent} requests of a budget of ${report.requests.budget}` +
+      ` at most ${report.requests.ratePerSecond}/s.${report.stoppedEarly ? ` **Stopped early:** ${report.stoppedEarly}.` : ''}`,
+    '',
+    `**${s.pass} pass, ${s.differs} differ, ${s.blocker} blocker, ${s.manual} manual, ${s.skipped} skipped.**`,
+    '',
+    ...section('Blockers: no profile absorbs these', byResult(report, 'blocker'), detail),
+    ...section('Differences', byResult(report, 'differs'), detail),
+    '## Proposed SUPPLIER_PROFILE',
+    '',
+    Object.keys(report.proposedProfile).length === 0
+      ? 'None needed beyond the defaults for what was observed.'
+      : 'What makes the product correct for what was observed (overrides of the defaults; a person signs it off):',
+    '',
+    '```json',
+    JSON.stringify(report.proposedProfile, null, 2),
+    '```',
+    '',
+    '## Every clause',
+    '',
+    '| clause | result | observed |',
+    '| --- | --- | --- |',
+    ...report.clauses.map((c) => `| ${c.id} | ${c.result} | ${cell(c.observed)} |`),
+    '',
+    ...section('Manual: steps for a person with the hotel or the supplier', byResult(report, 'manual'), steps),
+    ...(report.orders.length
+      ? ['## Orders made in the test environment', '', ...report.orders.map((r) => `- ${r}`), '']
+      : []),
+  ];
+  return lines.join('\n');
+}
+
+const byResult = (report: ConformanceReport, result: ClauseReport['result']) =>
+  report.clauses.filter((c) => c.result === result);
+
+function section(title: string, clauses: ClauseReport[], render: (c: ClauseReport) => string[]): string[] {
+  if (clauses.length === 0) return [];
+  return [`## ${title}`, '', ...clauses.flatMap(render), ''];
+}
+
+function detail(c: ClauseReport): string[] {
+  return [
+    `- **${c.id}** (${c.title}): expected ${c.expected}; observed ${c.observed}.` +
+      (c.proposal ? ` Proposed: \`${JSON.stringify(c.proposal)}\`.` : ''),
+  ];
+}
+
+function steps(c: ClauseReport): string[] {
+  return [`- **${c.id}** (${c.title}): expected ${c.expected}.`, ...(c.steps ?? []).map((s, i) => `  ${i + 1}. ${s}`)];
+}
+
+const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');

@@ -1,0 +1,249 @@
+/**
+ * QueryOrders: how long a new order takes to be listed and the statuses it goes through, the order found by each
+ * key (the product finds a booking's order by the caller's reference; the reconciliation sweep lists by booking,
+ * check-in and cancellation windows), an unknown reference, and how many orders one answer lists.
+ */
+import { isTerminalOrderStatus } from '../../supplier/profile';
+import type { HotelOrder, QueryOrdersRequest } from '../../supplier/schemas';
+import { parseTimestamp } from '../../values/timestamp';
+import { followOrder } from '../facts';
+import { describeError } from '../session';
+import type { Outcome, RunContext, Scenario } from '../types';
+import { attempt, newReference } from './common';
+
+/** The product re-sends a Book whose order it has not found for this long: an order listed later may be booked twice. */
+const RESEND_AFTER_MS = 10 * 60_000;
+const MINUTE = 60_000;
+const DAY = 24 * 60 * MINUTE;
+
+export const queryOrdersListed: Scenario = {
+  id: 'queryOrders.listed',
+  title: 'QueryOrders by customer reference: how long a new order takes to be listed, and until it settles',
+  plan: () => [
+    'QueryOrders by the main reference at once, then after 2 s, 4 s, … until the order settles (settle timeout)',
+  ],
+  expected: (p) =>
+    `listed by its reference (one order, never two) well within ${RESEND_AFTER_MS / MINUTE} min, settling in status ` +
+    `${p.orderStatus.confirmed} (Confirmed)`,
+  async run(ctx) {
+    const main = ctx.facts.main;
+    if (!main) return { result: 'skipped', observed: 'no main order' };
+    const booked = main.booked?.status;
+    const leave = booked !== undefined && !isTerminalOrderStatus(ctx.profile, booked) ? booked : undefined;
+    const followed = await followOrder(ctx, main.customerReferenceNo, leave);
+    main.listedAfterMs = followed.listedAfterMs;
+    for (const s of followed.statuses) if (main.statuses[main.statuses.length - 1] !== s) main.statuses.push(s);
+    const ended = followed.settled ? endedBadly(ctx, followed.order!.status) : undefined;
+    if (followed.settled && !ended) main.settled = followed.order;
+    const seen = `statuses ${main.statuses.join(' → ')}, ${followed.queries} queries`;
+    if (followed.mostUnderReference > 1) {
+      return {
+        result: 'blocker',
+        observed: `${followed.mostUnderReference} orders listed under one reference (${seen}): Book is not idempotent by reference`,
+      };
+    }
+    if (followed.listedAfterMs === undefined) {
+      return {
+        result: 'blocker',
+        observed: `never listed within ${ctx.polling.settleTimeoutMs / 1000} s (${followed.queries} queries): a booking whose Book answer is lost could never be found`,
+      };
+    }
+    const listed = `listed after ${followed.listedAfterMs} ms`;
+    if (ended) {
+      return {
+        result: 'differs',
+        observed: `${listed}; ${seen}: it ended ${ended}, not confirmed; choose a rate package that books (the clauses needing a confirmed order are skipped)`,
+      };
+    }
+    if (!followed.settled) {
+      return {
+        result: 'differs',
+        observed: `${listed}, not settled within the settle timeout (${seen}); run again with a longer --settle-timeout`,
+      };
+    }
+    if (followed.listedAfterMs >= RESEND_AFTER_MS) {
+      return {
+        result: 'differs',
+        observed: `${listed}: after the product's ${RESEND_AFTER_MS / MINUTE} min re-send window (${seen}); safe only because Book is idempotent`,
+      };
+    }
+    return { result: 'pass', observed: `${listed}; ${seen}` };
+  },
+};
+
+/** The name the profile gives a final status other than Confirmed, if it is one: the main order did not book. */
+function endedBadly(ctx: RunContext, status: number): string | undefined {
+  const s = ctx.profile.orderStatus;
+  const names: Array<[string, number]> = [
+    ['Failed', s.failed],
+    ['Cancelled', s.cancelled],
+    ['CancelFailed', s.cancelFailed],
+  ];
+  return names.find(([, v]) => v === status)?.[0];
+}
+
+/** A clause finding the main order with one filter. */
+function byKey(spec: {
+  id: string;
+  title: string;
+  key: string;
+  /** Whether the product reads orders this way: a key it never uses is a difference it tolerates. */
+  used: 'sweep' | false;
+  filter: (order: HotelOrder, ctx: RunContext) => QueryOrdersRequest | string;
+  after?: 'cancel';
+}): Scenario {
+  return {
+    id: spec.id,
+    title: spec.title,
+    plan: () => [`QueryOrders by ${spec.key} of the main order${spec.after === 'cancel' ? ', after its Cancel' : ''}`],
+    expected: () => `the main order listed`,
+    async run(ctx) {
+      const order = spec.after === 'cancel' ? ctx.facts.cancel?.settled : ctx.facts.main?.settled;
+      if (!order)
+        return { result: 'skipped', observed: `no ${spec.after === 'cancel' ? 'cancelled' : 'settled'} main order` };
+      const filter = spec.filter(order, ctx);
+      if (typeof filter === 'string') return { result: 'skipped', observed: filter };
+      const got = await attempt(() => ctx.session.supplier.queryOrders(filter, { traceId: order.customerReferenceNo }));
+      if (!got.ok) return notListed(spec.used, describeError(got.error));
+      pageSeen(ctx, got.value.orders.length + got.value.unreadable.length);
+      const found = got.value.orders.some((o) => o.customerReferenceNo === order.customerReferenceNo);
+      if (found) return { result: 'pass', observed: `listed (${got.value.orders.length} orders in the answer)` };
+      return notListed(spec.used, `not listed (${got.value.orders.length} other orders in the answer)`);
+    },
+  };
+}
+
+function notListed(used: 'sweep' | false, what: string): Outcome {
+  if (used === 'sweep') {
+    return {
+      result: 'blocker',
+      observed: `${what}: the reconciliation sweep lists orders this way and would not see it; no profile changes that`,
+    };
+  }
+  return { result: 'differs', observed: `${what}: the product never lists orders this way (tolerated)` };
+}
+
+/** The largest number of orders one answer listed, for the page-size clause. */
+function pageSeen(ctx: RunContext, n: number): void {
+  ctx.facts.largestListing = Math.max(ctx.facts.largestListing ?? 0, n);
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+const around = (ms: number, before: number, after: number) => ({ start: iso(ms - before), end: iso(ms + after) });
+
+export const queryOrdersByPlatformReference = byKey({
+  id: 'queryOrders.byPlatformReference',
+  title: 'QueryOrders by platform reference',
+  key: 'platformReferenceNos',
+  used: false,
+  filter: (o) =>
+    o.platformReferenceNo ? { platformReferenceNos: [o.platformReferenceNo] } : 'the order has no platformReferenceNo',
+});
+
+export const queryOrdersBySupplierReference = byKey({
+  id: 'queryOrders.bySupplierReference',
+  title: 'QueryOrders by supplier reference',
+  key: 'supplierReferenceNos',
+  used: false,
+  filter: (o) =>
+    o.supplierReferenceNo ? { supplierReferenceNos: [o.supplierReferenceNo] } : 'the order has no supplierReferenceNo',
+});
+
+export const queryOrdersByBookingTime = byKey({
+  id: 'queryOrders.byBookingTime',
+  title: 'QueryOrders by booking time window (the sweep finds orphans so)',
+  key: 'bookingTimeWindow (10 min either side of the Book)',
+  used: 'sweep',
+  filter: (_o, ctx) => ({ bookingTimeWindow: around(ctx.facts.main!.bookedAtMs, 10 * MINUTE, 10 * MINUTE) }),
+});
+
+export const queryOrdersByCheckInTime = byKey({
+  id: 'queryOrders.byCheckInTime',
+  title: 'QueryOrders by check-in window (the sweep checks coming stays so)',
+  key: "checkInTimeWindow (a day either side of the order's check-in)",
+  used: 'sweep',
+  filter: (o) => {
+    const at = o.checkIn ? parseTimestamp(o.checkIn) : NaN;
+    return Number.isNaN(at) ? 'the order has no readable checkIn' : { checkInTimeWindow: around(at, DAY, DAY) };
+  },
+});
+
+export const queryOrdersByCancelledTime = byKey({
+  id: 'queryOrders.byCancelledTime',
+  title: 'QueryOrders by cancellation window (the sweep finds supplier cancellations so)',
+  key: 'cancelledTimeWindow (10 min either side of now)',
+  used: 'sweep',
+  after: 'cancel',
+  filter: () => ({ cancelledTimeWindow: around(Date.now(), 10 * MINUTE, 10 * MINUTE) }),
+});
+
+export const queryOrdersUnknownReference: Scenario = {
+  id: 'queryOrders.unknownReference',
+  title: 'QueryOrders for a reference never booked',
+  plan: () => ['QueryOrders by a new reference nobody booked'],
+  expected: (p) => `code ${p.codes.success} and no orders (how the product learns that a lost Book made nothing)`,
+  async run(ctx) {
+    const ref = newReference();
+    const got = await attempt(() =>
+      ctx.session.supplier.queryOrders({ customerReferenceNos: [ref] }, { traceId: ref }),
+    );
+    if (!got.ok) {
+      return {
+        result: 'blocker',
+        observed: `${describeError(got.error)}: the product asks again until its deadline instead of reading "none", so a lost Book is never re-sent; no profile maps this answer to an empty list`,
+      };
+    }
+    const { orders, unreadable } = got.value;
+    if (orders.length === 0 && unreadable.length === 0) return { result: 'pass', observed: 'code success, no orders' };
+    const others = orders.filter((o) => o.customerReferenceNo !== ref).length;
+    return {
+      result: 'differs',
+      observed: `${orders.length + unreadable.length} orders listed, ${others} under other references: the filter is ignored; the product keeps only its reference's orders (tolerated)`,
+    };
+  },
+};
+
+export const queryOrdersPageSize: Scenario = {
+  id: 'queryOrders.pageSize',
+  title: 'QueryOrders: how many orders one answer lists',
+  plan: () => ['QueryOrders by booking time over the last 30 days'],
+  expected: (p) =>
+    `at most ${p.queryOrders.pageSize - 1} orders in an answer, or code ${p.codes.pageSizeExceeded} (page size exceeded): ` +
+    'more means the profile undercounts the page (safe, but every larger listing is split)',
+  async run(ctx) {
+    const window = { start: iso(Date.now() - 30 * DAY), end: iso(Date.now() + 10 * MINUTE) };
+    const got = await attempt(() => ctx.session.supplier.queryOrders({ bookingTimeWindow: window }, {}));
+    if (!got.ok) {
+      if (got.error.details.code === ctx.profile.codes.pageSizeExceeded) {
+        return {
+          result: 'pass',
+          observed: `${describeError(got.error)}: refused as the profile expects; the sweep lists smaller windows`,
+        };
+      }
+      return { result: 'differs', observed: describeError(got.error) };
+    }
+    pageSeen(ctx, got.value.orders.length + got.value.unreadable.length);
+    return judgePage(ctx, ctx.facts.largestListing ?? 0);
+  },
+};
+
+function judgePage(ctx: RunContext, largest: number): Outcome {
+  const page = ctx.profile.queryOrders.pageSize;
+  const statement = "the supplier's stated page size is what the profile should carry (docs/supplier-onboarding.md)";
+  if (largest < page)
+    return {
+      result: 'pass',
+      observed: `${largest} orders in the largest answer, below the profile's page (${page}); ${statement}`,
+    };
+  if (largest === page)
+    return {
+      result: 'pass',
+      observed: `${largest} orders, exactly the profile's page: it may have been cut there; ${statement}`,
+    };
+  // One answer listed more than the profile's page: the supplier's page is at least that.
+  return {
+    result: 'differs',
+    observed: `${largest} orders in one answer, more than the profile's page (${page})`,
+    proposal: { queryOrders: { pageSize: largest } },
+  };
+}

@@ -1,0 +1,166 @@
+/**
+ * The kit's line to the supplier: the product's own HTTP client, token provider and rate limiter, so what the
+ * kit observes is what a worker would read. Around them, the kit's manners with a test environment it does not
+ * own: a request budget, a gentle rate, and a stop at the first sign of rate limiting.
+ */
+import { randomUUID } from 'node:crypto';
+import { createDriftReporter, type DriftReporter } from '../supplier/drift';
+import { isSupplierError } from '../supplier/errors';
+import { createHttpSupplierClient } from '../supplier/http-client';
+import type { CallContext, SupplierClient, TokenProvider } from '../supplier/interface';
+import { createRateLimitedSupplierClient } from '../supplier/limited-client';
+import type { SupplierProfile } from '../supplier/profile';
+import { SupplierRateLimiter } from '../supplier/rate-limiter';
+import { staticToken, ticketTokens } from '../supplier/token';
+import type { SupplierCredentials } from '../config';
+import type { RequestRecord } from './types';
+
+export interface SessionOptions {
+  baseUrl: string;
+  credentials: SupplierCredentials;
+  profile: SupplierProfile;
+  /** Supplier requests the run may send at most (Ticket requests not counted). */
+  budget: number;
+  /** Requests per second at most, every operation together. */
+  ratePerSecond: number;
+  /** Test flags the supplier's test environment documents, added to the `Test` header of CheckAvail, Book and Cancel. */
+  testFlags?: string;
+}
+
+/** Thrown to end the run early: the budget is spent or the supplier rate limited a request. */
+export class StopRun extends Error {
+  override readonly name = 'StopRun';
+}
+
+/** The operations a scenario calls, each recorded against the clause running. */
+export interface Session {
+  supplier: SupplierClient;
+  /** A client that sends `token` as is (an invalid one, for the refusal clause), on the same budget and record. */
+  withToken(token: string): SupplierClient;
+  /** A fresh `Session-Id` and the kit's Trace-Id, with `test` flags merged with the run's. */
+  context(test?: string): CallContext;
+  /** Informational fields that drifted from the spec's shapes, as `operation path`, over the whole run. */
+  drift: DriftReporter;
+  /** Starts recording for a clause; returns its records so far (the same array, filled as it runs). */
+  begin(): RequestRecord[];
+  /** Requests sent so far. */
+  sent(): number;
+  /** Why the run stopped early, if it did. */
+  stopped(): string | undefined;
+  close(): Promise<void>;
+}
+
+export function createSession(options: SessionOptions): Session {
+  const { baseUrl, profile } = options;
+  const drift = createDriftReporter(() => undefined);
+  const tokens = tokenProvider(options);
+  const limiter = new SupplierRateLimiter({ limits: gentleLimits(options.ratePerSecond) });
+  const traceId = `conformance-${randomUUID()}`;
+  let records: RequestRecord[] = [];
+  let sent = 0;
+  let stopReason: string | undefined;
+  const clients: SupplierClient[] = [];
+
+  function client(with_: TokenProvider): SupplierClient {
+    const http = createHttpSupplierClient({ baseUrl, profile, tokens: with_, drift, maxConnections: 2 });
+    clients.push(http);
+    return recorded(createRateLimitedSupplierClient(http, limiter));
+  }
+
+  /** Every call: refused once stopped or over budget, recorded, and a rate limit stops the run. */
+  function recorded(inner: SupplierClient): SupplierClient {
+    async function call<T>(operation: string, sentText: string, send: () => Promise<T>): Promise<T> {
+      if (stopReason) throw new StopRun(stopReason);
+      if (sent >= options.budget) {
+        stopReason = `the request budget (${options.budget}) was spent`;
+        throw new StopRun(stopReason);
+      }
+      sent++;
+      try {
+        const value = await send();
+        records.push({ operation, sent: sentText, answer: 'answered: success' });
+        return value;
+      } catch (err) {
+        records.push({ operation, sent: sentText, answer: describeError(err) });
+        // A 429, or the rate-limited code on a 200: the supplier asks us to slow down; a test environment is
+        // shared, so the kit leaves rather than retries.
+        if (isSupplierError(err) && err.type === 'SupplierRateLimited') {
+          stopReason = `the supplier rate limited ${operation} (${describeError(err)})`;
+          throw new StopRun(stopReason);
+        }
+        throw err;
+      }
+    }
+    return {
+      checkAvail: (req, ctx) =>
+        call('checkAvail', `CheckAvail ${req.ratePkgId}${flags(ctx)}`, () => inner.checkAvail(req, ctx)),
+      book: (req, ctx) =>
+        call('book', `Book ${req.ratePkgId} as ${req.customerReferenceNo}${flags(ctx)}`, () => inner.book(req, ctx)),
+      queryOrders: (req, ctx) =>
+        call('queryOrders', `QueryOrders ${describeFilter(req)}`, () => inner.queryOrders(req, ctx)),
+      cancel: (req, ctx) =>
+        call('cancel', `Cancel ${req.customerReferenceNo} / ${req.supplierReferenceNo}`, () => inner.cancel(req, ctx)),
+      close: () => inner.close(),
+    };
+  }
+
+  const supplier = client(tokens);
+  return {
+    supplier,
+    withToken: (token) => client(staticToken(token)),
+    context(test) {
+      const merged = [test, options.testFlags].filter((t) => t).join('&');
+      return { sessionId: `conformance-${randomUUID()}`, traceId, ...(merged ? { test: merged } : {}) };
+    },
+    drift,
+    begin() {
+      records = [];
+      return records;
+    },
+    sent: () => sent,
+    stopped: () => stopReason,
+    async close() {
+      limiter.close();
+      for (const c of clients) await c.close();
+      await tokens.close?.();
+    },
+  };
+}
+
+/** The worker's credential, used the worker's way: a static token, or Ticket with its caching. */
+function tokenProvider(options: SessionOptions): TokenProvider {
+  const { credentials, baseUrl, profile } = options;
+  return credentials.kind === 'token'
+    ? staticToken(credentials.token)
+    : ticketTokens({ baseUrl, profile, appKey: credentials.appKey, appSecret: credentials.appSecret });
+}
+
+/** One rate for every operation and overall: the kit never needs speed, and a test environment is shared. */
+function gentleLimits(ratePerSecond: number): SupplierProfile['rateLimits'] {
+  const r = ratePerSecond;
+  return { overall: r, checkAvail: r, book: r, queryOrders: r, cancel: r };
+}
+
+/** An error as a request record shows it: type, HTTP status and envelope code, never the supplier's text. */
+export function describeError(err: unknown): string {
+  if (err instanceof StopRun) return `not sent: ${err.message}`;
+  if (!isSupplierError(err)) return `error: ${(err as Error)?.message ?? String(err)}`;
+  const { httpStatus, code, issues } = err.details;
+  const parts = [
+    httpStatus !== undefined ? `HTTP ${httpStatus}` : undefined,
+    code !== undefined ? `code ${code}` : undefined,
+    issues?.length ? `unreadable: ${issues.slice(0, 3).join('; ')}` : undefined,
+  ].filter(Boolean);
+  return `${err.type}${parts.length ? ` (${parts.join(', ')})` : ''}`;
+}
+
+function flags(ctx: CallContext): string {
+  return ctx.test ? ` [Test: ${ctx.test}]` : '';
+}
+
+function describeFilter(req: Record<string, unknown>): string {
+  const keys = Object.entries(req).map(([k, v]) =>
+    Array.isArray(v) ? `${k}=${v.join(',')}` : `${k}=${JSON.stringify(v)}`,
+  );
+  return keys.length ? keys.join(' ') : '(no filter)';
+}
