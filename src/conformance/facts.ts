@@ -54,7 +54,8 @@ export interface Followed {
   order?: HotelOrder;
   /** Each status listed, in order, without repeats. */
   statuses: number[];
-  listedAfterMs?: number;
+  /** When the first answer listing it came (epoch ms). */
+  listedAtMs?: number;
   settled: boolean;
   queries: number;
   /** The most orders one answer listed under the reference: more than one is a second order. */
@@ -71,7 +72,7 @@ export async function followOrder(ctx: RunContext, ref: string, leave: number | 
   const started = Date.now();
   const statuses: number[] = [];
   let order: HotelOrder | undefined;
-  let listedAfterMs: number | undefined;
+  let listedAtMs: number | undefined;
   let same = 0;
   let most = 0;
   let wait = 0;
@@ -84,15 +85,15 @@ export async function followOrder(ctx: RunContext, ref: string, leave: number | 
     const found = mine[0];
     if (found) {
       ctx.facts.orders.push(found);
-      listedAfterMs ??= Date.now() - started;
+      listedAtMs ??= Date.now();
       same = found.status === order?.status ? same + 1 : 0;
       if (statuses[statuses.length - 1] !== found.status) statuses.push(found.status);
       order = found;
       if (settledAt(profile, found.status, leave, same))
-        return { order, statuses, listedAfterMs, settled: true, queries, mostUnderReference: most };
+        return { order, statuses, listedAtMs, settled: true, queries, mostUnderReference: most };
     }
     if (Date.now() - started + wait > polling.settleTimeoutMs) {
-      return { order, statuses, listedAfterMs, settled: false, queries, mostUnderReference: most };
+      return { order, statuses, listedAtMs, settled: false, queries, mostUnderReference: most };
     }
   }
 }

@@ -9,6 +9,7 @@ import { isSupplierError } from '../supplier/errors';
 import { createHttpSupplierClient } from '../supplier/http-client';
 import type { CallContext, SupplierClient, TokenProvider } from '../supplier/interface';
 import { createRateLimitedSupplierClient } from '../supplier/limited-client';
+import type { SupplierObserver } from '../supplier/observer';
 import type { SupplierProfile } from '../supplier/profile';
 import { SupplierRateLimiter } from '../supplier/rate-limiter';
 import { staticToken, ticketTokens } from '../supplier/token';
@@ -61,21 +62,34 @@ export function createSession(options: SessionOptions): Session {
   let stopReason: string | undefined;
   const clients: SupplierClient[] = [];
 
-  function client(with_: TokenProvider): SupplierClient {
-    const http = createHttpSupplierClient({ baseUrl, profile, tokens: with_, drift, maxConnections: 2 });
+  /** Counts every HTTP request the client sends, its one re-send after a 401 included. */
+  const observer: SupplierObserver = {
+    request: () => {
+      sent++;
+      return { end: () => undefined };
+    },
+    rateLimitWait: () => undefined,
+    queryOrdersBatch: () => undefined,
+  };
+
+  /**
+   * `mostPerCall`: the HTTP requests one call may take (2 where a 401 is expected: the client re-issues the token and
+   * sends again), so a call is only started when the budget holds all of them.
+   */
+  function client(with_: TokenProvider, mostPerCall: number): SupplierClient {
+    const http = createHttpSupplierClient({ baseUrl, profile, tokens: with_, drift, observer, maxConnections: 2 });
     clients.push(http);
-    return recorded(createRateLimitedSupplierClient(http, limiter));
+    return recorded(createRateLimitedSupplierClient(http, limiter), mostPerCall);
   }
 
   /** Every call: refused once stopped or over budget, recorded, and a rate limit stops the run. */
-  function recorded(inner: SupplierClient): SupplierClient {
+  function recorded(inner: SupplierClient, mostPerCall: number): SupplierClient {
     async function call<T>(operation: string, sentText: string, send: () => Promise<T>): Promise<T> {
       if (stopReason) throw new StopRun(stopReason);
-      if (sent >= options.budget) {
+      if (sent + mostPerCall > options.budget) {
         stopReason = `the request budget (${options.budget}) was spent`;
         throw new StopRun(stopReason);
       }
-      sent++;
       try {
         const value = await send();
         records.push({ operation, sent: sentText, answer: 'answered: success' });
@@ -104,10 +118,10 @@ export function createSession(options: SessionOptions): Session {
     };
   }
 
-  const supplier = client(tokens);
+  const supplier = client(tokens, 1);
   return {
     supplier,
-    withToken: (token) => client(staticToken(token)),
+    withToken: (token) => client(staticToken(token), 2),
     context(test) {
       const merged = [test, options.testFlags].filter((t) => t).join('&');
       return { sessionId: `conformance-${randomUUID()}`, traceId, ...(merged ? { test: merged } : {}) };

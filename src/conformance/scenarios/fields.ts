@@ -7,7 +7,7 @@ import type { SupplierProfile } from '../../supplier/profile';
 import type { RoomRatePkg } from '../../supplier/schemas';
 import { parseTimestamp } from '../../values/timestamp';
 import type { Facts } from '../facts';
-import type { Outcome, RunContext, Scenario } from '../types';
+import type { RunContext, Scenario } from '../types';
 
 export const fieldTypes: Scenario = {
   id: 'fields.types',

@@ -1,0 +1,210 @@
+/**
+ * The conformance kit against the sandbox supplier: every automatic clause passes against it as it is, and each
+ * drift or fault mode shows up as the difference it introduces, in the clause that owns it, with the profile that
+ * absorbs it where one can. The kit talks HTTP to a real sandbox, through the product's own client.
+ */
+import { loadConfig } from '../../src/config';
+import { runConformance, type ConformanceOptions, type ConformanceReport } from '../../src/conformance/run';
+import { main } from '../../src/conformance/main';
+import { renderJUnit } from '../../src/conformance/report/junit';
+import { renderMarkdown } from '../../src/conformance/report/markdown';
+import type { ClauseReport } from '../../src/conformance/types';
+import { defaultSupplierProfile, SupplierProfile } from '../../src/supplier/profile';
+import type { SandboxOptions } from '../../dev/sandbox/server';
+import { APP_KEY, APP_SECRET, Resources } from './helpers';
+
+const resources = new Resources();
+afterEach(() => resources.closeAll());
+
+/** Fast enough for a test: the sandbox settles orders in 200 ms. */
+function options(baseUrl: string, more: Partial<ConformanceOptions> = {}): ConformanceOptions {
+  return {
+    baseUrl,
+    credentials: { kind: 'ticket', appKey: APP_KEY, appSecret: APP_SECRET },
+    profile: defaultSupplierProfile,
+    ratePkgIds: ['pkg-conformance-1', 'pkg-conformance-2'],
+    budget: 200,
+    ratePerSecond: 100,
+    polling: { firstIntervalMs: 50, maxIntervalMs: 200, settleTimeoutMs: 5_000 },
+    ...more,
+  };
+}
+
+async function runAgainst(
+  sandbox: Partial<SandboxOptions> = {},
+  more: Partial<ConformanceOptions> = {},
+): Promise<ConformanceReport> {
+  const s = await resources.sandbox(sandbox);
+  return runConformance(options(s.url, more));
+}
+
+const clause = (report: ConformanceReport, id: string): ClauseReport => {
+  const found = report.clauses.find((c) => c.id === id);
+  if (!found) throw new Error(`no clause ${id}`);
+  return found;
+};
+
+/** Clauses whose result is not `pass` (manual ones aside), as `id: result`. */
+const notPassing = (report: ConformanceReport) =>
+  report.clauses.filter((c) => c.result !== 'pass' && c.result !== 'manual').map((c) => `${c.id}: ${c.result}`);
+
+/** The proposed profile, as a worker's configuration reads it: accepted, or the test fails with the reason. */
+const asWorkerProfile = (report: ConformanceReport) =>
+  loadConfig({ SUPPLIER_TOKEN: 't', SUPPLIER_PROFILE: JSON.stringify(report.proposedProfile) }).supplier.profile;
+
+describe('the conformance kit against the sandbox', () => {
+  test('as it is: every automatic clause passes, nothing proposed, one order per reference', async () => {
+    const sandbox = await resources.sandbox();
+    const report = await runConformance(options(sandbox.url));
+    expect(notPassing(report)).toEqual([]);
+    expect(report.summary.pass).toBe(24);
+    expect(report.summary.manual).toBe(7);
+    expect(report.proposedProfile).toEqual({});
+    for (const c of report.clauses.filter(
+      (c) =>
+        c.result === 'pass' &&
+        !c.id.startsWith('fields') &&
+        c.id !== 'orders.statuses' &&
+        c.id !== 'limits.rate' &&
+        c.id !== 'cancel.fee',
+    )) {
+      expect(c.requests.length).toBeGreaterThan(0);
+    }
+    // Book twice with one reference, still one order; every order the kit made is named in the report.
+    const refs = sandbox.orders().map((o) => o.customerReferenceNo);
+    expect(new Set(refs).size).toBe(refs.length);
+    expect([...report.orders].sort()).toEqual([...refs].sort());
+    expect(report.requests.sent).toBeLessThanOrEqual(report.requests.budget);
+  });
+
+  test('drift mode: the fields of another type are named, every decision still passes', async () => {
+    const report = await runAgainst({ drift: true });
+    expect(notPassing(report)).toEqual(['fields.types: differs']);
+    const types = clause(report, 'fields.types').observed;
+    for (const path of ['data.orders[].hotelConfirmNo', 'data.orders[].nightCount', 'data.roomRatePkg.rateComment']) {
+      expect(types).toContain(path);
+    }
+    expect(report.proposedProfile).toEqual({});
+  });
+
+  test('a supplier numbering statuses and codes its own way: each clause names it, the proposal absorbs it', async () => {
+    const theirs = SupplierProfile.parse({
+      orderStatus: { unknown: 10, confirming: 11, confirmed: 12, cancelled: 13, failed: 14, cancelFailed: 15 },
+      checkAvailStatus: { available: 7, unavailable: 8 },
+      codes: { ariChanged: 4242 },
+    });
+    const report = await runAgainst({ profile: theirs });
+    expect(clause(report, 'checkAvail.available').proposal).toEqual({ checkAvailStatus: { available: 7 } });
+    expect(clause(report, 'checkAvail.unavailable').proposal).toEqual({ checkAvailStatus: { unavailable: 8 } });
+    expect(clause(report, 'checkAvail.priceChanged').proposal).toEqual({ codes: { ariChanged: 4242 } });
+    expect(clause(report, 'orders.statuses').result).toBe('differs');
+    expect(report.proposedProfile).toEqual({
+      codes: { ariChanged: 4242 },
+      orderStatus: { confirming: 11, confirmed: 12, cancelled: 13, failed: 14 },
+      checkAvailStatus: { available: 7, unavailable: 8 },
+    });
+    expect(asWorkerProfile(report).orderStatus.confirmed).toBe(12);
+  });
+
+  test('run again with the proposed profile, the same supplier passes every clause it could observe', async () => {
+    const theirs = SupplierProfile.parse({
+      orderStatus: { unknown: 10, confirming: 11, confirmed: 12, cancelled: 13, failed: 14, cancelFailed: 15 },
+      checkAvailStatus: { available: 7, unavailable: 8 },
+    });
+    const sandbox = await resources.sandbox({ profile: theirs });
+    const first = await runConformance(options(sandbox.url));
+    const again = await runConformance(options(sandbox.url, { profile: asWorkerProfile(first) }));
+    expect(notPassing(again)).toEqual([]);
+  });
+
+  // The Test header's faults, each as the clause that owns it reports it.
+  const faults: Array<[string, string, RegExp]> = [
+    ['resend=400', 'book.idempotent', /repeat answered SupplierBadRequest \(HTTP 400/],
+    ['book=unknownCodeAfterCreate&bookTimes=1', 'book.answered', /code 100009999\), a code the profile does not list/],
+    ['book=504AfterCreate&bookTimes=1', 'book.answered', /SupplierGatewayTimeout \(HTTP 504/],
+    ['cancel=unknownCode&cancelTimes=2', 'cancel.confirmed', /code 100009997\), yet the order then in status 3/],
+    ['outcome=pending', 'queryOrders.listed', /not settled within the settle timeout/],
+    ['outcome=failed', 'queryOrders.listed', /it ended Failed, not confirmed/],
+  ];
+  test.each(faults)('Test: %s is reported by %s', async (testFlags, id, observed) => {
+    const report = await runAgainst(
+      {},
+      { testFlags, polling: { firstIntervalMs: 50, maxIntervalMs: 200, settleTimeoutMs: 2_000 } },
+    );
+    const c = clause(report, id);
+    expect(c.result).toBe('differs');
+    expect(c.observed).toMatch(observed);
+    expect(c.requests.length).toBeGreaterThan(0);
+  });
+
+  test('an order listed late: the delay is measured, and the refused Book is looked up only after it', async () => {
+    const report = await runAgainst({}, { testFlags: 'listAfterMs=800' });
+    const listed = clause(report, 'queryOrders.listed');
+    expect(listed.result).toBe('pass');
+    const ms = Number(/listed after (\d+) ms/.exec(listed.observed)?.[1]);
+    // Measured from Book's answer; the order was made a moment before it.
+    expect(ms).toBeGreaterThanOrEqual(750);
+    expect(notPassing(report)).toEqual([]);
+  });
+
+  test('a Cancel repeated for a cancelled order is refused (cancelRepeat=refuse): a refusal the product settles by reading back', async () => {
+    const report = await runAgainst({}, { testFlags: 'cancelRepeat=refuse' });
+    const repeat = clause(report, 'cancel.repeat');
+    expect(repeat.result).toBe('pass');
+    expect(repeat.observed).toMatch(/SupplierBadRequest \(HTTP 400.*the order still cancelled/);
+  });
+
+  test('a fee deadline already past (freeCancel=0): the fee charged is the one the policy lists', async () => {
+    const report = await runAgainst({}, { testFlags: 'freeCancel=0' });
+    const fee = clause(report, 'cancel.fee');
+    expect(fee.result).toBe('pass');
+    expect(fee.observed).toMatch(/charged [1-9][\d.]* USD, as quoted/);
+  });
+
+  test('the first rate limit stops the run: later clauses skipped, the reason named, nothing sent after it', async () => {
+    const sandbox = await resources.sandbox();
+    sandbox.configure({ queryOrders: { fault: '429', times: 1 } });
+    const report = await runConformance(options(sandbox.url));
+    expect(report.stoppedEarly).toMatch(/rate limited queryOrders/);
+    expect(clause(report, 'queryOrders.listed').result).toBe('skipped');
+    expect(clause(report, 'cancel.confirmed').result).toBe('skipped');
+    expect(clause(report, 'limits.rate').result).toBe('differs');
+    const sent = sandbox.calls().filter((c) => c.op !== 'ticket');
+    expect(sent[sent.length - 1]!.httpStatus).toBe(429);
+    expect(report.requests.sent).toBe(sent.length);
+  });
+
+  test('the budget is kept: the run stops when it is spent', async () => {
+    const sandbox = await resources.sandbox();
+    const report = await runConformance(options(sandbox.url, { budget: 6 }));
+    expect(report.requests.sent).toBe(6);
+    expect(sandbox.calls().filter((c) => c.op !== 'ticket')).toHaveLength(6);
+    expect(report.stoppedEarly).toMatch(/budget \(6\)/);
+  });
+
+  test('the Markdown summary and the JUnit XML say the same as report.json', async () => {
+    const report = await runAgainst({ drift: true });
+    const md = renderMarkdown(report);
+    expect(md).toContain('**23 pass, 1 differ, 0 blocker, 7 manual, 0 skipped.**');
+    expect(md).toContain('## Differences');
+    const junit = renderJUnit(report);
+    expect(junit).toContain(`tests="${report.clauses.length}" failures="1" skipped="7"`);
+    expect(junit).toMatch(/<failure type="differs"[^>]*>/);
+  });
+});
+
+describe('npm run conformance', () => {
+  test('refuses to start without --test-environment, before sending anything', async () => {
+    const sandbox = await resources.sandbox();
+    const errors: string[] = [];
+    const spy = jest.spyOn(console, 'error').mockImplementation((text: string) => void errors.push(text));
+    try {
+      const code = await main(['--base-url', sandbox.url, '--rate-pkg', 'pkg-1'], { SUPPLIER_TOKEN: 't' });
+      expect(code).toBe(2);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(errors.join('\n')).toMatch(/--test-environment/);
+    expect(sandbox.calls()).toHaveLength(0);
+  });
+});
