@@ -2,12 +2,17 @@
  * `npm run codec-server`: the codec server on its own (docker-compose runs it beside the Web UI).
  * Configured by CODEC_SERVER_HOST, CODEC_SERVER_PORT, CODEC_ALLOWED_ORIGIN, CODEC_SERVER_TOKEN,
  * CODEC_SERVER_ALLOW_ANONYMOUS and the workers' PAYLOAD_ENCRYPTION_KEYS / PAYLOAD_ENCRYPTION_KEY_ID. Beyond
- * loopback it will not start without a token unless CODEC_SERVER_ALLOW_ANONYMOUS=on.
+ * loopback it will not start without a token unless CODEC_SERVER_ALLOW_ANONYMOUS=on. The token and the keys may
+ * come from files instead (CODEC_SERVER_TOKEN_FILE, PAYLOAD_ENCRYPTION_KEYS_FILE: compose secrets).
  */
 import { z } from 'zod';
 import { EncryptionEnv, encryptionFromEnv } from './config';
 import { createEncryptionCodec } from './encryption';
+import { withSecretFiles } from './secret-files';
 import { startCodecServer } from './server';
+
+/** The settings that may be given as a file (`<name>_FILE`). */
+export const CODEC_SERVER_SECRETS = ['CODEC_SERVER_TOKEN', 'PAYLOAD_ENCRYPTION_KEYS'] as const;
 
 export const CodecServerEnv = EncryptionEnv.extend({
   /** Interface to listen on (0.0.0.0 in a container). */
@@ -17,9 +22,9 @@ export const CodecServerEnv = EncryptionEnv.extend({
   CODEC_ALLOWED_ORIGIN: z.url().default('http://localhost:8233'),
   /**
    * When set, callers must send `Authorization: Bearer <token>`, or (the Web UI) the session cookie a browser gets
-   * by typing it into `/login`. Required beyond loopback (see below).
+   * by typing it into `/login`. Required beyond loopback (see below); at least 128 bits (`openssl rand -hex 32`).
    */
-  CODEC_SERVER_TOKEN: z.preprocess((v) => (v === '' ? undefined : v), z.string().min(16).optional()),
+  CODEC_SERVER_TOKEN: z.preprocess((v) => (v === '' ? undefined : v), z.string().min(1).optional()),
   /**
    * on: listen beyond loopback without a token (a WARN line at start), for a codec server behind something that
    * authenticates every caller (SSO in front of the UI and the codec server). Off by default.
@@ -28,8 +33,10 @@ export const CodecServerEnv = EncryptionEnv.extend({
 });
 
 async function main(): Promise<void> {
-  const parsed = CodecServerEnv.safeParse(process.env);
+  const { env, issues: fileIssues } = withSecretFiles(process.env, CODEC_SERVER_SECRETS);
+  const parsed = CodecServerEnv.safeParse(env);
   const issues = parsed.success ? [] : parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+  issues.unshift(...fileIssues);
   const { encryption, issues: keyIssues } = parsed.success
     ? encryptionFromEnv(parsed.data)
     : { encryption: undefined, issues: [] };

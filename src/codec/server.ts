@@ -10,14 +10,20 @@
  * `allowAnonymous` says so (then it logs a WARN). A body over 1 MiB is answered 413 without reading on; nothing
  * but `POST /encode`, `POST /decode`, their CORS preflight and `/login` (with a token) is served. Bodies and the
  * token are never logged: they hold personal data, or open it.
+ *
+ * It holds strangers as the callback receiver does (./listener: headers within 10 s, the request within 30 s, at
+ * most 256 sockets), a token must carry at least 128 bits (refused at start, naming CODEC_SERVER_TOKEN), and
+ * `/login` takes 5 attempts per client address a minute, then answers 429 with Retry-After (./login-guard).
  */
-import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import { isIPv4, type AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { isIPv4 } from 'node:net';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { z } from 'zod';
 import { readLimitedBody } from '../http/limited-body';
 import { cookieValues, tokenMatches } from '../http/credentials';
 import { isValidSession, loginPage, newSessionValue, SESSION_COOKIE, sessionSetCookie } from './session';
+import { boundedServer, closeServer, listen, urlOf, type ListenerLimits } from './listener';
+import { LOGIN_ATTEMPTS, LoginAttempts, weakTokenProblem } from './login-guard';
 
 export interface CodecServerOptions {
   codec: PayloadCodec;
@@ -38,7 +44,19 @@ export interface CodecServerOptions {
   allowAnonymous?: boolean;
   /** Where the start's WARN line goes; console.warn by default. */
   warn?: (line: string) => void;
+  /** Connection cap and timeouts; CODEC_SERVER_LIMITS by default. */
+  limits?: Partial<ListenerLimits>;
+  /** Login attempts allowed per client address in a window; 5 a minute by default. */
+  loginAttempts?: { max: number; windowMs: number };
+  now?: () => number;
 }
+
+/** The codec server's connection cap and timeouts: the callback receiver's. */
+export const CODEC_SERVER_LIMITS: ListenerLimits = {
+  maxConnections: 256,
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+};
 
 /** The request body limit: a bigger one is answered 413 and not read. */
 export const MAX_CODEC_BODY_BYTES = 1024 * 1024;
@@ -84,6 +102,13 @@ const toJson = (p: Payload) => ({
 export async function startCodecServer(options: CodecServerOptions): Promise<CodecServer> {
   const { codec, allowedOrigin, token } = options;
   const host = options.host ?? '127.0.0.1';
+  const now = options.now ?? Date.now;
+  const weak = token === undefined ? undefined : weakTokenProblem('CODEC_SERVER_TOKEN', token);
+  if (weak) throw new CodecServerConfigError(weak);
+  const attempts = new LoginAttempts(
+    options.loginAttempts?.max ?? LOGIN_ATTEMPTS.max,
+    options.loginAttempts?.windowMs ?? LOGIN_ATTEMPTS.windowMs,
+  );
   if (!token && !isLoopbackHost(host)) {
     if (!options.allowAnonymous) {
       throw new CodecServerConfigError(
@@ -102,7 +127,7 @@ export async function startCodecServer(options: CodecServerOptions): Promise<Cod
   // The cookie counts only on a call from the UI's origin: a browser sends it from wherever it is asked to.
   const session = (req: IncomingMessage) =>
     req.headers.origin === allowedOrigin &&
-    cookieValues(req.headers.cookie, SESSION_COOKIE).some((v) => isValidSession(token!, v, Date.now()));
+    cookieValues(req.headers.cookie, SESSION_COOKIE).some((v) => isValidSession(token!, v, now()));
   const authorized = (req: IncomingMessage): boolean => !token || bearer(req) || session(req);
 
   /** Answers; a request whose body was not read to its end is closed after the answer, its body never read. */
@@ -147,9 +172,16 @@ export async function startCodecServer(options: CodecServerOptions): Promise<Cod
     if (req.method !== 'POST') return reply(req, res, 404, { error: 'not found' });
     const raw = await readLimitedBody(req, MAX_LOGIN_BODY_BYTES);
     if (!raw) return reply(req, res, 413, { error: `body over ${MAX_LOGIN_BODY_BYTES} bytes` });
+    // Every token tried counts, right or wrong: past the limit nothing is compared, so nothing can be learnt.
+    const attempt = attempts.take(req.socket.remoteAddress, now());
+    if (!attempt.allowed) {
+      return page(req, res, 429, loginPage('Too many attempts from this address; wait a minute.'), {
+        'retry-after': String(attempt.retryAfterSeconds),
+      });
+    }
     const given = new URLSearchParams(raw.toString('utf8')).get('token') ?? '';
     if (!tokenMatches(given, token!)) return page(req, res, 401, loginPage('Wrong token.'));
-    const cookie = sessionSetCookie(newSessionValue(token!, Date.now()), allowedOrigin.startsWith('https:'));
+    const cookie = sessionSetCookie(newSessionValue(token!, now()), allowedOrigin.startsWith('https:'));
     return page(req, res, 303, loginPage('Logged in.'), { 'set-cookie': cookie, location: `${allowedOrigin}/` });
   }
 
@@ -192,22 +224,11 @@ export async function startCodecServer(options: CodecServerOptions): Promise<Cod
     }
   }
 
-  const server = http.createServer({ headersTimeout: 10_000, requestTimeout: 30_000 }, (req, res) => {
+  const server = boundedServer({ ...CODEC_SERVER_LIMITS, ...options.limits }, (req, res) => {
     handle(req, res).catch(() => {
       if (!res.headersSent) reply(req, res, 500, { error: 'internal error' });
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, host, () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
+  const port = await listen(server, options.port, host);
+  return { url: urlOf(host, port), close: () => closeServer(server) };
 }

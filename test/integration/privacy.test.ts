@@ -23,7 +23,7 @@ let rig: BookingRig;
 let client: Client;
 let codecServer: CodecServer;
 const UI_ORIGIN = 'http://127.0.0.1:8233';
-const CODEC_TOKEN = 'codec-test-token';
+const CODEC_TOKEN = 'codec-test-token-of-128-bits-or-more';
 
 beforeAll(async () => {
   env = await connectDevServer();
