@@ -63,11 +63,22 @@ export interface Followed {
 }
 
 /**
- * Polls QueryOrders by reference until the order has left the status `leave` (when given) and settled: into a
- * status the profile calls final, or into any status that then holds for three answers in a row (a supplier whose
- * codes differ from the profile's has final statuses the profile does not know). Gives up after the settle timeout.
+ * Where a followed order starts: the status it was last seen in, and whether it may settle there. A Book's answer
+ * may already be final (`mayStay`); a Cancel's order must move.
  */
-export async function followOrder(ctx: RunContext, ref: string, leave: number | undefined): Promise<Followed> {
+export interface FollowFrom {
+  status?: number;
+  mayStay: boolean;
+}
+
+/**
+ * Polls QueryOrders by reference until the order settles: it moved from `from.status` into a status the profile
+ * calls final, or into any status that then holds for three answers in a row (a supplier whose codes differ from
+ * the profile's has final statuses the profile does not know, and pending ones the profile calls final). An order
+ * that may stay settles where it started once three answers in a row show it there and the profile calls that final.
+ * Gives up after the settle timeout.
+ */
+export async function followOrder(ctx: RunContext, ref: string, from: FollowFrom): Promise<Followed> {
   const { session, polling, profile } = ctx;
   const started = Date.now();
   const statuses: number[] = [];
@@ -89,7 +100,7 @@ export async function followOrder(ctx: RunContext, ref: string, leave: number | 
       same = found.status === order?.status ? same + 1 : 0;
       if (statuses[statuses.length - 1] !== found.status) statuses.push(found.status);
       order = found;
-      if (settledAt(profile, found.status, leave, same))
+      if (settledAt(profile, found.status, from, same))
         return { order, statuses, listedAtMs, settled: true, queries, mostUnderReference: most };
     }
     if (Date.now() - started + wait > polling.settleTimeoutMs) {
@@ -98,9 +109,10 @@ export async function followOrder(ctx: RunContext, ref: string, leave: number | 
   }
 }
 
-function settledAt(profile: SupplierProfile, status: number, leave: number | undefined, same: number): boolean {
-  if (status === leave) return false;
-  return isTerminalOrderStatus(profile, status) || same >= 2;
+function settledAt(profile: SupplierProfile, status: number, from: FollowFrom, same: number): boolean {
+  const final = isTerminalOrderStatus(profile, status);
+  if (status === from.status) return from.mayStay && final && same >= 2;
+  return final || same >= 2;
 }
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

@@ -207,9 +207,8 @@ export const bookRejected: Scenario = {
     if (!got.ok) return judgeRejectedError(ctx, got.error, ref);
     ctx.facts.references.push(ref);
     ctx.facts.orders.push(got.value);
-    const leave = got.value.status === ctx.profile.orderStatus.failed ? undefined : got.value.status;
-    const followed = leave === undefined ? undefined : await followOrder(ctx, ref, leave);
-    const status = followed?.order?.status ?? got.value.status;
+    const followed = await followOrder(ctx, ref, { status: got.value.status, mayStay: true });
+    const status = followed.order?.status ?? got.value.status;
     return judgeRejectedOrder(ctx, status);
   },
 };

@@ -90,7 +90,7 @@ export const cancelConfirmed: Scenario = {
       return { result: 'differs', observed: `${describeError(got.error)} to a Cancel of a confirmed order: refused` };
     }
     // Any other ending may have cancelled: read back, as the product does.
-    const followed = await followOrder(ctx, order.customerReferenceNo, order.status);
+    const followed = await followOrder(ctx, order.customerReferenceNo, { status: order.status, mayStay: false });
     const settled = followed.settled ? followed.order : undefined;
     ctx.facts.cancel = {
       answer: got.ok ? got.value : undefined,

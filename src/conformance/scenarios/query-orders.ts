@@ -3,7 +3,6 @@
  * key (the product finds a booking's order by the caller's reference; the reconciliation sweep lists by booking,
  * check-in and cancellation windows), an unknown reference, and how many orders one answer lists.
  */
-import { isTerminalOrderStatus } from '../../supplier/profile';
 import type { HotelOrder, QueryOrdersRequest } from '../../supplier/schemas';
 import { parseTimestamp } from '../../values/timestamp';
 import { followOrder } from '../facts';
@@ -28,9 +27,7 @@ export const queryOrdersListed: Scenario = {
   async run(ctx) {
     const main = ctx.facts.main;
     if (!main) return { result: 'skipped', observed: 'no main order' };
-    const booked = main.booked?.status;
-    const leave = booked !== undefined && !isTerminalOrderStatus(ctx.profile, booked) ? booked : undefined;
-    const followed = await followOrder(ctx, main.customerReferenceNo, leave);
+    const followed = await followOrder(ctx, main.customerReferenceNo, { status: main.booked?.status, mayStay: true });
     // From Book's answer, not from the first query: the delay a booking whose answer was lost waits through.
     main.listedAfterMs = followed.listedAtMs !== undefined ? followed.listedAtMs - main.bookedAtMs : undefined;
     for (const s of followed.statuses) if (main.statuses[main.statuses.length - 1] !== s) main.statuses.push(s);

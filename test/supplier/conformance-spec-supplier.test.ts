@@ -1,0 +1,98 @@
+/**
+ * The conformance kit against suppliers the project did not build: the spec-text supplier of the test fixtures as it
+ * answers by default, and a stateful one written from the spec's text that chose its own numbers where the spec says
+ * "not shown" (test/fixtures/conformance-supplier.ts). The report names each difference from the default profile,
+ * and the proposed profile is one the worker's configuration accepts.
+ */
+import { loadConfig } from '../../src/config';
+import { runConformance, type ConformanceOptions, type ConformanceReport } from '../../src/conformance/run';
+import type { ClauseReport } from '../../src/conformance/types';
+import { defaultSupplierProfile } from '../../src/supplier/profile';
+import { OWN_PROFILE, startConformanceSupplier } from '../fixtures/conformance-supplier';
+import { startSpecSupplier, type SpecSupplier } from '../fixtures/spec-supplier';
+
+let supplier: SpecSupplier | undefined;
+afterEach(async () => {
+  await supplier?.close();
+  supplier = undefined;
+});
+
+function options(baseUrl: string): ConformanceOptions {
+  return {
+    baseUrl,
+    credentials: { kind: 'token', token: 'conformance-test-token' },
+    profile: defaultSupplierProfile,
+    ratePkgIds: ['pkg-standard-double'],
+    budget: 200,
+    ratePerSecond: 100,
+    polling: { firstIntervalMs: 20, maxIntervalMs: 100, settleTimeoutMs: 2_000 },
+  };
+}
+
+/** Each clause as `id: result`. */
+const results = (report: ConformanceReport) => Object.fromEntries(report.clauses.map((c) => [c.id, c.result]));
+const clause = (report: ConformanceReport, id: string): ClauseReport => report.clauses.find((c) => c.id === id)!;
+
+describe('the conformance kit against a supplier written from the spec text', () => {
+  test('its own numbers, local times and ignored test flags: each named, and a profile proposed for them', async () => {
+    supplier = await startConformanceSupplier();
+    const report = await runConformance(options(supplier.url));
+    expect(results(report)).toMatchObject({
+      'checkAvail.available': 'differs',
+      'checkAvail.unavailable': 'manual',
+      'checkAvail.priceChanged': 'manual',
+      'auth.invalidToken': 'differs',
+      'book.answered': 'pass',
+      'book.idempotent': 'pass',
+      'queryOrders.listed': 'pass',
+      'queryOrders.byPlatformReference': 'pass',
+      'queryOrders.bySupplierReference': 'pass',
+      'queryOrders.byBookingTime': 'pass',
+      'queryOrders.byCheckInTime': 'pass',
+      'queryOrders.unknownReference': 'pass',
+      'book.refused': 'pass',
+      'book.rejected': 'manual',
+      'cancel.wrongSupplierReference': 'pass',
+      'cancel.confirmed': 'differs',
+      'cancel.fee': 'pass',
+      'cancel.repeat': 'pass',
+      'queryOrders.byCancelledTime': 'pass',
+      'queryOrders.pageSize': 'pass',
+      'fields.types': 'pass',
+      'fields.timestamps': 'differs',
+      'orders.statuses': 'differs',
+      'limits.rate': 'pass',
+    });
+    expect(report.summary.blocker).toBe(0);
+    expect(clause(report, 'queryOrders.listed').observed).toMatch(/statuses 3 → 1/);
+    expect(clause(report, 'fields.timestamps').observed).toMatch(/bookingTime "[^"]+" has no offset/);
+    expect(clause(report, 'fields.timestamps').observed).toMatch(/8\.0 h from the time of the Book/);
+    expect(clause(report, 'auth.invalidToken').observed).toMatch(/success to an invalid token/);
+    expect(report.proposedProfile).toEqual(OWN_PROFILE);
+    // The worker's own configuration takes it.
+    const profile = loadConfig({ SUPPLIER_TOKEN: 't', SUPPLIER_PROFILE: JSON.stringify(report.proposedProfile) })
+      .supplier.profile;
+    expect(profile.orderStatus).toMatchObject({ confirming: 3, confirmed: 1, cancelled: 2, failed: 4 });
+    // Book twice under one reference, one order: the refused Book made none, the repeat returned the first.
+    expect(supplier.callsOf('book')).toHaveLength(4);
+  });
+
+  test('the fixture as it answers by default: never lists an order, so the kit names the blocker and skips what needs one', async () => {
+    supplier = await startSpecSupplier();
+    const report = await runConformance(options(supplier.url));
+    const listed = clause(report, 'queryOrders.listed');
+    expect(listed.result).toBe('blocker');
+    expect(listed.observed).toMatch(/never listed/);
+    expect(results(report)).toMatchObject({
+      'book.answered': 'pass',
+      'book.idempotent': 'pass',
+      'book.refused': 'differs',
+      'cancel.confirmed': 'skipped',
+      'fields.timestamps': 'differs',
+    });
+    expect(clause(report, 'book.refused').observed).toMatch(/^accepted/);
+    expect(() =>
+      loadConfig({ SUPPLIER_TOKEN: 't', SUPPLIER_PROFILE: JSON.stringify(report.proposedProfile) }),
+    ).not.toThrow();
+  });
+});
