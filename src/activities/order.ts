@@ -8,12 +8,16 @@
  * other payload.
  */
 import { Context } from '@temporalio/activity';
-import type { Client } from '@temporalio/client';
+import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import {
+  autoCancelSignal,
+  BookingStageKey,
   bookingWorkflowId,
   CustomerReferenceNoKey,
   orderWorkflowId,
   ORDER_WORKFLOW_TYPE,
+  type AutoCancel,
+  type OrderOutcome,
   type OrderWorkflowInput,
 } from '../contract';
 import type { SupplierClient } from '../supplier/interface';
@@ -33,6 +37,15 @@ export interface CancelOrderInput {
   reason: string;
   context: SupplierCallContext;
 }
+
+/** What starts an order run: its input, and the system's own cancellation when there is one. */
+export type OrderStart = OrderWorkflowInput & { autoCancel?: AutoCancel };
+
+/** Whether an earlier run of the order sent a Cancel that may have acted and never saw it settle. */
+export type EarlierSends = 'none' | 'may-have-acted' | 'unknown';
+
+/** How many earlier runs of an order are read, newest first, to find the last one that sent a Cancel. */
+const EARLIER_RUNS_READ = 20;
 
 export function createOrderActivities({ client, supplier, profile }: OrderActivityDeps) {
   return {
@@ -54,19 +67,34 @@ export function createOrderActivities({ client, supplier, profile }: OrderActivi
       }
     },
 
-    /** Starts the order workflow on this worker's task queue, or finds it running; never two at once. */
-    async startOrderWorkflow(input: OrderWorkflowInput): Promise<{ workflowId: string }> {
+    /**
+     * Starts the order workflow on this worker's task queue, or finds it running; never two at once. The system's
+     * own cancellation (`autoCancel`) goes by signal-with-start: a run already open for the reference (a quote, a
+     * check, a caller's cancellation) takes it after the work in hand, where an input would be ignored.
+     */
+    async startOrderWorkflow({ autoCancel, ...input }: OrderStart): Promise<{ workflowId: string }> {
       const workflowId = orderWorkflowId(input.customerReferenceNo);
+      const options = {
+        workflowId,
+        taskQueue: Context.current().info.taskQueue,
+        args: [input] as [OrderWorkflowInput],
+        // Each run does one piece of work: a closed run does not stand in the way of the next.
+        workflowIdReusePolicy: 'ALLOW_DUPLICATE' as const,
+        typedSearchAttributes: [{ key: CustomerReferenceNoKey, value: input.customerReferenceNo }],
+        staticSummary: `Order · ref ${input.customerReferenceNo}`,
+      };
+      if (autoCancel) {
+        await client.workflow.signalWithStart(ORDER_WORKFLOW_TYPE, {
+          ...options,
+          signal: autoCancelSignal,
+          signalArgs: [autoCancel],
+        });
+        return { workflowId };
+      }
       await client.workflow
         .start(ORDER_WORKFLOW_TYPE, {
-          workflowId,
-          taskQueue: Context.current().info.taskQueue,
-          args: [input],
+          ...options,
           workflowIdConflictPolicy: 'USE_EXISTING',
-          // Each run does one piece of work: a closed run does not stand in the way of the next.
-          workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-          typedSearchAttributes: [{ key: CustomerReferenceNoKey, value: input.customerReferenceNo }],
-          staticSummary: `Order · ref ${input.customerReferenceNo}`,
           // The worker's own connection: the server may hand the first workflow task straight back to this
           // worker in the start's answer, sparing a trip through the task queue (ignored where it cannot).
           requestEagerStart: true,
@@ -90,7 +118,63 @@ export function createOrderActivities({ client, supplier, profile }: OrderActivi
         throw err;
       }
     },
+
+    /**
+     * Read when a run's first Cancel is refused: did an earlier run of this order send a Cancel that may have acted
+     * and never see the order settle (it ended cancel-unresolved, was stopped or cut off while cancelling)? Then
+     * "cannot be cancelled" may mean "already being cancelled", and the refusal proves nothing. The runs are listed
+     * by workflow id (a built-in attribute every cluster's visibility has; runs that ended long before are listed
+     * by then) and each one's end is read from its own history. `unknown` when the server keeps no list of runs.
+     */
+    async earlierCancelSends({ customerReferenceNo, runId }: { customerReferenceNo: string; runId: string }) {
+      const workflowId = orderWorkflowId(customerReferenceNo);
+      if (/['"\\]/.test(workflowId)) return 'unknown' satisfies EarlierSends;
+      const runs: WorkflowExecutionInfo[] = [];
+      try {
+        for await (const info of client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) {
+          if (info.runId !== runId && info.status.name !== 'RUNNING') runs.push(info);
+          if (runs.length >= EARLIER_RUNS_READ) break;
+        }
+      } catch {
+        return 'unknown' satisfies EarlierSends;
+      }
+      runs.sort((a, b) => b.startTime.getTime() - a.startTime.getTime());
+      for (const run of runs) {
+        const sends = await sendsOf(client, workflowId, run);
+        if (sends !== 'none') return sends;
+      }
+      return 'none' satisfies EarlierSends;
+    },
   };
+}
+
+/**
+ * What one ended run's Cancels leave open: from its result when it completed; from its last stage when it was cut
+ * off (terminated, timed out), where `order-cancelling` means a send may have gone out.
+ */
+async function sendsOf(
+  client: Pick<Client, 'workflow'>,
+  workflowId: string,
+  run: WorkflowExecutionInfo,
+): Promise<EarlierSends | 'none'> {
+  if (run.status.name !== 'COMPLETED') {
+    const stage = run.typedSearchAttributes.get(BookingStageKey);
+    if (stage === undefined) return 'unknown';
+    return stage === 'order-cancelling' ? 'may-have-acted' : 'none';
+  }
+  let outcome: OrderOutcome;
+  try {
+    outcome = await client.workflow
+      .getHandle<(i: OrderWorkflowInput) => Promise<OrderOutcome>>(workflowId, run.runId)
+      .result();
+  } catch {
+    return 'unknown';
+  }
+  const cancellation = 'cancellation' in outcome ? outcome.cancellation : undefined;
+  if (!cancellation) return 'none';
+  const mayHaveActed = cancellation.cancelAttempts.some((a) => a.result === 'accepted' || a.result === 'ambiguous');
+  const settled = outcome.kind === 'cancelled' || outcome.kind === 'cancel-failed';
+  return mayHaveActed && !settled ? 'may-have-acted' : 'none';
 }
 
 export type OrderActivities = ReturnType<typeof createOrderActivities>;

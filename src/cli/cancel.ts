@@ -20,6 +20,7 @@ import {
   type CancelFeeQuote,
   type OrderOutcome,
 } from '../client';
+import { ORDER_OUTCOMES_NEEDING_A_PERSON } from '../contract';
 import type { Money } from '../values';
 import { CliError, EXIT, formatMoney, isNotFound, refusalReason, sameMoney, type ExitCode } from './common';
 
@@ -75,12 +76,7 @@ function withinLimit(fee: Money | null, limit: Money | undefined): boolean {
 }
 
 /** Order outcomes a person must follow up. */
-const NEEDS_PERSON = new Set<OrderOutcome['kind']>([
-  'cancel-failed',
-  'cancel-unresolved',
-  'cancel-stopped',
-  'changed-by-supplier',
-]);
+const NEEDS_PERSON = new Set<OrderOutcome['kind']>(ORDER_OUTCOMES_NEEDING_A_PERSON);
 
 function exitFor(outcome: OrderOutcome): ExitCode {
   if (outcome.kind === 'cancelled') return EXIT.OK;

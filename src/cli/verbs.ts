@@ -23,7 +23,7 @@ import {
   type OrderOutcome,
   type OrderState,
 } from '../client';
-import { bookingStateQuery, orderStateQuery } from '../contract';
+import { bookingStateQuery, ORDER_OUTCOMES_NEEDING_A_PERSON, orderStateQuery } from '../contract';
 import type { Money } from '../values';
 import {
   CliError,
@@ -91,12 +91,7 @@ export interface StatusReport {
 }
 
 /** Order outcomes a person must follow up (each is also an ERROR line and an alert). */
-const ORDER_NEEDS_PERSON = new Set<string>([
-  'cancel-failed',
-  'cancel-unresolved',
-  'cancel-stopped',
-  'changed-by-supplier',
-]);
+const ORDER_NEEDS_PERSON = new Set<string>(ORDER_OUTCOMES_NEEDING_A_PERSON);
 
 /**
  * Failures that are the caller's error: the request was refused before any Book was sent. Only on a booking's

@@ -11,6 +11,7 @@ import { WorkflowNotFoundError, type Client, type WorkflowExecutionInfo } from '
 import {
   BookingStageKey,
   CustomerReferenceNoKey,
+  ORDER_OUTCOMES_NEEDING_A_PERSON,
   ORDER_WORKFLOW_TYPE,
   orderWorkflowId,
   SWEEP_WORKFLOW_TYPE,
@@ -41,13 +42,8 @@ export interface ConsoleItem {
   actions: Array<'check' | 'quote-cancel' | 'handled'>;
 }
 
-/** Order stages whose latest run leaves the order to a person (src/workflows/order/run.ts, NEEDS_A_PERSON). */
-export const ORDER_STAGES_NEEDING_A_PERSON = [
-  'order-cancel-failed',
-  'order-cancel-unresolved',
-  'order-cancel-stopped',
-  'order-changed-by-supplier',
-] as const;
+/** Order stages whose latest run leaves the order to a person (the contract's ORDER_OUTCOMES_NEEDING_A_PERSON). */
+export const ORDER_STAGES_NEEDING_A_PERSON = ORDER_OUTCOMES_NEEDING_A_PERSON.map((kind) => `order-${kind}` as const);
 
 export interface ListOptions {
   /** How many rows each visibility query reads at most (newest first). */
@@ -248,6 +244,7 @@ export function describeOrderOutcome(o: OrderOutcome): string {
       return `cancel stopped: fee now ${fee(o.feeNow)}, accepted ${accepted(o.cancellation.accepted)} (${o.reason})`;
     case 'changed-by-supplier':
     case 'not-cancellable':
+    case 'cancel-not-done':
       return `${o.kind}: ${o.reason}`;
     case 'cancel-refused':
       return `cancel refused: ${o.reason}`;

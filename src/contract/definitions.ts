@@ -6,6 +6,7 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import type {
+  AutoCancel,
   BookingOutcome,
   BookingRequest,
   BookingState,
@@ -86,8 +87,22 @@ export const OrderStages = [
   'checked',
   'changed-by-supplier',
   'not-cancellable',
+  'cancel-waiting',
+  'cancel-not-done',
 ] as const;
 export type OrderStage = (typeof OrderStages)[number];
+
+/**
+ * Order outcomes a person must follow up: each is an ERROR line and the alert on order_outcomes_total; the console
+ * lists the runs that ended so, and the CLI exits 4 on them. One list for the workflow, the console and the CLI.
+ */
+export const ORDER_OUTCOMES_NEEDING_A_PERSON = [
+  'cancel-failed',
+  'cancel-unresolved',
+  'cancel-stopped',
+  'changed-by-supplier',
+  'cancel-not-done',
+] as const satisfies readonly OrderStage[];
 export type BookingStage = (typeof BookingStages)[number];
 
 // --- Workflow signatures ----------------------------------------------------------------------
@@ -116,6 +131,11 @@ export const orderStateQuery = defineQuery<OrderState>('orderState');
  * the order is not confirmed, already being cancelled, or the fee changed since the quote.
  */
 export const cancelBookingUpdate = defineUpdate<CancelBookingAnswer, [CancelBookingRequest]>('cancelBooking');
+/**
+ * On the order workflow, from workers only (signal-with-start): a cancellation the system asks for (AutoCancel).
+ * An open run takes it after the work in hand; a cancellation already taken by the run stands for it.
+ */
+export const autoCancelSignal = defineSignal<[AutoCancel]>('autoCancel');
 
 /**
  * The recovery policy's defaults (spec section 8's schedule), in this zod-free module so the workflow can
@@ -128,6 +148,7 @@ export const RECOVERY_DEFAULTS = {
   maxBookAttempts: 2,
   deadlineSeconds: 24 * 3600,
   continueAsNewAfterEvents: 5_000,
+  feeChangeMarginSeconds: 120,
 } as const;
 
 /**

@@ -63,7 +63,7 @@ export function contractJsonSchemas(): Record<string, unknown> {
     'order-workflow-start.schema.json': doc(
       'OrderWorkflowStart',
       "Start input of orderWorkflow a caller sends with its cancelBooking update; the workflow's other input " +
-        'fields are for its own starts (autoCancel, check).',
+        "field `check` is for its own starts (the system's cancellations come by the autoCancel signal, from workers).",
       OrderWorkflowInput.pick({ customerReferenceNo: true }),
       'input',
     ),
@@ -82,8 +82,8 @@ export function contractJsonSchemas(): Record<string, unknown> {
     'order-outcome.schema.json': doc(
       'OrderOutcome',
       'Result of an orderWorkflow run (one piece of work): quoted, cancelled, cancel-failed, cancel-unresolved, ' +
-        'cancel-refused, cancel-stopped, checked, changed-by-supplier, not-cancellable; closed and failed end runs ' +
-        'started before the order workflow ran on demand.',
+        'cancel-refused, cancel-stopped, checked, changed-by-supplier, not-cancellable, cancel-not-done (a ' +
+        'cancellation the system asked for that could not be done: for a person).',
       OrderOutcome,
       'output',
     ),

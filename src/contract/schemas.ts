@@ -111,6 +111,11 @@ export const RecoveryPolicy = z.object({
   deadlineSeconds: z.number().positive().default(RECOVERY_DEFAULTS.deadlineSeconds),
   /** Continue-as-new once the history has this many events (state is carried). */
   continueAsNewAfterEvents: z.number().int().min(100).default(RECOVERY_DEFAULTS.continueAsNewAfterEvents),
+  /**
+   * No Cancel goes out this close to a change of the cancellation fee unless the fee after the change is accepted
+   * too: the supplier's clock, the request's trip and its processing may put the send past the change.
+   */
+  feeChangeMarginSeconds: z.number().min(0).max(3600).default(RECOVERY_DEFAULTS.feeChangeMarginSeconds),
 });
 export type RecoveryPolicy = z.infer<typeof RecoveryPolicy>;
 
@@ -460,6 +465,12 @@ export const CancellationRecord = z.object({
   polls: z.array(PollRecord),
   nextPollAt: z.string().optional(),
   deadlineAt: z.string().optional(),
+  /**
+   * Read when this run's first Cancel was refused: whether an earlier run of the order sent a Cancel that may have
+   * acted and never saw it settle (`may-have-acted`: the refusal is then no proof, and the order is followed), or
+   * whether that could not be found out (`unknown`: the server keeps no list of runs).
+   */
+  earlierSends: z.enum(['none', 'may-have-acted', 'unknown']).optional(),
 });
 export type CancellationRecord = z.infer<typeof CancellationRecord>;
 
@@ -510,6 +521,18 @@ export const OrderOutcome = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('changed-by-supplier'), order: OrderSummary.optional(), reason: z.string() }),
   /** A cancellation or check was asked for a reference the supplier has no order for, or one not confirmed. */
   z.object({ kind: z.literal('not-cancellable'), order: OrderSummary.optional(), reason: z.string() }),
+  /**
+   * A cancellation the system asked for (`autoCancel`: onCancelAfterBook, the sweep's orphans) could not be done:
+   * the supplier refused its Cancel, or the order was not cancellable (not listed, pending, CancelFailed) by the
+   * deadline. Nobody else is waiting for it, so a person is told: ERROR line, metric, console item.
+   */
+  z.object({
+    kind: z.literal('cancel-not-done'),
+    origin: z.enum(['auto', 'reconciliation']),
+    order: OrderSummary.optional(),
+    cancellation: CancellationRecord.optional(),
+    reason: z.string(),
+  }),
 ]);
 export type OrderOutcome = z.infer<typeof OrderOutcome>;
 
@@ -524,8 +547,8 @@ export const OrderState = z.object({
 export type OrderState = z.infer<typeof OrderState>;
 
 /**
- * The order workflow's input: a reference and what to do (a cancelBooking update arrives with the start,
- * `autoCancel`, or `check`); the order is read fresh with QueryOrders. A cancellation followed over
+ * The order workflow's input: a reference and what to do (a cancelBooking update arrives with the start, an
+ * `autoCancel` signal, or `check`); the order is read fresh with QueryOrders. A cancellation followed over
  * continue-as-new travels beside it (internal `carry`).
  */
 export const OrderWorkflowInput = z.object({
@@ -535,16 +558,6 @@ export const OrderWorkflowInput = z.object({
   context: RequestContext.optional(),
   /** The recovery policy a cancellation follows the order with; defaults when absent. */
   recovery: RecoveryPolicy.partial().optional(),
-  /** Cancel at once (onCancelAfterBook, or an orphan the sweep cancels). */
-  autoCancel: z
-    .object({
-      reason: z.string(),
-      onlyIfFree: z.boolean(),
-      origin: z.enum(['auto', 'reconciliation']),
-      /** The most it may cost (the sweep's orphan fee ceiling); absent: any fee (onlyIfFree aside). */
-      maxFee: Money.optional(),
-    })
-    .optional(),
   /** Verify the order now (a supplier callback for a reference no open workflow follows). */
   check: z
     .object({
@@ -566,6 +579,21 @@ export const OrderWorkflowInput = z.object({
     .optional(),
 });
 export type OrderWorkflowInput = z.infer<typeof OrderWorkflowInput>;
+
+/**
+ * A cancellation the system asks for, with no caller waiting: onCancelAfterBook (`auto`) or an orphan the sweep
+ * cancels (`reconciliation`). Workers deliver it with the `autoCancel` signal by signal-with-start, so it reaches
+ * the run already open for the reference (which takes it after the work in hand) or starts one; it is never an
+ * input a caller's start could carry.
+ */
+export const AutoCancel = z.object({
+  reason: z.string(),
+  onlyIfFree: z.boolean(),
+  origin: z.enum(['auto', 'reconciliation']),
+  /** The most it may cost (the sweep's orphan fee ceiling); absent: any fee (onlyIfFree aside). */
+  maxFee: Money.optional(),
+});
+export type AutoCancel = z.infer<typeof AutoCancel>;
 
 /**
  * An operator's note that an item needing a person was handled (the console's "mark handled"): recorded as an

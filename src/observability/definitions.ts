@@ -103,11 +103,12 @@ export const BOOKING_METRICS = define({
         'checked',
         'changed-by-supplier',
         'not-cancellable',
+        'cancel-not-done',
       ],
     },
     help:
-      'Order workflow runs ended, by outcome kind; cancel-failed, cancel-unresolved, cancel-stopped and ' +
-      'changed-by-supplier need a person.',
+      'Order workflow runs ended, by outcome kind; cancel-failed, cancel-unresolved, cancel-stopped, ' +
+      'changed-by-supplier and cancel-not-done need a person.',
   },
   sweeps: {
     /** Recorded by the sweep's code (src/workflows/counters.ts); a sweep that fails records nothing. */

@@ -70,6 +70,24 @@ export function cancelFeeAt(policy: RoomCancelPolicy[] | undefined, atMs: number
   return { fee: total ?? null, basis: 'policy', ...changesAt };
 }
 
+/**
+ * The fee a send made at `atMs` may be charged besides `quote`'s: when the fee changes within `marginMs`, the one
+ * after the change (a send can land after it: the supplier's clock, the trip, its processing). Undefined when no
+ * change is that close.
+ */
+export function feeAfterChange(
+  policy: RoomCancelPolicy[] | undefined,
+  quote: CancelFeeQuote,
+  atMs: number,
+  marginMs: number,
+  currency?: string,
+): CancelFeeQuote | undefined {
+  if (!quote.changesAt) return undefined;
+  const changesAtMs = Date.parse(quote.changesAt);
+  if (changesAtMs - atMs > marginMs) return undefined;
+  return cancelFeeAt(policy, changesAtMs + 1, currency);
+}
+
 /** Whether two fees are the same (both unknown, both nothing in whatever currency, or the same amount and currency). */
 export function sameFee(a: Money | null | undefined, b: Money | null | undefined): boolean {
   if (a == null || b == null) return a == null && b == null;

@@ -1,5 +1,5 @@
 /** The pure rules of an order's life: the cancellation fee at a moment, and the reconciliation verdict. */
-import { cancelFeeAt, chargedWithin, sameFee } from '../../src/workflows/cancel-fee';
+import { cancelFeeAt, chargedWithin, feeAfterChange, sameFee } from '../../src/workflows/cancel-fee';
 import { classifyOrder, slices, type BookingView } from '../../src/sweep/classify';
 import { defaultSupplierProfile } from '../../src/supplier/profile';
 
@@ -37,6 +37,17 @@ describe('cancelFeeAt', () => {
     expect(cancelFeeAt(undefined, 0)).toEqual({ fee: null, basis: 'unknown' });
     const eur = { fees: [{ until: '2026-12-10T00:00:00Z', fee: { currency: 'EUR', amount: 5 } }] };
     expect(cancelFeeAt([room, eur], at('2026-12-03T00:00:00Z')).basis).toBe('unknown');
+  });
+
+  test('feeAfterChange: the fee after a change within the margin, nothing when the change is further away', () => {
+    const margin = 120_000;
+    const freeNow = cancelFeeAt([room], at('2026-11-30T23:59:00Z'));
+    expect(feeAfterChange([room], freeNow, at('2026-11-30T23:59:00Z'), margin)).toMatchObject({ fee: usd(40) });
+    const earlier = cancelFeeAt([room], at('2026-11-30T23:57:00Z'));
+    expect(feeAfterChange([room], earlier, at('2026-11-30T23:57:00Z'), margin)).toBeUndefined();
+    // Past the last item the fee is unknown: the change to it counts like any other.
+    const last = cancelFeeAt([room], at('2026-12-09T23:59:30Z'));
+    expect(feeAfterChange([room], last, at('2026-12-09T23:59:30Z'), margin)).toEqual({ fee: null, basis: 'unknown' });
   });
 
   test('sameFee: amounts to the cent, currencies, and unknown only equals unknown', () => {

@@ -218,11 +218,21 @@ describe('the Cancel rule: only answers that prove nothing was done are refusals
     expect(await settled(orderHandle(ref))).toMatchObject({ kind: 'cancelled', order: { status: 3 } });
   });
 
+  test('a confirm within 2 minutes of a change of fee is refused (FeeChangesSoon), nothing sent: the Cancel could land after the change', async () => {
+    // Free for one more minute: the caller's free quote is right, but a Cancel sent now may be processed past it.
+    const ref = await confirmed({ test: 'confirmAfterMs=0&freeCancelForMs=60000' });
+    await expect(
+      cancelRequest(ref, { confirm: true, acceptedFee: { currency: 'USD', amount: 0 } }),
+    ).rejects.toMatchObject({ cause: { type: 'FeeChangesSoon', message: expect.stringMatching(/within 120 s/) } });
+    expect(cancelCalls(ref)).toHaveLength(0);
+    expect(sandboxOrder(ref)?.status).toBe(2);
+  });
+
   test('a fee deadline passing between a lost Cancel and its re-send: re-quoted, stopped, not charged', async () => {
     expectWorkerWarnings(/^ERROR Order cancel-stopped: needs manual follow-up/);
-    // Free for 2 minutes after booking; the Cancels of the first 5 minutes never reach the hotel (504, nothing
-    // taken): a first send whose answer is lost, however it is retried.
-    const ref = await confirmed({ test: 'confirmAfterMs=0&freeCancelForMs=120000&cancel=lost&cancelTimes=12' });
+    // Free for 4 minutes after booking (beyond the 2-minute margin before a change of fee); the Cancels of the first
+    // 5 minutes never reach the hotel (504, nothing taken): a first send whose answer is lost, however it is retried.
+    const ref = await confirmed({ test: 'confirmAfterMs=0&freeCancelForMs=240000&cancel=lost&cancelTimes=12' });
     const answer = await cancelRequest(ref, { confirm: true, acceptedFee: { currency: 'USD', amount: 0 } });
     expect(answer).toMatchObject({ kind: 'cancel-requested', ambiguous: true });
     // The re-send point is the first poll ≥ 10 minutes after the send: past the free window.
@@ -308,9 +318,10 @@ test('a Cancel no worker starts within a minute (a backlog) is never sent late: 
   expectWorkerWarnings(/^ERROR Order cancel-stopped: needs manual follow-up/);
   // Free for 30 s after booking; the caller confirms at once, at the free fee; no worker takes Cancel tasks. (The
   // time-skipping server does not skip time while an activity task waits: this test takes the minute it waits.)
+  // No margin before the change of fee: this is the schedule-to-start bound's test, not the margin's.
   const ref = await confirmed({ test: 'confirmAfterMs=0&freeCancelForMs=30000' });
   const outcome: OrderOutcome = await withOrderWorkers({ noActivities: true }, async (taskQueue) => {
-    await confirmFreeOn(taskQueue, ref, undefined);
+    await confirmFreeOn(taskQueue, ref, { feeChangeMarginSeconds: 0 });
     return settled(orderHandle(ref), '20 seconds');
   });
   expect(outcome).toMatchObject({ kind: 'cancel-stopped' });

@@ -47,14 +47,19 @@ afterAll(async () => {
 
 /**
  * A confirmed booking whose order the hotel cancels only once `takenAt(n)` says the n-th Cancel took it; every
- * Cancel is answered by `answer(n)`. QueryOrders lists the order as the hotel has it.
+ * Cancel is answered by `answer(n)`. QueryOrders lists the order as the hotel has it, with `fields` over the spec's.
  */
-async function confirmedOrder(answer: (n: number) => SpecReply, takenAt: (n: number) => boolean = () => true) {
+async function confirmedOrder(
+  answer: (n: number) => SpecReply,
+  takenAt: (n: number) => boolean = () => true,
+  fields: Record<string, unknown> = {},
+) {
   const ref = randomUUID();
   let cancelled = false;
   let cancels = 0;
   const order = () =>
     specOrder(ref, {
+      ...fields,
       status: cancelled ? ORDER_CANCELLED : ORDER_CONFIRMED,
       ...(cancelled ? { cancelTime: '2030-06-02T09:00:00Z', cancelReason: null } : {}),
     });
@@ -173,4 +178,28 @@ test('two confirms at once (a double click, a retried call): one cancellation, t
   // The run ends for a person (cancel-unresolved), not `cancel-refused` over a second "first" send's 400.
   expect((await awaitOrderOutcome(env.client, ref)).kind).toBe('cancel-unresolved');
   expect(cancelsOf(ref)).toHaveLength(2);
+});
+
+test('a Cancel the hotel charges above the fee accepted (25 USD on a free cancellation) still ends cancelled, and a person is told with both fees', async () => {
+  expectWorkerWarnings(/^ERROR Order cancelled at a service fee above the one accepted/);
+  // Free for centuries: whatever the time-skipping clock says, the quote is free and the caller accepts 0.
+  const room = { ...((specOrder('x').rooms as object[])[0] as object) };
+  const rooms = [
+    {
+      ...room,
+      refundableUntil: '2999-01-01T00:00:00Z',
+      cancelFees: [{ until: '2999-06-01T00:00:00Z', fee: { currency: 'USD', amount: 60 } }],
+    },
+  ];
+  const ref = await confirmedOrder(
+    () => success({ serviceFee: { currency: 'USD', amount: '25.00' }, status: 1 }),
+    () => true,
+    { rooms },
+  );
+  const { answer, outcome } = await cancelAtQuote(ref);
+  expect(answer).toBe('cancel-requested');
+  expect(outcome).toMatchObject({
+    kind: 'cancelled',
+    cancellation: { accepted: { kind: 'fee', fee: { amount: 0 } }, serviceFee: { currency: 'USD', amount: 25 } },
+  });
 });

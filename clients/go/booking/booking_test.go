@@ -266,7 +266,7 @@ func TestOrderOutcomeAndStateMatchTheSchema(t *testing.T) {
 	want := []string{
 		OrderKindCancelled, OrderKindCancelFailed, OrderKindCancelUnresolved,
 		OrderKindQuoted, OrderKindCancelRefused, OrderKindCancelStopped, OrderKindChecked,
-		OrderKindChangedBySupplier, OrderKindNotCancellable,
+		OrderKindChangedBySupplier, OrderKindNotCancellable, OrderKindCancelNotDone,
 	}
 	if !reflect.DeepEqual(kinds, want) {
 		t.Errorf("order outcome kinds %v, this package knows %v", kinds, want)

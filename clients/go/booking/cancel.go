@@ -149,12 +149,14 @@ const (
 	OrderKindChecked           = "checked"
 	OrderKindChangedBySupplier = "changed-by-supplier"
 	OrderKindNotCancellable    = "not-cancellable"
+	OrderKindCancelNotDone     = "cancel-not-done"
 )
 
 // OrderOutcome is how an order run ended, the union flattened: Order (absent only for changed-by-supplier and
 // not-cancellable), Cancellation (the cancel kinds), Interrupted (cancel-unresolved, an operator cancelled the
 // run), Quote (quoted), ErrorType and Reason (cancel-refused; Reason also cancel-stopped, changed-by-supplier,
-// not-cancellable), FeeNow (cancel-stopped). Raw is the whole result as the workflow returned it.
+// not-cancellable, cancel-not-done), FeeNow (cancel-stopped), Origin (cancel-not-done: "auto" or "reconciliation").
+// Raw is the whole result as the workflow returned it.
 type OrderOutcome struct {
 	Kind         string              `json:"kind"`
 	Order        *Order              `json:"order,omitempty"`
@@ -164,6 +166,7 @@ type OrderOutcome struct {
 	ErrorType    string              `json:"errorType,omitempty"`
 	Reason       string              `json:"reason,omitempty"`
 	FeeNow       *Money              `json:"feeNow,omitempty"`
+	Origin       string              `json:"origin,omitempty"`
 	Raw          json.RawMessage     `json:"-"`
 }
 
@@ -180,6 +183,8 @@ type CancellationRecord struct {
 	Polls          []Poll               `json:"polls"`
 	NextPollAt     string               `json:"nextPollAt,omitempty"`
 	DeadlineAt     string               `json:"deadlineAt,omitempty"`
+	// EarlierSends, read when the run's first Cancel was refused: "none", "may-have-acted" or "unknown".
+	EarlierSends string `json:"earlierSends,omitempty"`
 }
 
 // CancellationAccepted is what a cancellation accepted, checked before every send: Kind "fee" (at most Fee; nil:
@@ -213,4 +218,5 @@ type OrderState struct {
 var OrderStages = []string{
 	"checking", "cancelling", "cancelled", "cancel-failed", "cancel-unresolved",
 	"quoted", "cancel-refused", "cancel-stopped", "checked", "changed-by-supplier", "not-cancellable",
+	"cancel-waiting", "cancel-not-done",
 }

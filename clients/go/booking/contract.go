@@ -84,6 +84,7 @@ type RecoveryPolicy struct {
 	MaxBookAttempts          int       `json:"maxBookAttempts,omitempty"`
 	DeadlineSeconds          float64   `json:"deadlineSeconds,omitempty"`
 	ContinueAsNewAfterEvents int       `json:"continueAsNewAfterEvents,omitempty"`
+	FeeChangeMarginSeconds   float64   `json:"feeChangeMarginSeconds,omitempty"`
 	Testing                  bool      `json:"testing,omitempty"`
 }
 

@@ -4,12 +4,13 @@
  * simply ends: its order workflow starts on demand, when somebody asks.
  *
  * Started by a local activity, as a workflow of its own (not a child: nothing ties its life to this one's), and
- * awaited, so the cancellation has its workflow before the booking's result is out. The start is idempotent (same
- * id, USE_EXISTING), so a run again after a lost worker is harmless, and a local activity saves a workflow task.
+ * awaited, so the cancellation has its workflow before the booking's result is out. The cancellation goes by
+ * signal-with-start, so a run already open for the reference takes it too; a second delivery (the local activity
+ * run again after a lost worker) joins the cancellation the first one started.
  */
 import { CancellationScope, proxyLocalActivities } from '@temporalio/workflow';
-import type { BookingOutcome, OrderWorkflowInput } from '../../contract';
-import type { OrderActivities } from '../../activities/order';
+import type { BookingOutcome } from '../../contract';
+import type { OrderActivities, OrderStart } from '../../activities/order';
 import type { BookingRun } from './run';
 
 /** Retried until the service takes it: a cancellation asked for must not be lost. */
@@ -23,7 +24,7 @@ export async function handOffOrder(run: BookingRun, outcome: BookingOutcome): Pr
   const { request, state } = run;
   const policy = request.onCancelAfterBook ?? 'report';
   if (!state.cancelRequested || policy === 'report') return outcome;
-  const input: OrderWorkflowInput = {
+  const input: OrderStart = {
     customerReferenceNo: request.customerReferenceNo,
     sessionId: state.sessionId,
     ...(request.context ? { context: request.context } : {}),

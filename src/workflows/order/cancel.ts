@@ -25,10 +25,10 @@ import type { CancelBookingAnswer, CancelFeeQuote, CancellationRecord, OrderOutc
 import { feeWithin, type AcceptedFee } from '../cancel-fee';
 import { spacedHint } from '../hint-spacing';
 import { pollOffsetSeconds } from '../schedule';
-import { sendCancel } from './proxies';
+import { earlierCancelSends, sendCancel } from './proxies';
 import { failureType } from '../failure';
-import { describeOrder, fee, quoteNow, readOrder, setOrderStage, type OrderRun } from './run';
-import type { OrderWorkflowArgs, orderWorkflow } from './index';
+import { describeOrder, fee, feeSoon, quoteNow, readOrder, setOrderStage, type OrderRun } from './run';
+import type { OrderCarry, OrderWorkflowArgs, orderWorkflow } from './index';
 
 /** How long the first send keeps trying while the supplier refuses before any work (429): Book's figure. */
 const REFUSALS_FOR_MS = 10 * 60_000;
@@ -107,15 +107,8 @@ export async function follow(
   record.deadlineAt = new Date(deadlineMs).toISOString();
   for (;;) {
     if (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength >= recovery.continueAsNewAfterEvents) {
-      // A request queued meanwhile (one that came while an automatic cancellation read the order) would wait
-      // for this loop forever: it is refused, to be asked of the next run, so every handler can finish.
-      refuseQueued(run, 'The order run continues as new while it follows a cancellation: ask again');
-      await condition(allHandlersFinished);
-      return continueAsNew<typeof orderWorkflow>({
-        ...input,
-        autoCancel: undefined,
-        check: undefined,
-        carry: { state, plan: withoutAnswer(plan), follow: { anchorMs, nextIndex, deadlineMs, ambiguous } },
+      return continueWith(run, input, {
+        cancel: { plan: withoutAnswer(plan), follow: { anchorMs, nextIndex, deadlineMs, ambiguous } },
       });
     }
     const dueMs = Math.min(anchorMs + pollOffsetSeconds(nextIndex, recovery) * 1000, deadlineMs);
@@ -183,6 +176,26 @@ export function endingOf(run: OrderRun, record: CancellationRecord): OrderOutcom
   return undefined;
 }
 
+/**
+ * Continues as new with what the run follows. A request queued meanwhile (one that came while an automatic
+ * cancellation read the order) would wait for the loop forever: it is refused, to be asked of the next run, so
+ * every handler can finish. Automatic cancellations not taken yet join the one carried.
+ */
+export async function continueWith(
+  run: OrderRun,
+  input: OrderWorkflowArgs,
+  work: Pick<OrderCarry, 'cancel' | 'wait'>,
+): Promise<never> {
+  refuseQueued(run, 'The order run continues as new while it follows a cancellation: ask again');
+  await condition(allHandlersFinished);
+  const autoAsked = run.autoAsked ?? run.autoCancels[0]?.origin;
+  return continueAsNew<typeof orderWorkflow>({
+    ...input,
+    check: undefined,
+    carry: { state: run.state, ...(autoAsked ? { autoAsked } : {}), ...work },
+  });
+}
+
 function withoutAnswer({ onAnswer: _onAnswer, ...plan }: CancelPlan): Omit<CancelPlan, 'onAnswer'> {
   return plan;
 }
@@ -218,19 +231,18 @@ async function send(
       record.cancelAttempts.push({ at, result: 'not-sent', error: 'Interrupted', quote });
       return { kind: 'stopped', quote, reason: 'the order run was cancelled by an operator before Cancel was sent' };
     }
-    if (!feeWithin(plan.accepted, quote)) {
-      record.cancelAttempts.push({ at, result: 'not-sent', error: 'FeeAboveAccepted', quote });
-      const reason =
-        plan.accepted.kind === 'free'
-          ? `cancellation is no longer free (fee now ${fee(quote.fee)})`
-          : `the fee now is ${fee(quote.fee)}, above the accepted ${plan.accepted.kind === 'fee' ? fee(plan.accepted.fee) : 'fee'}`;
-      return { kind: 'stopped', quote, reason };
+    const above = aboveAccepted(run, plan.accepted, quote);
+    if (above) {
+      record.cancelAttempts.push({ at, result: 'not-sent', error: above.error, quote });
+      return { kind: 'stopped', quote, reason: above.reason };
     }
     const answer = await sendOnce(run, record, quote, at);
     if (answer.kind === 'accepted') return { kind: 'sent', ambiguous: false };
     if (answer.kind === 'ambiguous') return { kind: 'sent', ambiguous: true };
     if (answer.kind === 'rejected') {
-      if (!mayHaveActed) return { kind: 'refused', errorType: answer.errorType, message: answer.message };
+      if (!mayHaveActed && (await earlierSendsSettled(run, record))) {
+        return { kind: 'refused', errorType: answer.errorType, message: answer.message };
+      }
       // After a send that may have acted, "cannot be cancelled" may well mean "already being cancelled": this send
       // did nothing, and another would be refused the same way. Only QueryOrders goes on, to the deadline, where a
       // person is told; Cancel is not sent again.
@@ -244,6 +256,53 @@ async function send(
     await condition(() => run.interrupted, answer.retryAfterMs ?? pauseMs);
     pauseMs = Math.min(pauseMs * 2, 30_000);
   }
+}
+
+/**
+ * Why a send now would be above what was accepted: the fee that applies now, or the one after a change of fee within
+ * the run's margin (the send may land after the change); undefined when it is within.
+ */
+function aboveAccepted(
+  run: OrderRun,
+  accepted: AcceptedFee,
+  quote: CancelFeeQuote,
+): { error: string; reason: string } | undefined {
+  const acceptedText = accepted.kind === 'fee' ? fee(accepted.fee) : 'fee';
+  if (!feeWithin(accepted, quote)) {
+    const reason =
+      accepted.kind === 'free'
+        ? `cancellation is no longer free (fee now ${fee(quote.fee)})`
+        : `the fee now is ${fee(quote.fee)}, above the accepted ${acceptedText}`;
+    return { error: 'FeeAboveAccepted', reason };
+  }
+  const soon = feeSoon(run, quote);
+  if (soon && !feeWithin(accepted, soon)) {
+    const what = accepted.kind === 'free' ? 'only while free' : `up to ${acceptedText}`;
+    const reason =
+      `the fee changes to ${fee(soon.fee)} at ${quote.changesAt}, within ${run.recovery.feeChangeMarginSeconds} s, ` +
+      `and the cancellation was accepted ${what}: a Cancel sent now may land after the change`;
+    return { error: 'FeeChangesSoon', reason };
+  }
+  return undefined;
+}
+
+/**
+ * Whether a first send's refusal can be believed: not when an earlier run of this order sent a Cancel that may have
+ * acted and never saw it settle ("cannot be cancelled" may then mean "already being cancelled"). Recorded either way.
+ */
+async function earlierSendsSettled(run: OrderRun, record: CancellationRecord): Promise<boolean> {
+  let earlier: NonNullable<CancellationRecord['earlierSends']>;
+  try {
+    earlier = await earlierCancelSends({
+      customerReferenceNo: run.state.customerReferenceNo,
+      runId: workflowInfo().runId,
+    });
+  } catch {
+    earlier = 'unknown';
+  }
+  // `unknown` (a server that keeps no list of runs) is recorded, and the refusal read as this run sees it.
+  record.earlierSends = earlier;
+  return earlier !== 'may-have-acted';
 }
 
 async function sendOnce(

@@ -3,23 +3,35 @@
  *  - A caller's cancelBooking update starts it (Update-With-Start, attaching to a run already open): the run reads
  *    the order fresh with QueryOrders, quotes the fee that applies now in the order's currency, and with
  *    `{confirm: true}` at that very fee cancels by the Cancel rule and follows the order to its end (cancel.ts).
- *  - onCancelAfterBook and the sweep's orphans start it with `autoCancel`; a supplier callback for a reference no
- *    workflow follows starts it with `check`, which verifies the order against its booking (work.ts).
+ *  - onCancelAfterBook and the sweep's orphans send it `autoCancel` by signal-with-start, so an open run takes it
+ *    too: it waits for the order to be cancellable and cancels it; not done, a person is told (auto-cancel.ts).
+ *  - A supplier callback for a reference no workflow follows starts it with `check`, which verifies the order
+ *    against its booking (work.ts).
  *  - It ends when its work is done; the next request starts a new run. Nothing waits for weeks.
  * An operator's "Request cancellation" lets a Cancel in flight finish, sends nothing more, and ends with an
  * outcome.
  */
 import { allHandlersFinished, CancellationScope, condition } from '@temporalio/workflow';
-import type { OrderOutcome, OrderState, OrderWorkflowInput } from '../../contract';
+import type { AutoCancel, OrderOutcome, OrderState, OrderWorkflowInput } from '../../contract';
+import { cancelOnItsOwn, takeAutoCancel, type WaitState } from './auto-cancel';
 import { follow, type CancelPlan, type FollowState } from './cancel';
 import { listenOrder } from './messages';
-import { finishOrder, newOrderRun, type OrderRun } from './run';
-import { answerRequest, cancelOnItsOwn, checkOrder } from './work';
+import { finishOrder, newOrderRun, recordOutcome, type OrderRun } from './run';
+import { answerRequest, checkOrder } from './work';
 
-/** The input, and what a run carries over continue-as-new (internal): `carry`, a cancellation being followed. */
-export type OrderWorkflowArgs = OrderWorkflowInput & {
-  carry?: { state: OrderState; plan: Omit<CancelPlan, 'onAnswer'>; follow: FollowState };
-};
+/** What a run hands over continue-as-new (internal): the order's state and the cancellation it follows or awaits. */
+export interface OrderCarry {
+  state: OrderState;
+  /** The system asked for the cancellation (run.autoAsked). */
+  autoAsked?: AutoCancel['origin'];
+  /** A cancellation sent, being followed to its end. */
+  cancel?: { plan: Omit<CancelPlan, 'onAnswer'>; follow: FollowState };
+  /** An automatic cancellation waiting for its order to be cancellable. */
+  wait?: { auto: AutoCancel; from: WaitState };
+}
+
+/** The input, and what a run carries over continue-as-new. */
+export type OrderWorkflowArgs = OrderWorkflowInput & { carry?: OrderCarry };
 
 export async function orderWorkflow(input: OrderWorkflowArgs): Promise<OrderOutcome> {
   const run = newOrderRun(input);
@@ -34,14 +46,13 @@ export async function orderWorkflow(input: OrderWorkflowArgs): Promise<OrderOutc
 async function work(run: OrderRun, input: OrderWorkflowArgs): Promise<OrderOutcome> {
   // The first piece of work reads the order fresh: hints that came with the start (signal-with-start) are seen.
   run.hintsSeen = run.hints;
-  if (input.carry) {
-    Object.assign(run.state, input.carry.state);
-    run.outcome = await follow(run, input.carry.plan, input.carry.follow, input);
-  } else if (input.autoCancel) run.outcome = await cancelOnItsOwn(run, input.autoCancel, input);
-  else if (input.check) run.outcome = await checkOrder(run, input.check);
+  if (input.carry) await resume(run, input.carry, input);
+  else if (input.check) recordOutcome(run, await checkOrder(run, input.check));
 
   for (;;) {
-    await condition(() => run.requests.length > 0 || run.hints > run.hintsSeen || allHandlersFinished());
+    await condition(
+      () => run.requests.length > 0 || run.autoCancels.length > 0 || run.hints > run.hintsSeen || allHandlersFinished(),
+    );
     const request = run.requests.shift();
     if (request) {
       run.current = request;
@@ -49,14 +60,32 @@ async function work(run: OrderRun, input: OrderWorkflowArgs): Promise<OrderOutco
       run.current = undefined;
       continue;
     }
+    const auto = run.autoCancels.shift();
+    if (auto) {
+      await takeAutoCancel(run, auto, input);
+      continue;
+    }
     if (run.hints > run.hintsSeen) {
       run.hintsSeen = run.hints;
       // A hint after a cancellation of this run adds nothing: it has already read the order to its end.
-      if (!run.state.cancellation) run.outcome = await checkOrder(run, input.check);
+      if (!run.state.cancellation) recordOutcome(run, await checkOrder(run, input.check));
+      continue;
+    }
+    // A run given nothing to do (an update refused before it was taken, a start without work) checks the order;
+    // then the loop looks again, so a signal that came meanwhile is taken, not dropped by the run's end.
+    if (!run.outcome) {
+      recordOutcome(run, await checkOrder(run, input.check));
       continue;
     }
     break;
   }
-  // A run given nothing to do (an update refused before it was taken, a start without work) checks the order.
-  return finishOrder(run, run.outcome ?? (await checkOrder(run, input.check)));
+  return finishOrder(run, run.outcome);
+}
+
+/** Takes up what the run before continue-as-new was doing. */
+async function resume(run: OrderRun, carry: OrderCarry, input: OrderWorkflowArgs): Promise<void> {
+  Object.assign(run.state, carry.state);
+  if (carry.autoAsked) run.autoAsked = carry.autoAsked;
+  if (carry.cancel) recordOutcome(run, await follow(run, carry.cancel.plan, carry.cancel.follow, input));
+  else if (carry.wait) recordOutcome(run, await cancelOnItsOwn(run, carry.wait.auto, input, carry.wait.from));
 }

@@ -1,7 +1,15 @@
-/** What reaches an order run from outside: the caller's cancelBooking update, supplier hints, the state query. */
-import { ApplicationFailure, condition, setHandler } from '@temporalio/workflow';
-import { cancelBookingUpdate, orderStateQuery, supplierOrderUpdateSignal } from '../../contract/definitions';
-import type { CancelBookingAnswer, CancelBookingRequest } from '../../contract';
+/**
+ * What reaches an order run from outside: the caller's cancelBooking update, the system's autoCancel signal,
+ * supplier hints, the state query.
+ */
+import { ApplicationFailure, condition, log, setHandler } from '@temporalio/workflow';
+import {
+  autoCancelSignal,
+  cancelBookingUpdate,
+  orderStateQuery,
+  supplierOrderUpdateSignal,
+} from '../../contract/definitions';
+import type { AutoCancel, CancelBookingAnswer, CancelBookingRequest } from '../../contract';
 import type { Money } from '../../values';
 import type { OrderRun, QueuedRequest } from './run';
 
@@ -28,6 +36,28 @@ export function listenOrder(run: OrderRun): void {
   setHandler(supplierOrderUpdateSignal, () => {
     run.hints++;
   });
+  // Queued, never dropped: the main loop takes it after the work in hand, or joins it to a cancellation taken.
+  setHandler(autoCancelSignal, (auto) => {
+    if (!isAutoCancel(auto)) {
+      log.warn('autoCancel signal ignored: not an automatic cancellation', {
+        customerReferenceNo: run.input.customerReferenceNo,
+      });
+      return;
+    }
+    run.autoCancels.push(auto);
+  });
+}
+
+/** The signal comes from workers only; its shape is still checked, as every input a decision reads. */
+function isAutoCancel(value: unknown): value is AutoCancel {
+  const a = value as Partial<AutoCancel> | null;
+  return (
+    !!a &&
+    typeof a.reason === 'string' &&
+    typeof a.onlyIfFree === 'boolean' &&
+    (a.origin === 'auto' || a.origin === 'reconciliation') &&
+    (a.maxFee === undefined || (typeof a.maxFee?.amount === 'number' && typeof a.maxFee?.currency === 'string'))
+  );
 }
 
 /**
@@ -41,6 +71,12 @@ function validateCancel(run: OrderRun, request: CancelBookingRequest): void {
   const issues = requestIssues(request);
   if (issues.length > 0) throw new Error(`Invalid cancel request: ${issues.join('; ')}`);
   if (run.interrupted) throw new Error('The order run was cancelled by an operator: send the request again');
+  if (run.autoAsked || run.autoCancels.length > 0) {
+    throw new Error(
+      "The order is being cancelled automatically (the booking's onCancelAfterBook, or the reconciliation sweep): " +
+        'follow it with the orderState query; ask again only once this run has ended',
+    );
+  }
   if (cancellationAskedFor(run)) {
     throw new Error(
       'A cancellation was already asked for in this run: follow it with the orderState query ' +

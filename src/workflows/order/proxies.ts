@@ -28,6 +28,15 @@ export const { bookingInProgress } = proxyLocalActivities<OrderActivities>({
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 3 },
 });
 
+/**
+ * Whether an earlier run of the order left a Cancel that may have acted unsettled: reads of Temporal only (a list by
+ * workflow id, each run's end), so a local activity; asked only when a run's first Cancel is refused.
+ */
+export const { earlierCancelSends } = proxyLocalActivities<OrderActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 3 },
+});
+
 /** The sweep's rule for one order (src/activities/sweep.ts), as a check calls it. */
 interface JudgeOrderActivity {
   judgeOrder(input: {

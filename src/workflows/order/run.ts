@@ -4,8 +4,9 @@
  */
 import { log, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { BookingActivities, OrderView, QueryOrderOutcome } from '../../activities/booking';
-import { BookingStageKey, RECOVERY_DEFAULTS } from '../../contract/definitions';
+import { BookingStageKey, ORDER_OUTCOMES_NEEDING_A_PERSON, RECOVERY_DEFAULTS } from '../../contract/definitions';
 import type {
+  AutoCancel,
   CancelBookingAnswer,
   CancelBookingRequest,
   CancelFeeQuote,
@@ -17,7 +18,7 @@ import type {
   PollRecord,
   RecoveryPolicy,
 } from '../../contract';
-import { cancelFeeAt, chargedWithin } from '../cancel-fee';
+import { cancelFeeAt, chargedWithin, feeAfterChange } from '../cancel-fee';
 import { failureType } from '../failure';
 import { orderQueryActivity } from './proxies';
 import { countCancelFeeAboveAccepted, countOrderOutcome } from '../counters';
@@ -43,6 +44,13 @@ export interface OrderRun {
   requests: QueuedRequest[];
   /** The request being worked on, if any (the validator reads it: one cancellation per run). */
   current?: QueuedRequest;
+  /** The system's cancellations (`autoCancel` signals) not taken yet, in arrival order. */
+  autoCancels: AutoCancel[];
+  /**
+   * Set once the system asked this run to cancel (the first auto-cancel's origin): its refusal or a not cancellable
+   * order is then for a person (`cancel-not-done`), as nobody else waits for it.
+   */
+  autoAsked?: AutoCancel['origin'];
   /** Supplier hints received (`supplierOrderUpdate`) and the count already acted on. */
   hints: number;
   hintsSeen: number;
@@ -72,6 +80,7 @@ export function newOrderRun(input: OrderWorkflowInput): OrderRun {
     traceId,
     queryOrder: orderQueryActivity(),
     requests: [],
+    autoCancels: [],
     hints: 0,
     hintsSeen: 0,
     interrupted: false,
@@ -84,22 +93,36 @@ export function quoteNow(run: OrderRun): CancelFeeQuote {
   return cancelFeeAt(order?.cancelPolicy, Date.now(), order?.price?.currency);
 }
 
+/** The fee after a change of fee within the run's margin (feeChangeMarginSeconds) of now, if one is that close. */
+export function feeSoon(run: OrderRun, quote: CancelFeeQuote): CancelFeeQuote | undefined {
+  const order = run.state.order;
+  const marginMs = run.recovery.feeChangeMarginSeconds * 1000;
+  return feeAfterChange(order?.cancelPolicy, quote, Date.now(), marginMs, order?.price?.currency);
+}
+
 export function setOrderStage(run: OrderRun, stage: OrderStage): void {
   run.state.stage = stage;
   upsertSearchAttributes([{ key: BookingStageKey, value: `order-${stage}` }]);
   setCurrentDetails(describeOrder(run.state));
 }
 
-/** Outcomes a person must follow up: an ERROR line each, and the alert on order_outcomes_total. */
-const NEEDS_A_PERSON = new Set<OrderOutcome['kind']>([
-  'cancel-failed',
-  'cancel-unresolved',
-  'cancel-stopped',
-  'changed-by-supplier',
-]);
+const NEEDS_A_PERSON = new Set<OrderOutcome['kind']>(ORDER_OUTCOMES_NEEDING_A_PERSON);
+
+/** How much an outcome weighs: one for a person outweighs a cancellation's, which outweighs a check's or a quote's. */
+function weight(outcome: OrderOutcome): number {
+  if (NEEDS_A_PERSON.has(outcome.kind)) return 3;
+  if (outcome.kind === 'cancelled' || outcome.kind === 'cancel-refused') return 2;
+  return outcome.kind === 'quoted' ? 0 : 1;
+}
+
+/** The run's outcome becomes `next` unless the one it has weighs more: one that needs a person is never replaced. */
+export function recordOutcome(run: OrderRun, next: OrderOutcome): void {
+  if (!run.outcome || weight(next) >= weight(run.outcome)) run.outcome = next;
+}
 
 /** Records the run's outcome: state, stage, metric, and an ERROR line when a person must act. */
-export function finishOrder(run: OrderRun, outcome: OrderOutcome): OrderOutcome {
+export function finishOrder(run: OrderRun, reached: OrderOutcome): OrderOutcome {
+  const outcome = forTheSystem(run, reached);
   run.state.outcome = outcome;
   if (run.state.cancellation) run.state.cancellation.nextPollAt = undefined;
   setOrderStage(run, finalStage(run, outcome));
@@ -113,6 +136,21 @@ export function finishOrder(run: OrderRun, outcome: OrderOutcome): OrderOutcome 
     });
   }
   return outcome;
+}
+
+/**
+ * A cancellation the system asked for that was refused or found nothing to cancel is `cancel-not-done`: a caller
+ * told "refused" decides for themselves, but nobody waits on onCancelAfterBook or the sweep, so a person must.
+ */
+function forTheSystem(run: OrderRun, outcome: OrderOutcome): OrderOutcome {
+  if (!run.autoAsked || (outcome.kind !== 'cancel-refused' && outcome.kind !== 'not-cancellable')) return outcome;
+  return {
+    kind: 'cancel-not-done',
+    origin: run.autoAsked,
+    ...(outcome.order ? { order: outcome.order } : {}),
+    ...('cancellation' in outcome ? { cancellation: outcome.cancellation } : {}),
+    reason: outcome.reason,
+  };
 }
 
 /**

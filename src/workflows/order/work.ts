@@ -1,20 +1,29 @@
 /**
- * The pieces of work an order run does, each from a fresh QueryOrders read of the order: answer a cancelBooking
- * request (quote, or cancel at the quoted fee), cancel on its own (onCancelAfterBook, an orphan of the sweep),
- * or check the order against what its booking reported (a supplier callback).
+ * The pieces of work an order run does for others, each from a fresh QueryOrders read of the order: answer a
+ * cancelBooking request (quote, or cancel at the quoted fee), or check the order against what its booking reported
+ * (a supplier callback). The system's own cancellations are in auto-cancel.ts.
  */
 import type { OrderOutcome, OrderWorkflowInput } from '../../contract';
-import { sameFee, type AcceptedFee } from '../cancel-fee';
+import { feeWithin, sameFee } from '../cancel-fee';
 import { bookingInProgress, judgeOrder } from './proxies';
 import { cancelOrder } from './cancel';
 import type { OrderWorkflowArgs } from './index';
-import { fee, quoteNow, readOrder, setOrderStage, type OrderRun, type QueuedRequest } from './run';
+import {
+  fee,
+  feeSoon,
+  quoteNow,
+  readOrder,
+  recordOutcome,
+  setOrderStage,
+  type OrderRun,
+  type QueuedRequest,
+} from './run';
 
 /** Answers one cancelBooking request; the run's outcome becomes the request's, a cancellation's over a quote's. */
 export async function answerRequest(run: OrderRun, queued: QueuedRequest, input: OrderWorkflowArgs): Promise<void> {
   const refuse = (type: string, message: string, outcome?: OrderOutcome) => {
     queued.refusal = { type, message };
-    if (outcome && (!run.outcome || run.outcome.kind === 'quoted')) run.outcome = outcome;
+    if (outcome) recordOutcome(run, outcome);
     if (outcome) setOrderStage(run, outcome.kind === 'quoted' ? 'quoted' : 'not-cancellable');
   };
   if (run.interrupted) return refuse('OrderRunCancelled', 'The order run was cancelled by an operator: ask again');
@@ -48,7 +57,7 @@ export async function answerRequest(run: OrderRun, queued: QueuedRequest, input:
   const { request } = queued;
   if (!request.confirm) {
     queued.answer = { kind: 'quote', quote };
-    if (!run.outcome) run.outcome = { kind: 'quoted', order, quote };
+    recordOutcome(run, { kind: 'quoted', order, quote });
     setOrderStage(run, 'quoted');
     return;
   }
@@ -62,7 +71,15 @@ export async function answerRequest(run: OrderRun, queued: QueuedRequest, input:
     const message = `The cancellation fee now is ${fee(quote.fee)}, not ${fee(request.acceptedFee)}: quote again`;
     return refuse('FeeChanged', message, quoted);
   }
-  run.outcome = await cancelOrder(
+  // A send this close to a change of fee may land after it: accepted only if the fee after the change is accepted too.
+  const soon = feeSoon(run, quote);
+  if (soon && !feeWithin({ kind: 'fee', fee: request.acceptedFee }, soon)) {
+    const message =
+      `The cancellation fee changes to ${fee(soon.fee)} at ${quote.changesAt}, within ` +
+      `${run.recovery.feeChangeMarginSeconds} s: a Cancel sent now may be charged that; quote again after the change`;
+    return refuse('FeeChangesSoon', message, quoted);
+  }
+  const outcome = await cancelOrder(
     run,
     {
       reason: request.reason ?? 'cancelled by the caller',
@@ -75,6 +92,7 @@ export async function answerRequest(run: OrderRun, queued: QueuedRequest, input:
     },
     input,
   );
+  recordOutcome(run, outcome);
 }
 
 /**
@@ -88,32 +106,6 @@ async function bookingStill(run: OrderRun): Promise<'ended' | 'running' | 'unkno
   } catch {
     return 'unknown';
   }
-}
-
-/** A cancellation asked for without a caller waiting: onCancelAfterBook, or an orphan the sweep cancels. */
-export async function cancelOnItsOwn(
-  run: OrderRun,
-  auto: NonNullable<OrderWorkflowInput['autoCancel']>,
-  input: OrderWorkflowArgs,
-): Promise<OrderOutcome> {
-  const read = await readOrder(run, Date.now(), 'request');
-  const order = run.state.order;
-  if (read.kind !== 'found' || !order) {
-    const reason =
-      read.kind === 'error'
-        ? `asked to cancel (${auto.reason}), but the order could not be read (${read.error})`
-        : `asked to cancel (${auto.reason}), but the supplier lists no order`;
-    return { kind: read.kind === 'error' ? 'changed-by-supplier' : 'not-cancellable', reason };
-  }
-  if (run.orderState !== 'confirmed') {
-    return { kind: 'not-cancellable', order, reason: `the order is ${run.orderState} (status ${order.status})` };
-  }
-  const accepted: AcceptedFee = auto.onlyIfFree
-    ? { kind: 'free' }
-    : auto.maxFee
-      ? { kind: 'fee', fee: auto.maxFee }
-      : { kind: 'any' };
-  return cancelOrder(run, { reason: auto.reason, origin: auto.origin, accepted }, input);
 }
 
 /**

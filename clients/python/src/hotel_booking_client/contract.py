@@ -84,6 +84,7 @@ class RecoveryPolicy(TypedDict, total=False):
     maxBookAttempts: int
     deadlineSeconds: float
     continueAsNewAfterEvents: int
+    feeChangeMarginSeconds: float
     testing: bool
 
 
@@ -313,6 +314,7 @@ class CancellationRecord(TypedDict):
     polls: List[Poll]
     nextPollAt: NotRequired[str]
     deadlineAt: NotRequired[str]
+    earlierSends: NotRequired[Literal["none", "may-have-acted", "unknown"]]
 
 
 class OrderCancelledOutcome(TypedDict):
@@ -378,6 +380,17 @@ class OrderNotCancellableOutcome(TypedDict):
     reason: str
 
 
+class OrderCancelNotDoneOutcome(TypedDict):
+    """A cancellation the system asked for (onCancelAfterBook, the sweep's orphans) could not be done: a person
+    follows up."""
+
+    kind: Literal["cancel-not-done"]
+    origin: Literal["auto", "reconciliation"]
+    order: NotRequired[Order]
+    cancellation: NotRequired[CancellationRecord]
+    reason: str
+
+
 OrderOutcome = Union[
     OrderCancelledOutcome,
     OrderCancelFailedOutcome,
@@ -388,6 +401,7 @@ OrderOutcome = Union[
     OrderCheckedOutcome,
     OrderChangedBySupplierOutcome,
     OrderNotCancellableOutcome,
+    OrderCancelNotDoneOutcome,
 ]
 """How an order workflow run ends (schema/order-outcome.schema.json), a union on `kind`. A run does one piece of
 work (a cancellation, a quote, a check)."""
@@ -402,6 +416,7 @@ ORDER_OUTCOME_TYPES: Dict[str, Any] = {
     "checked": OrderCheckedOutcome,
     "changed-by-supplier": OrderChangedBySupplierOutcome,
     "not-cancellable": OrderNotCancellableOutcome,
+    "cancel-not-done": OrderCancelNotDoneOutcome,
 }
 
 
@@ -420,6 +435,8 @@ class OrderState(TypedDict):
         "checked",
         "changed-by-supplier",
         "not-cancellable",
+        "cancel-waiting",
+        "cancel-not-done",
     ]
     customerReferenceNo: str
     order: NotRequired[Order]

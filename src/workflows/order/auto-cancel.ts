@@ -1,0 +1,92 @@
+/**
+ * A cancellation the system asks for (onCancelAfterBook, an orphan of the sweep), with nobody waiting on it. It
+ * follows the order until it can act or its deadline: a listing that lags, or an order still pending, is read again
+ * on the recovery schedule, and the order is cancelled as soon as it reads Confirmed. An order already Cancelled
+ * needs nothing more; anything else at the deadline (not listed, pending, CancelFailed) ends `cancel-not-done`, for
+ * a person (run.ts, forTheSystem), as does a Cancel the supplier refused.
+ */
+import { condition, workflowInfo } from '@temporalio/workflow';
+import type { AutoCancel, OrderOutcome } from '../../contract';
+import type { AcceptedFee } from '../cancel-fee';
+import { pollOffsetSeconds } from '../schedule';
+import { cancelOrder, continueWith } from './cancel';
+import type { OrderWorkflowArgs } from './index';
+import { readOrder, recordOutcome, setOrderStage, type OrderRun } from './run';
+
+/** Where an automatic cancellation's wait for its order stands; carried over continue-as-new. */
+export interface WaitState {
+  anchorMs: number;
+  /** The next read's place on the recovery schedule (0: at once). */
+  nextIndex: number;
+  deadlineMs: number;
+}
+
+/** Takes one automatic cancellation: joined to the cancellation this run already took, or carried out. */
+export async function takeAutoCancel(run: OrderRun, auto: AutoCancel, input: OrderWorkflowArgs): Promise<void> {
+  run.autoAsked ??= auto.origin;
+  // One cancellation per run: the one taken stands for this one too, and now its refusal is for a person.
+  if (run.state.cancellation) return;
+  recordOutcome(run, await cancelOnItsOwn(run, auto, input));
+}
+
+/** Waits for the order to be cancellable (from `from` when resumed), then cancels it by the Cancel rule. */
+export async function cancelOnItsOwn(
+  run: OrderRun,
+  auto: AutoCancel,
+  input: OrderWorkflowArgs,
+  from?: WaitState,
+): Promise<OrderOutcome> {
+  const startMs = Date.now();
+  const wait = from ?? { anchorMs: startMs, nextIndex: 0, deadlineMs: startMs + run.recovery.deadlineSeconds * 1000 };
+  for (;;) {
+    const read = await readOrder(run, wait.anchorMs, 'request');
+    wait.nextIndex++;
+    const order = run.state.order;
+    if (read.kind === 'found' && order) {
+      if (run.orderState === 'confirmed') {
+        return cancelOrder(run, { reason: auto.reason, origin: auto.origin, accepted: acceptedBy(auto) }, input);
+      }
+      if (run.orderState === 'cancelled') return { kind: 'checked', order };
+      if (run.orderState === 'failed') {
+        const reason = `asked to cancel (${auto.reason}), but the order failed (status ${order.status})`;
+        return { kind: 'changed-by-supplier', order, reason };
+      }
+      // An earlier cancellation the supplier ended in CancelFailed: the order stands, and only a person can say why.
+      if (run.orderState === 'cancel-failed') return notCancellable(run, auto, read.kind);
+    }
+    if (run.interrupted || Date.now() >= wait.deadlineMs) return notCancellable(run, auto, read.kind);
+    if (
+      workflowInfo().continueAsNewSuggested ||
+      workflowInfo().historyLength >= run.recovery.continueAsNewAfterEvents
+    ) {
+      return continueWith(run, input, { wait: { auto, from: wait } });
+    }
+    setOrderStage(run, 'cancel-waiting');
+    const dueMs = Math.min(wait.anchorMs + pollOffsetSeconds(wait.nextIndex, run.recovery) * 1000, wait.deadlineMs);
+    await condition(() => run.interrupted, Math.max(dueMs - Date.now(), 1));
+  }
+}
+
+function acceptedBy(auto: AutoCancel): AcceptedFee {
+  if (auto.onlyIfFree) return { kind: 'free' };
+  return auto.maxFee ? { kind: 'fee', fee: auto.maxFee } : { kind: 'any' };
+}
+
+/** The order never became cancellable: why, as the last read left it. */
+function notCancellable(run: OrderRun, auto: AutoCancel, lastRead: string): OrderOutcome {
+  const order = run.state.order;
+  const why = run.interrupted
+    ? 'the order run was cancelled by an operator first'
+    : lastRead === 'error'
+      ? 'the order could not be read by the deadline'
+      : run.orderState === 'cancel-failed'
+        ? `an earlier cancellation of the order failed (status ${order?.status})`
+        : !order || lastRead === 'not-found'
+          ? 'the supplier listed no order by the deadline'
+          : `the order was still ${run.orderState} (status ${order.status}) at the deadline`;
+  return {
+    kind: 'not-cancellable',
+    ...(order ? { order } : {}),
+    reason: `asked to cancel (${auto.reason}), but ${why}`,
+  };
+}

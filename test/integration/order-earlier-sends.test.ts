@@ -1,0 +1,108 @@
+/**
+ * A new order run knows what the last one sent. A run's Cancel answer was lost (504), the hotel took it but shows it
+ * only much later, and the run ended `cancel-unresolved` at its deadline; the caller asks again, and the new run's
+ * Cancel is refused 400 ("cannot be cancelled": it already is being cancelled). That refusal proves nothing: the new
+ * run finds the earlier run's send (listed by workflow id, read from its result) and follows the order to Cancelled
+ * instead of telling the caller "refused" over an order about to be cancelled.
+ *
+ * On the dev server (the run list needs visibility, which the time-skipping test server lacks), against the supplier
+ * written from the spec's text; the runs use a short recovery schedule so the first ends within seconds.
+ */
+import { randomUUID } from 'node:crypto';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { WithStartWorkflowOperation } from '@temporalio/client';
+import {
+  cancelBookingUpdate,
+  orderWorkflowId,
+  type CancelBookingAnswer,
+  type CancelBookingRequest,
+  type OrderOutcome,
+  type OrderWorkflow,
+} from '../../src/contract';
+import { awaitOrderOutcome } from '../../src/client';
+import {
+  askedReferences,
+  ORDER_CONFIRMED,
+  ordersAnswer,
+  specOrder,
+  success,
+  type SpecSupplier,
+} from '../fixtures/spec-supplier';
+import { expectWorkerWarnings } from '../harness/quiet-worker-logs';
+import { startSpecWorker, type SpecWorker } from '../harness/spec-worker';
+import { connectDevServer } from '../harness/temporal';
+
+const ORDER_CANCELLED = 3;
+/** Polls 2 s apart, a 12 s deadline, and no re-send (that waits 10 minutes): the first run ends unresolved soon. */
+const SHORT = { delaysSeconds: [2, 2], repeatEverySeconds: 2, deadlineSeconds: 12, rebookAfterSeconds: 600 };
+
+let env: TestWorkflowEnvironment;
+let spec: SpecSupplier;
+let rig: SpecWorker;
+
+beforeAll(async () => {
+  env = await connectDevServer();
+  rig = await startSpecWorker(env, 'earlier-sends');
+  spec = rig.spec;
+});
+
+afterAll(async () => {
+  await rig?.close();
+  await env?.teardown();
+});
+
+/** A caller's cancelBooking by Update-With-Start, as documented, with the short schedule in the start input. */
+function ask(ref: string, request: CancelBookingRequest): Promise<CancelBookingAnswer> {
+  return env.client.workflow.executeUpdateWithStart(cancelBookingUpdate, {
+    args: [request],
+    startWorkflowOperation: new WithStartWorkflowOperation<OrderWorkflow>('orderWorkflow', {
+      workflowId: orderWorkflowId(ref),
+      taskQueue: rig.taskQueue,
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+      args: [{ customerReferenceNo: ref, recovery: SHORT }],
+    }),
+  });
+}
+
+test("a new run's first Cancel refused after an earlier run's Cancel may have acted: not read as a refusal; the order is followed to Cancelled", async () => {
+  expectWorkerWarnings(/^ERROR Order cancel-unresolved: needs manual follow-up/);
+  const ref = randomUUID();
+  let cancels = 0;
+  // The hotel takes the first Cancel but lists the order Cancelled only once a second one has come in.
+  let listedCancelled = false;
+  spec.script({
+    queryOrders: (body) =>
+      askedReferences(body).includes(ref)
+        ? ordersAnswer(
+            specOrder(ref, {
+              status: listedCancelled ? ORDER_CANCELLED : ORDER_CONFIRMED,
+              ...(listedCancelled ? { cancelTime: '2030-06-02T09:00:00Z', cancelReason: null } : {}),
+            }),
+          )
+        : ordersAnswer(),
+    cancel: (body) => {
+      if (body.customerReferenceNo !== ref) return success({ status: 3 });
+      cancels++;
+      if (cancels === 1) return { status: 504, body: { code: 100000504, msg: 'gateway timeout' } };
+      listedCancelled = true;
+      return { status: 400, body: { code: 100000400, msg: 'order status does not allow cancellation' } };
+    },
+  });
+
+  const quote = await ask(ref, { confirm: false });
+  if (quote.kind !== 'quote') throw new Error(`expected a quote, got ${quote.kind}`);
+  await awaitOrderOutcome(env.client, ref);
+  const first = await ask(ref, { confirm: true, acceptedFee: quote.quote.fee });
+  expect(first).toMatchObject({ kind: 'cancel-requested', ambiguous: true });
+  expect(await awaitOrderOutcome(env.client, ref)).toMatchObject({ kind: 'cancel-unresolved' });
+
+  const second = await ask(ref, { confirm: true, acceptedFee: quote.quote.fee });
+  expect(second.kind).toBe('cancel-requested');
+  const outcome: OrderOutcome = await awaitOrderOutcome(env.client, ref);
+  expect(outcome).toMatchObject({
+    kind: 'cancelled',
+    cancellation: { earlierSends: 'may-have-acted', cancelAttempts: [{ result: 'rejected' }] },
+  });
+  expect(cancels).toBe(2);
+});
