@@ -2,8 +2,10 @@
  * What the scenarios learn and hand on to the ones after them (the order booked, the statuses it went through,
  * every order and package read), and following an order with QueryOrders while it settles.
  */
-import { isTerminalOrderStatus, type SupplierProfile } from '../supplier/profile';
+import { isTerminalOrderStatus } from '../supplier/profile';
 import type { CancelData, HotelOrder, RoomRatePkg } from '../supplier/schemas';
+import { attempt } from './scenarios/common';
+import { describeError } from './session';
 import type { RunContext } from './types';
 
 /** The order the kit booked and follows through cancellation. */
@@ -60,6 +62,8 @@ export interface Followed {
   queries: number;
   /** The most orders one answer listed under the reference: more than one is a second order. */
   mostUnderReference: number;
+  /** QueryOrders requests that failed on the way (asked again at the next poll). */
+  failures: string[];
 }
 
 /**
@@ -72,47 +76,71 @@ export interface FollowFrom {
 }
 
 /**
- * Polls QueryOrders by reference until the order settles: it moved from `from.status` into a status the profile
- * calls final, or into any status that then holds for three answers in a row (a supplier whose codes differ from
- * the profile's has final statuses the profile does not know, and pending ones the profile calls final). An order
- * that may stay settles where it started once three answers in a row show it there and the profile calls that final.
- * Gives up after the settle timeout.
+ * Polls QueryOrders by reference until the order settles, or the settle timeout passes:
+ *  - it moved from `from.status` into a status the profile calls final;
+ *  - or into a status the profile does not know at all, held for three answers and `stableAfterMs` (a supplier
+ *    whose numbers differ from the profile's has final statuses the profile does not know);
+ *  - or, when it may stay, it is still where it started, a status the profile calls final, held as long (a
+ *    supplier's pending may be a number the profile calls final).
+ * A status the profile reads as pending (Unknown, Confirming) never settles: the profile says wait, and the kit
+ * cannot tell a supplier that is slow from one whose Confirmed is that number.
  */
 export async function followOrder(ctx: RunContext, ref: string, from: FollowFrom): Promise<Followed> {
-  const { session, polling, profile } = ctx;
   const started = Date.now();
-  const statuses: number[] = [];
-  let order: HotelOrder | undefined;
-  let listedAtMs: number | undefined;
-  let same = 0;
-  let most = 0;
-  let wait = 0;
-  for (let queries = 1; ; queries++) {
+  const seen: Followed = { statuses: [], settled: false, queries: 0, mostUnderReference: 0, failures: [] };
+  const held = { answers: 0, sinceMs: 0 };
+  for (let wait = 0; ; wait = nextWait(wait, ctx.polling)) {
     if (wait > 0) await sleep(wait);
-    wait = wait === 0 ? polling.firstIntervalMs : Math.min(wait * 2, polling.maxIntervalMs);
-    const listing = await session.supplier.queryOrders({ customerReferenceNos: [ref] }, { traceId: ref });
-    const mine = listing.orders.filter((o) => o.customerReferenceNo === ref);
-    most = Math.max(most, mine.length);
-    const found = mine[0];
+    const found = await listOnce(ctx, ref, seen);
     if (found) {
-      ctx.facts.orders.push(found);
-      listedAtMs ??= Date.now();
-      same = found.status === order?.status ? same + 1 : 0;
-      if (statuses[statuses.length - 1] !== found.status) statuses.push(found.status);
-      order = found;
-      if (settledAt(profile, found.status, from, same))
-        return { order, statuses, listedAtMs, settled: true, queries, mostUnderReference: most };
+      if (found.status === seen.order?.status) held.answers++;
+      else Object.assign(held, { answers: 1, sinceMs: Date.now() });
+      note(seen, found);
+      if (settledAt(ctx, found.status, from, held)) return { ...seen, settled: true };
     }
-    if (Date.now() - started + wait > polling.settleTimeoutMs) {
-      return { order, statuses, listedAtMs, settled: false, queries, mostUnderReference: most };
-    }
+    if (Date.now() - started + nextWait(wait, ctx.polling) > ctx.polling.settleTimeoutMs) return seen;
   }
 }
 
-function settledAt(profile: SupplierProfile, status: number, from: FollowFrom, same: number): boolean {
-  const final = isTerminalOrderStatus(profile, status);
-  if (status === from.status) return from.mayStay && final && same >= 2;
-  return final || same >= 2;
+function settledAt(
+  ctx: RunContext,
+  status: number,
+  from: FollowFrom,
+  held: { answers: number; sinceMs: number },
+): boolean {
+  const s = ctx.profile.orderStatus;
+  const stable = held.answers >= 3 && Date.now() - held.sinceMs >= ctx.polling.stableAfterMs;
+  const final = isTerminalOrderStatus(ctx.profile, status);
+  if (status === from.status) return from.mayStay && final && stable;
+  if (final) return true;
+  const known = Object.values(s).includes(status);
+  return !known && stable;
+}
+
+const nextWait = (wait: number, polling: RunContext['polling']) =>
+  wait === 0 ? polling.firstIntervalMs : Math.min(wait * 2, polling.maxIntervalMs);
+
+/**
+ * One QueryOrders by reference: the order listed under it, if any. A failed request is noted and asked again at the
+ * next poll, as the product does; only the run stopping (budget, rate limit) ends the following.
+ */
+async function listOnce(ctx: RunContext, ref: string, seen: Followed): Promise<HotelOrder | undefined> {
+  seen.queries++;
+  const got = await attempt(() => ctx.session.supplier.queryOrders({ customerReferenceNos: [ref] }, { traceId: ref }));
+  if (!got.ok) {
+    seen.failures.push(describeError(got.error));
+    return undefined;
+  }
+  const mine = got.value.orders.filter((o) => o.customerReferenceNo === ref);
+  seen.mostUnderReference = Math.max(seen.mostUnderReference, mine.length);
+  if (mine[0]) ctx.facts.orders.push(mine[0]);
+  return mine[0];
+}
+
+function note(seen: Followed, order: HotelOrder): void {
+  seen.listedAtMs ??= Date.now();
+  if (seen.statuses[seen.statuses.length - 1] !== order.status) seen.statuses.push(order.status);
+  seen.order = order;
 }
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

@@ -22,6 +22,7 @@ const USAGE = `Usage: npm run conformance -- --base-url URL --rate-pkg ID [ID…
   --max-requests N      the request budget (default 120)
   --rate N              requests per second at most (default 1)
   --settle-timeout S    seconds an order may take to be listed and settle (default 900)
+  --stable-after S      seconds a status the profile does not call final must hold to count as settled (default 300)
   --test-flags FLAGS    Test header flags the supplier's test environment documents, added to CheckAvail, Book and Cancel
 
 Credentials: SUPPLIER_TOKEN, or SUPPLIER_APP_KEY and SUPPLIER_APP_SECRET, as for the worker.`;
@@ -41,6 +42,7 @@ function optionsFrom(argv: string[], env: NodeJS.ProcessEnv): { options: Conform
       'max-requests': { type: 'string' },
       rate: { type: 'string' },
       'settle-timeout': { type: 'string' },
+      'stable-after': { type: 'string' },
       'test-flags': { type: 'string' },
       help: { type: 'boolean' },
     },
@@ -59,6 +61,7 @@ function optionsFrom(argv: string[], env: NodeJS.ProcessEnv): { options: Conform
   // The worker's own configuration reads the credential and checks the profile, so both mean what they mean there.
   const config = loadConfig({ ...env, SUPPLIER_BASE_URL: baseUrl, SUPPLIER_PROFILE: profileText });
   const settleSeconds = positive(values['settle-timeout'], 900, '--settle-timeout');
+  const stableSeconds = positive(values['stable-after'], 300, '--stable-after');
   return {
     out: values.out ?? 'conformance-report',
     options: {
@@ -68,7 +71,12 @@ function optionsFrom(argv: string[], env: NodeJS.ProcessEnv): { options: Conform
       ratePkgIds,
       budget: positive(values['max-requests'], 120, '--max-requests'),
       ratePerSecond: positive(values.rate, 1, '--rate'),
-      polling: { firstIntervalMs: 2_000, maxIntervalMs: 60_000, settleTimeoutMs: settleSeconds * 1000 },
+      polling: {
+        firstIntervalMs: 2_000,
+        maxIntervalMs: 60_000,
+        settleTimeoutMs: settleSeconds * 1000,
+        stableAfterMs: stableSeconds * 1000,
+      },
       ...(values['test-flags'] ? { testFlags: values['test-flags'] } : {}),
       log: (line) => console.log(line),
     },

@@ -67,6 +67,8 @@ export interface Polling {
   maxIntervalMs: number;
   /** How long an order may take to be listed and to settle before the clause says so. */
   settleTimeoutMs: number;
+  /** How long a status the profile does not call final must hold before it is taken as where the order settled. */
+  stableAfterMs: number;
 }
 
 /** A clause the kit checks by itself. */

@@ -3,7 +3,7 @@
  * for: a supplier written from the spec's text with its own numbers (test/fixtures/conformance-supplier.ts), on the
  * time-skipping server. With the documented defaults the same worker cannot book there (its CheckAvail "available",
  * 0, reads as not available, so Book is never sent); with the profile the kit proposed from one run (which also
- * reads its pending 3 as Confirming, not Cancelled, and its 1 as Confirmed), the booking is confirmed with one Book.
+ * reads its pending 3 as Confirming, not Cancelled, and its 6 as Confirmed), the booking is confirmed with one Book.
  */
 import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -84,7 +84,7 @@ test('the profile the kit proposes makes a worker book there; the defaults do no
     ratePkgIds: ['pkg-standard-double'],
     budget: 200,
     ratePerSecond: 100,
-    polling: { firstIntervalMs: 20, maxIntervalMs: 100, settleTimeoutMs: 2_000 },
+    polling: { firstIntervalMs: 20, maxIntervalMs: 100, settleTimeoutMs: 2_000, stableAfterMs: 300 },
   });
   expect(report.summary.blocker).toBe(0);
   // As a worker reads SUPPLIER_PROFILE: accepted by its configuration.

@@ -28,8 +28,13 @@ export const bookAnswered: Scenario = {
     const got = await attempt(() =>
       ctx.session.supplier.book(bookRequest(ref, mainPackage(ctx)), ctx.session.context()),
     );
-    ctx.facts.main = { customerReferenceNo: ref, ratePkgId: mainPackage(ctx), bookedAtMs: Date.now(), statuses: [] };
-    if (!got.ok) return bookError(got.error, ctx.profile);
+    const main = { customerReferenceNo: ref, ratePkgId: mainPackage(ctx), bookedAtMs: Date.now(), statuses: [] };
+    if (!got.ok) {
+      // An answer the product reads as "no order" leaves nothing to follow; any other may have made one.
+      if (classifyBookFailure(got.error, ctx.profile).kind === 'ambiguous') ctx.facts.main = main;
+      return bookError(got.error, ctx.profile);
+    }
+    ctx.facts.main = main;
     const order = got.value;
     ctx.facts.main.booked = order;
     ctx.facts.main.statuses.push(order.status);
@@ -41,7 +46,9 @@ export const bookAnswered: Scenario = {
 /** Book answered an error for a bookable package: the order may still exist, and the listing clause looks. */
 function bookError(error: SupplierError, profile: SupplierProfile): Outcome {
   const reading = classifyBookFailure(error, profile).kind;
-  if (error.type === 'SupplierInvalidResponse') {
+  // A body that is not JSON at all is a broken answer (looked up like a timeout); a decision field unreadable is not.
+  const notJson = error.details.issues?.every((issue) => issue.startsWith('(body)')) ?? true;
+  if (error.type === 'SupplierInvalidResponse' && !notJson) {
     return {
       result: 'blocker',
       observed: `${describeError(error)}: a field an outcome is decided on cannot be read, and no profile changes how it is read`,
@@ -51,7 +58,7 @@ function bookError(error: SupplierError, profile: SupplierProfile): Outcome {
   const why =
     reading === 'ambiguous'
       ? 'the product reads it as "may have made an order" and looks the order up (see queryOrders.listed)'
-      : `the product reads it as ${reading}: no order`;
+      : `the product reads it as ${reading}: no order, and the clauses that follow the main order are skipped`;
   return {
     result: 'differs',
     observed: `${describeError(error)}${code !== undefined ? ', a code the profile does not list' : ''}; ${why}`,

@@ -91,7 +91,9 @@ export const cancelConfirmed: Scenario = {
     }
     // Any other ending may have cancelled: read back, as the product does.
     const followed = await followOrder(ctx, order.customerReferenceNo, { status: order.status, mayStay: false });
-    const settled = followed.settled ? followed.order : undefined;
+    // A cancellation the hotel refused (CancelFailed) leaves no cancelled order for the clauses after this one.
+    const refusedByHotel = followed.order?.status === ctx.profile.orderStatus.cancelFailed;
+    const settled = followed.settled && !refusedByHotel ? followed.order : undefined;
     ctx.facts.cancel = {
       answer: got.ok ? got.value : undefined,
       quotedFee: quote.fee,
@@ -121,6 +123,12 @@ function judgeCancelled(
   const seen = `${answered !== undefined ? `answered status ${answered}; ` : ''}the order then in status ${status ?? '(not listed)'}`;
   if (!settled) return { result: 'differs', observed: `${seen}, not settled within the settle timeout` };
   if (status === ctx.profile.orderStatus.cancelled) return { result: 'pass', observed: seen };
+  if (status === ctx.profile.orderStatus.cancelFailed) {
+    return {
+      result: 'differs',
+      observed: `${seen}: the hotel refused the cancellation (CancelFailed); run again to see a Cancel go through`,
+    };
+  }
   return { result: 'differs', observed: `${seen} (see orders.statuses)` };
 }
 

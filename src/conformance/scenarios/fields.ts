@@ -170,7 +170,8 @@ function inferStatuses(ctx: RunContext): Partial<SupplierProfile['orderStatus']>
   if (first !== undefined && first !== confirmed && first !== s.unknown && first !== s.confirming)
     out.confirming = first;
   const cancelled = facts.cancel?.settled?.status;
-  if (cancelled !== undefined && cancelled !== confirmed) out.cancelled = cancelled;
+  // A Cancel the hotel refused ends in CancelFailed, which names nothing about Cancelled.
+  if (cancelled !== undefined && cancelled !== confirmed && cancelled !== s.cancelFailed) out.cancelled = cancelled;
   if (facts.rejectedStatus !== undefined) out.failed = facts.rejectedStatus;
   return out;
 }

@@ -33,11 +33,20 @@ export const queryOrdersListed: Scenario = {
     for (const s of followed.statuses) if (main.statuses[main.statuses.length - 1] !== s) main.statuses.push(s);
     const ended = followed.settled ? endedBadly(ctx, followed.order!.status) : undefined;
     if (followed.settled && !ended) main.settled = followed.order;
-    const seen = `statuses ${main.statuses.join(' → ')}, ${followed.queries} queries`;
+    const failed = followed.failures.length
+      ? `; ${followed.failures.length} failed and asked again (${followed.failures[0]})`
+      : '';
+    const seen = `statuses ${main.statuses.join(' → ') || '(none)'}, ${followed.queries} queries${failed}`;
     if (followed.mostUnderReference > 1) {
       return {
         result: 'blocker',
         observed: `${followed.mostUnderReference} orders listed under one reference (${seen}): Book is not idempotent by reference`,
+      };
+    }
+    if (main.listedAfterMs === undefined && !main.booked) {
+      return {
+        result: 'differs',
+        observed: `Book answered an error and no order was listed within ${ctx.polling.settleTimeoutMs / 1000} s (${seen}): nothing made, as the product concludes before it sends Book again`,
       };
     }
     if (main.listedAfterMs === undefined) {
@@ -65,6 +74,8 @@ export const queryOrdersListed: Scenario = {
         observed: `${listed}: after the product's ${RESEND_AFTER_MS / MINUTE} min re-send window (${seen}); safe only because Book is idempotent`,
       };
     }
+    if (followed.failures.length)
+      return { result: 'differs', observed: `${listed}; ${seen}: tolerated, the product asks again` };
     return { result: 'pass', observed: `${listed}; ${seen}` };
   },
 };
@@ -163,6 +174,37 @@ export const queryOrdersByCheckInTime = byKey({
   filter: (o) => {
     const at = o.checkIn ? parseTimestamp(o.checkIn) : NaN;
     return Number.isNaN(at) ? 'the order has no readable checkIn' : { checkInTimeWindow: around(at, DAY, DAY) };
+  },
+});
+
+export const queryOrdersByStatus = byKey({
+  id: 'queryOrders.byStatus',
+  title: 'QueryOrders by status (with the reference)',
+  key: 'statusList (its status) and customerReferenceNos',
+  used: false,
+  filter: (o) => ({ customerReferenceNos: [o.customerReferenceNo], statusList: [o.status] }),
+});
+
+export const queryOrdersByCheckOutTime = byKey({
+  id: 'queryOrders.byCheckOutTime',
+  title: 'QueryOrders by check-out window',
+  key: "checkOutTimeWindow (a day either side of the order's check-out)",
+  used: false,
+  filter: (o) => {
+    const at = o.checkOut ? parseTimestamp(o.checkOut) : NaN;
+    return Number.isNaN(at) ? 'the order has no readable checkOut' : { checkOutTimeWindow: around(at, DAY, DAY) };
+  },
+});
+
+export const queryOrdersByFreeCancelTime = byKey({
+  id: 'queryOrders.byFreeCancelTime',
+  title: 'QueryOrders by free-cancellation window',
+  key: "freeCancelTimeWindow (a day either side of the room's refundableUntil)",
+  used: false,
+  filter: (o) => {
+    const until = o.rooms?.[0]?.refundableUntil;
+    const at = until ? parseTimestamp(until) : NaN;
+    return Number.isNaN(at) ? 'the order states no refundableUntil' : { freeCancelTimeWindow: around(at, DAY, DAY) };
   },
 });
 
