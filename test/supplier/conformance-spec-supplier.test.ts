@@ -9,7 +9,14 @@ import { runConformance, type ConformanceOptions, type ConformanceReport } from 
 import type { ClauseReport } from '../../src/conformance/types';
 import { defaultSupplierProfile } from '../../src/supplier/profile';
 import { OWN_PROFILE, startConformanceSupplier } from '../fixtures/conformance-supplier';
-import { startSpecSupplier, type SpecSupplier } from '../fixtures/spec-supplier';
+import {
+  askedReferences,
+  bookAnswer,
+  ordersAnswer,
+  specOrder,
+  startSpecSupplier,
+  type SpecSupplier,
+} from '../fixtures/spec-supplier';
 
 let supplier: SpecSupplier | undefined;
 afterEach(async () => {
@@ -94,5 +101,59 @@ describe('the conformance kit against a supplier written from the spec text', ()
     expect(() =>
       loadConfig({ SUPPLIER_TOKEN: 't', SUPPLIER_PROFILE: JSON.stringify(report.proposedProfile) }),
     ).not.toThrow();
+  });
+
+  test('a second order for a repeated reference is a blocker, named in both clauses that see it', async () => {
+    // Each Book makes an order of its own, and QueryOrders lists every one under the reference.
+    const made = new Map<string, Record<string, unknown>[]>();
+    supplier = await startSpecSupplier({
+      book: (body, n) => {
+        const ref = String(body.customerReferenceNo);
+        const order = specOrder(ref, { platformReferenceNo: `P-${n}`, supplierReferenceNo: `S-${n}` });
+        made.set(ref, [...(made.get(ref) ?? []), order]);
+        return bookAnswer(order);
+      },
+      queryOrders: (body) => ordersAnswer(...askedReferences(body).flatMap((ref) => made.get(ref) ?? [])),
+    });
+    const report = await runConformance(options(supplier.url));
+    expect(clause(report, 'book.idempotent')).toMatchObject({
+      result: 'blocker',
+      observed: expect.stringMatching(/a second order P-2 \/ S-2 beside P-1 \/ S-1: Book is not idempotent/),
+    });
+    expect(clause(report, 'queryOrders.listed')).toMatchObject({
+      result: 'blocker',
+      observed: expect.stringMatching(/2 orders listed under one reference/),
+    });
+  });
+
+  test('an order status sent as text is a blocker: a decision field the product cannot read', async () => {
+    supplier = await startSpecSupplier({
+      book: (body) => bookAnswer(specOrder(String(body.customerReferenceNo), { status: '1' })),
+    });
+    const book = clause(await runConformance(options(supplier.url)), 'book.answered');
+    expect(book.result).toBe('blocker');
+    expect(book.observed).toMatch(/unreadable: data\.hotelOrder\.status.*no profile changes how it is read/);
+  });
+
+  test('a reference never booked answered 404: a blocker, since a lost Book could never be known to have made nothing', async () => {
+    supplier = await startSpecSupplier({
+      queryOrders: () => ({ status: 404, body: { code: 100000404, msg: 'not found' } }),
+    });
+    const unknown = clause(await runConformance(options(supplier.url)), 'queryOrders.unknownReference');
+    expect(unknown.result).toBe('blocker');
+    expect(unknown.observed).toMatch(/^SupplierNotFound \(HTTP 404, code 100000404\)/);
+  });
+
+  test("a listing longer than the profile's page: the page proposed is the one seen", async () => {
+    const many = Array.from({ length: 25 }, (_, i) => specOrder(`listed-${i}`));
+    supplier = await startSpecSupplier({
+      queryOrders: (body) => (askedReferences(body).length === 0 ? ordersAnswer(...many) : ordersAnswer()),
+    });
+    const report = await runConformance(options(supplier.url));
+    expect(clause(report, 'queryOrders.pageSize')).toMatchObject({
+      result: 'differs',
+      proposal: { queryOrders: { pageSize: 25 } },
+    });
+    expect(report.proposedProfile).toMatchObject({ queryOrders: { pageSize: 25 } });
   });
 });
