@@ -29,7 +29,14 @@ Credentials: SUPPLIER_TOKEN, or SUPPLIER_APP_KEY and SUPPLIER_APP_SECRET, as for
 
 class UsageError extends Error {}
 
-function optionsFrom(argv: string[], env: NodeJS.ProcessEnv): { options: ConformanceOptions; out: string } {
+/** What a test may set that the command line does not offer: a faster rate and polling than a real supplier allows. */
+export type Overrides = Partial<Pick<ConformanceOptions, 'polling'>> & { rate?: number };
+
+function optionsFrom(
+  argv: string[],
+  env: NodeJS.ProcessEnv,
+  overrides: Overrides,
+): { options: ConformanceOptions; out: string } {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -70,8 +77,8 @@ function optionsFrom(argv: string[], env: NodeJS.ProcessEnv): { options: Conform
       profile: config.supplier.profile,
       ratePkgIds,
       budget: positive(values['max-requests'], 120, '--max-requests'),
-      ratePerSecond: positive(values.rate, 1, '--rate'),
-      polling: {
+      ratePerSecond: overrides.rate ?? positive(values.rate, 1, '--rate'),
+      polling: overrides.polling ?? {
         firstIntervalMs: 2_000,
         maxIntervalMs: 60_000,
         settleTimeoutMs: settleSeconds * 1000,
@@ -90,10 +97,14 @@ function positive(text: string | undefined, fallback: number, flag: string): num
   return n;
 }
 
-export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+export async function main(
+  argv: string[],
+  env: NodeJS.ProcessEnv = process.env,
+  overrides: Overrides = {},
+): Promise<number> {
   let parsed: ReturnType<typeof optionsFrom>;
   try {
-    parsed = optionsFrom(argv, env);
+    parsed = optionsFrom(argv, env, overrides);
   } catch (err) {
     if (err instanceof UsageError || err instanceof ConfigError) {
       console.error(err.message);

@@ -3,6 +3,9 @@
  * drift or fault mode shows up as the difference it introduces, in the clause that owns it, with the profile that
  * absorbs it where one can. The kit talks HTTP to a real sandbox, through the product's own client.
  */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { loadConfig } from '../../src/config';
 import { runConformance, type ConformanceOptions, type ConformanceReport } from '../../src/conformance/run';
 import { main } from '../../src/conformance/main';
@@ -307,5 +310,41 @@ describe('npm run conformance', () => {
     }
     expect(errors.join('\n')).toMatch(/--test-environment/);
     expect(sandbox.calls()).toHaveLength(0);
+  });
+
+  test("runs from the worker's credential variables: the plan first, then report.json, report.md and junit.xml", async () => {
+    const sandbox = await resources.sandbox();
+    const out = mkdtempSync(path.join(os.tmpdir(), 'conformance-'));
+    resources.add(async () => rmSync(out, { recursive: true, force: true }));
+    const lines: string[] = [];
+    const spy = jest.spyOn(console, 'log').mockImplementation((text: string) => void lines.push(text));
+    let code: number;
+    try {
+      code = await main(
+        ['--base-url', sandbox.url, '--rate-pkg', 'pkg-1', 'pkg-2', '--test-environment', '--out', out],
+        { SUPPLIER_APP_KEY: APP_KEY, SUPPLIER_APP_SECRET: APP_SECRET },
+        { rate: 50, polling: { firstIntervalMs: 50, maxIntervalMs: 200, settleTimeoutMs: 5_000, stableAfterMs: 400 } },
+      );
+    } finally {
+      spy.mockRestore();
+    }
+    expect(code).toBe(0);
+    expect(lines[0]).toMatch(/^Conformance plan against http:\/\/127\.0\.0\.1:\d+/);
+    expect(lines[0]).toMatch(/pkg-2: a Book with Test: scenario=soldOut/);
+    const report = JSON.parse(readFileSync(path.join(out, 'report.json'), 'utf8'));
+    expect(report.clauses).toHaveLength(34);
+    expect(report.clauses[0]).toEqual(
+      expect.objectContaining({
+        id: 'checkAvail.available',
+        result: 'pass',
+        expected: expect.any(String),
+        observed: expect.any(String),
+      }),
+    );
+    expect(report.proposedProfile).toEqual({});
+    expect(readFileSync(path.join(out, 'report.md'), 'utf8')).toMatch(/^# Supplier conformance: /);
+    expect(readFileSync(path.join(out, 'junit.xml'), 'utf8')).toMatch(
+      /<testsuites name="supplier-conformance" tests="34" failures="0"/,
+    );
   });
 });
