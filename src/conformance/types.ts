@@ -42,7 +42,7 @@ export interface ClauseReport {
 
 /** What a scenario found; the runner adds id, title, expected and the requests. */
 export interface Outcome {
-  result: Exclude<ClauseResult, 'manual'> | 'manual';
+  result: ClauseResult;
   observed: string;
   proposal?: ProfilePatch;
   /** When the scenario turns manual (the supplier ignored a test flag): the steps. */
