@@ -156,4 +156,18 @@ describe('the conformance kit against a supplier written from the spec text', ()
     });
     expect(report.proposedProfile).toMatchObject({ queryOrders: { pageSize: 25 } });
   });
+
+  test('a number the supplier uses for pending that the profile uses for Cancelled, with no Cancel seen: Cancelled is moved off it', async () => {
+    supplier = await startConformanceSupplier();
+    // Every Cancel refused: the run sees pending 3 and confirmed 6, never the supplier's own Cancelled.
+    supplier.script({ cancel: () => ({ status: 400, body: { code: 100000400, msg: 'not allowed in test' } }) });
+    const report = await runConformance(options(supplier.url));
+    const statuses = clause(report, 'orders.statuses');
+    expect(statuses.result).toBe('differs');
+    expect(statuses.observed).toMatch(/cancelled not seen, and its number means another status here/);
+    expect(report.proposedProfile).toMatchObject({ orderStatus: { confirming: 3, confirmed: 6, cancelled: -1 } });
+    const profile = loadConfig({ SUPPLIER_TOKEN: 't', SUPPLIER_PROFILE: JSON.stringify(report.proposedProfile) })
+      .supplier.profile;
+    expect(new Set(Object.values(profile.orderStatus)).size).toBe(6);
+  });
 });
