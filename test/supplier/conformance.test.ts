@@ -278,6 +278,19 @@ describe('the conformance kit against the sandbox', () => {
     expect(report.requests.sent).toBe(sent.length);
   });
 
+  test("a supplier limiting below the kit's rate: the first 429 ends the run, and limits.rate says so", async () => {
+    const sandbox = await resources.sandbox({ rateLimits: { overall: 3, checkAvail: 3, book: 3, queryOrders: 3 } });
+    const report = await runConformance(options(sandbox.url));
+    expect(report.stoppedEarly).toMatch(/the supplier rate limited \w+ \(SupplierRateLimited \(HTTP 429/);
+    expect(clause(report, 'limits.rate')).toMatchObject({
+      result: 'differs',
+      observed: expect.stringMatching(/lower --rate/),
+    });
+    const calls = sandbox.calls().filter((c) => c.op !== 'ticket');
+    expect(calls.filter((c) => c.httpStatus === 429)).toHaveLength(1);
+    expect(calls[calls.length - 1]!.httpStatus).toBe(429);
+  });
+
   test('the budget is kept: the run stops when it is spent', async () => {
     const sandbox = await resources.sandbox();
     const report = await runConformance(options(sandbox.url, { budget: 6 }));
