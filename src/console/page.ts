@@ -10,6 +10,10 @@ export interface PageModel {
   webUiUrl?: string;
   /** Why nothing could be listed: shown instead of the list, which would otherwise read as "nothing needs a person". */
   problem?: string;
+  /** Who is acting: what notes and cancellations record (the certificate's subject, the token's operator). */
+  operator?: string;
+  /** Whether the operator logged in (with a token), so may log out. */
+  signedIn?: boolean;
 }
 
 export function escapeHtml(value: unknown): string {
@@ -40,6 +44,7 @@ table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;pad
 form{display:inline-block;margin:.1rem}small{color:#555}code{font-size:.9em}
 </style></head><body>
 <h1>Bookings that need a person</h1>
+${model.operator ? renderOperator(model.operator, model.signedIn === true) : ''}
 <p><small>Unresolved bookings, orders a cancellation left to a person, and sweep findings. An item leaves the list once
 it is marked handled, or once a check finds the order settled.</small></p>
 ${model.message ? `<p class="message" role="status">${e(model.message)}</p>` : ''}
@@ -79,7 +84,7 @@ function renderItem(item: ConsoleItem, webUiUrl: string | undefined): string {
       : '',
     item.actions.includes('handled')
       ? `<form method="post" action="/actions/handled">${target}<input name="note" required maxlength="2000" placeholder="What was done" aria-label="note">` +
-        `<input name="by" required maxlength="200" placeholder="Your name" aria-label="by"><button>Mark handled</button></form>`
+        '<button>Mark handled</button></form>'
       : '',
   ].join('');
   return `<tr class="item" data-ref="${e(ref)}" data-kind="${e(item.kind)}">
@@ -88,6 +93,12 @@ function renderItem(item: ConsoleItem, webUiUrl: string | undefined): string {
 <td>${item.ageMinutes !== undefined ? `${e(item.ageMinutes)} min` : ''}</td>
 <td>${e(item.summary)}${polls ? `<ul>${polls}</ul>` : ''}</td>
 <td>${actions}</td></tr>`;
+}
+
+/** Who the notes and cancellations made here are recorded as, and (after a token login) the way out. */
+function renderOperator(operator: string, signedIn: boolean): string {
+  const logout = signedIn ? ' <form method="post" action="/logout"><button>Log out</button></form>' : '';
+  return `<p><small>Acting as <strong id="operator">${escapeHtml(operator)}</strong>: notes and cancellations are recorded under this name.</small>${logout}</p>`;
 }
 
 function renderQuote(q: NonNullable<PageModel['quote']>): string {

@@ -5,13 +5,21 @@
  *  - quote, then cancel at the quoted fee: the cancelBooking update, which quotes again before it sends;
  *  - mark handled with a note: an operatorNoteWorkflow run, the durable record (recordHandled).
  *
- * Access, as for the codec server: on loopback anyone on this machine; beyond loopback only with CONSOLE_TOKEN
- * (it refuses to start without one), given once as `/?token=…` (then an HttpOnly, SameSite=Strict cookie) or as
- * `Authorization: Bearer …`. Every POST must come from the console's own page (its Origin), and the Host header must
- * name the console, so another web page open in the operator's browser can neither act nor read.
+ * Who is acting is known, never typed: a note's author and a cancellation's `requestedBy` are the operator the
+ * console authenticated (operatorOf), in one of three ways:
+ *  - behind mutual TLS (`tls`): the client certificate's subject; only the operators' OU is let in;
+ *  - with named tokens (`operators`, or the one `token`): an operator types their token once into `/login`, and
+ *    gets a signed session cookie (./session) naming them; the token is accepted there only, never as a header,
+ *    a query parameter or a cookie, and `/login` takes 5 attempts per client address a minute (then 429);
+ *  - on loopback with neither: anyone on this machine, recorded as `loopback`.
+ * Beyond loopback it refuses to start without TLS or a token, and every token must carry 128 bits. Every POST must
+ * come from the console's own page (its Origin), and the Host header must name the console, so another web page
+ * open in the operator's browser can neither act nor read. It holds slow clients as the callback receiver does
+ * (src/codec/listener: headers within 10 s, the request within 30 s, at most 100 sockets).
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { TLSSocket } from 'node:tls';
 import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { z } from 'zod';
 import { AlreadyHandledError, cancelBooking, checkOrderNow, recordHandled } from '../client';
@@ -19,22 +27,56 @@ import { describeIssues } from '../values';
 import { isLoopbackHost } from '../codec/server';
 import { cookieValues, tokenMatches } from '../http/credentials';
 import { readLimitedBody } from '../http/limited-body';
+import {
+  boundedServer,
+  closeServer,
+  listen,
+  urlOf,
+  type ClientCertificateTls,
+  type ListenerLimits,
+} from '../codec/listener';
+import { LOGIN_ATTEMPTS, LoginAttempts, weakTokenProblem } from '../codec/login-guard';
 import { SEARCH_ATTRIBUTES } from '../contract/definitions';
 import { describeOrderOutcome, listItemsNeedingAPerson, type ConsoleItem } from './items';
-import { renderPage, type PageModel } from './page';
+import { escapeHtml, renderPage, type PageModel } from './page';
+import {
+  CONSOLE_SESSION_COOKIE,
+  consoleLoginPage,
+  consoleSessionCookie,
+  newConsoleSession,
+  readConsoleSession,
+  type SessionKeys,
+} from './session';
 
 export interface ConsoleOptions {
   client: Client;
   host?: string;
   port?: number;
-  /** Required beyond loopback. */
+  /** One operators' token (CONSOLE_TOKEN): whoever logs in with it is recorded as `console-token`. */
   token?: string;
+  /** Named operator tokens (CONSOLE_OPERATOR_TOKENS_FILE), by operator: who logs in with one is recorded by name. */
+  operators?: Record<string, string>;
+  /**
+   * The key sessions are signed with (CONSOLE_SESSION_SECRET, 128 bits or more). Random at each start when not
+   * given: every operator logs in again after a restart, and replicas do not share sessions.
+   */
+  sessionSecret?: string;
+  /**
+   * Mutual TLS: HTTPS that takes only client certificates from `clientCa`, with `operatorOu` (default `operators`)
+   * in their subject; the operator is the certificate's subject. Tokens are not used then.
+   */
+  tls?: ClientCertificateTls & { operatorOu?: string };
   /** The task queue order and note runs start on. */
   taskQueue: string;
   /** The Temporal Web UI's address, for a link to each item's history. */
   webUiUrl?: string;
   /** How long "check again" waits for the order run's answer before it reports it as still running. */
   checkWaitMs?: number;
+  /** Connection cap and timeouts; CONSOLE_LIMITS by default. */
+  limits?: Partial<ListenerLimits>;
+  /** Login attempts allowed per client address in a window; 5 a minute by default. */
+  loginAttempts?: { max: number; windowMs: number };
+  now?: () => number;
 }
 
 export class ConsoleConfigError extends Error {
@@ -46,8 +88,23 @@ export interface ConsoleServer {
   close(): Promise<void>;
 }
 
+/** The console's connection cap and timeouts: the callback receiver's timeouts, fewer sockets (a few operators). */
+export const CONSOLE_LIMITS: ListenerLimits = {
+  maxConnections: 100,
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+};
+
+/** Who `token` (CONSOLE_TOKEN) is recorded as: one token shared by several people names nobody in particular. */
+export const SHARED_TOKEN_OPERATOR = 'console-token';
+
+/** Who acts on a console on loopback without TLS or a token: anyone on this machine. */
+export const LOOPBACK_OPERATOR = 'loopback';
+
+const OPERATOR_NAME = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
+
 const MAX_FORM_BYTES = 16 * 1024;
-const COOKIE = 'console_token';
+const MAX_LOGIN_BYTES = 4096;
 
 const Target = z.object({
   workflowId: z.string().min(1).max(400),
@@ -55,7 +112,7 @@ const Target = z.object({
   ref: z.string().max(100).default(''),
 });
 const CheckForm = Target.extend({ kind: z.string().max(40).default('') });
-const HandledForm = Target.extend({ note: z.string().trim().min(1).max(2000), by: z.string().trim().min(1).max(200) });
+const HandledForm = Target.extend({ note: z.string().trim().min(1).max(2000) });
 const CancelForm = z.object({
   ref: z.string().min(1).max(100),
   amount: z.coerce.number().nonnegative().optional(),
@@ -69,26 +126,42 @@ const CancelForm = z.object({
 
 export async function startConsole(options: ConsoleOptions): Promise<ConsoleServer> {
   const host = options.host ?? '127.0.0.1';
-  const { client, token, taskQueue } = options;
+  const { client, taskQueue, tls } = options;
   const namespace = client.options.namespace;
-  if (!token && !isLoopbackHost(host)) {
-    throw new ConsoleConfigError(
-      `CONSOLE_TOKEN: required to listen on ${host} (beyond loopback): the console shows bookings and cancels ` +
-        'orders. Set a token of 16 characters or more, or listen on 127.0.0.1.',
-    );
-  }
-  const matches = (given: string | undefined) => !!token && given !== undefined && tokenMatches(given, token);
+  const now = options.now ?? Date.now;
+  const tokens = checkConsoleAccess(options);
+  const keys: SessionKeys = {
+    secret: options.sessionSecret !== undefined ? Buffer.from(options.sessionSecret) : randomBytes(32),
+    tokens,
+  };
+  const revoked = new Map<string, number>();
+  const attempts = new LoginAttempts(
+    options.loginAttempts?.max ?? LOGIN_ATTEMPTS.max,
+    options.loginAttempts?.windowMs ?? LOGIN_ATTEMPTS.windowMs,
+  );
+  const operatorOu = tls?.operatorOu ?? 'operators';
 
   let selfHosts = new Set<string>();
-  const authorized = (req: IncomingMessage, url: URL): boolean => {
-    if (!token) return true;
-    const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
-    const cookie = cookieValues(req.headers.cookie, COOKIE)[0];
-    return (
-      matches(bearer) ||
-      matches(cookie === undefined ? undefined : decodeURIComponent(cookie)) ||
-      matches(url.searchParams.get('token') ?? undefined)
-    );
+
+  /**
+   * The operator making this request, or undefined when nobody is authenticated: the certificate's subject (TLS),
+   * the operator a valid session cookie names (tokens), or `loopback` (neither).
+   */
+  const operatorOf = (req: IncomingMessage): string | undefined => {
+    if (tls) return certificateOperator(req.socket as TLSSocket, operatorOu);
+    if (tokens.size === 0) return LOOPBACK_OPERATOR;
+    const revokedIds = new Set(revoked.keys());
+    for (const value of cookieValues(req.headers.cookie, CONSOLE_SESSION_COOKIE)) {
+      const session = readConsoleSession(keys, value, now(), revokedIds);
+      if (session) return session.operator;
+    }
+    return undefined;
+  };
+
+  /** Whether a POST comes from the console's own page (a browser sends Origin with every POST). */
+  const fromOwnPage = (req: IncomingMessage): boolean => {
+    const origin = req.headers.origin;
+    return origin === undefined || selfHosts.has(origin.replace(/^https?:\/\//, '').toLowerCase());
   };
 
   const send = (res: ServerResponse, status: number, body: string, headers: Record<string, string> = {}) => {
@@ -111,8 +184,8 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
   };
 
   /** The page, or (503) why nothing could be listed: an operator must never read an empty list as "all is well". */
-  async function page(url: URL): Promise<{ status: number; html: string }> {
-    const links = options.webUiUrl ? { webUiUrl: options.webUiUrl } : {};
+  async function page(url: URL, operator: string): Promise<{ status: number; html: string }> {
+    const links = { operator, signedIn: tokens.size > 0, ...(options.webUiUrl ? { webUiUrl: options.webUiUrl } : {}) };
     let items: ConsoleItem[];
     try {
       items = await listItemsNeedingAPerson(client);
@@ -136,7 +209,7 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
     return { status: 200, html: renderPage(model) };
   }
 
-  async function act(route: string, form: URLSearchParams, res: ServerResponse): Promise<void> {
+  async function act(route: string, form: URLSearchParams, res: ServerResponse, operator: string): Promise<void> {
     const fields = Object.fromEntries(form.entries());
     if (route === '/actions/check') {
       const f = CheckForm.parse(fields);
@@ -173,7 +246,7 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
       const answer = await cancelBooking(
         client,
         f.ref,
-        { confirm: true, acceptedFee, reason: f.reason, requestedBy: 'operator console' },
+        { confirm: true, acceptedFee, reason: f.reason, requestedBy: operator },
         { taskQueue },
       );
       return back(res, `${f.ref}: ${answer.kind}${answer.kind === 'cancel-refused' ? ` (${answer.reason})` : ''}`);
@@ -185,7 +258,7 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
         {
           item: { workflowId: f.workflowId, runId: f.runId, ...(f.ref ? { customerReferenceNo: f.ref } : {}) },
           note: f.note,
-          by: f.by,
+          by: operator,
         },
         { taskQueue },
       );
@@ -194,38 +267,82 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
     send(res, 404, 'not found');
   }
 
+  /**
+   * `GET /login`: the form; `POST /login` with a token: a session naming the operator whose token it is, and a
+   * redirect to the page. The one place a token is taken, read from the body, never from the URL.
+   */
+  async function login(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (req.method === 'GET') return send(res, 200, consoleLoginPage());
+    if (req.method !== 'POST') return send(res, 404, 'not found');
+    if (!fromOwnPage(req)) return send(res, 403, 'origin not allowed');
+    const body = await readLimitedBody(req, MAX_LOGIN_BYTES);
+    if (!body) return send(res, 413, 'form too large', { connection: 'close' });
+    // Every token tried counts, right or wrong: past the limit nothing is compared, so nothing can be learnt.
+    const attempt = attempts.take(req.socket.remoteAddress, now());
+    if (!attempt.allowed) {
+      return send(res, 429, consoleLoginPage('Too many attempts from this address; wait a minute.'), {
+        'retry-after': String(attempt.retryAfterSeconds),
+      });
+    }
+    const given = new URLSearchParams(body.toString('utf8')).get('token') ?? '';
+    // Every operator's token compared, each in constant time, so the time taken names none of them.
+    let operator: string | undefined;
+    for (const [name, token] of tokens) if (tokenMatches(given, token) && operator === undefined) operator = name;
+    if (operator === undefined) return send(res, 401, consoleLoginPage('Wrong token.'));
+    const cookie = consoleSessionCookie(newConsoleSession(keys, operator, now()), false);
+    res.writeHead(303, { location: '/', 'set-cookie': cookie, 'cache-control': 'no-store' });
+    res.end();
+  }
+
+  /** `POST /logout`: the session ends here (its id refused until it would have expired) and in the browser. */
+  function logout(req: IncomingMessage, res: ServerResponse): void {
+    for (const value of cookieValues(req.headers.cookie, CONSOLE_SESSION_COOKIE)) {
+      const session = readConsoleSession(keys, value, now());
+      if (session) revoked.set(session.sessionId, session.expiresAt);
+    }
+    const t = now() / 1000;
+    for (const [id, expiresAt] of revoked) if (expiresAt <= t) revoked.delete(id);
+    res.writeHead(303, {
+      location: '/login',
+      'set-cookie': consoleSessionCookie('', false, 0),
+      'cache-control': 'no-store',
+    });
+    res.end();
+  }
+
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     // DNS rebinding: a page elsewhere that resolves its own name to this address must not be served.
     if (!selfHosts.has((req.headers.host ?? '').toLowerCase())) return send(res, 421, 'wrong host');
     const url = new URL(req.url ?? '/', `http://${req.headers.host}`);
-    if (!authorized(req, url)) return send(res, 401, 'unauthorized: open /?token=<CONSOLE_TOKEN>');
+    if (url.pathname === '/login' && tokens.size > 0) return login(req, res);
+    if (url.pathname === '/logout' && req.method === 'POST' && tokens.size > 0) {
+      if (!fromOwnPage(req)) return send(res, 403, 'origin not allowed');
+      return logout(req, res);
+    }
+    const operator = operatorOf(req);
+    if (operator === undefined) {
+      return send(
+        res,
+        tls ? 403 : 401,
+        tls
+          ? `forbidden: only a certificate of OU=${escapeHtml(operatorOu)} may use the console`
+          : 'unauthorized: <a href="/login">log in</a>',
+      );
+    }
     if (req.method === 'GET' && url.pathname === '/') {
-      const given = url.searchParams.get('token');
-      if (given !== null) {
-        // Trade the token in the address for a cookie, and drop it from the address bar and history.
-        return void res
-          .writeHead(303, {
-            location: '/',
-            'set-cookie': `${COOKIE}=${encodeURIComponent(given)}; HttpOnly; SameSite=Strict; Path=/`,
-          })
-          .end();
-      }
-      const { status, html } = await page(url);
+      const { status, html } = await page(url, operator);
       return send(res, status, html);
     }
     if (req.method === 'POST' && url.pathname.startsWith('/actions/')) {
       // Only the console's own page may act: a browser sends Origin with every POST.
-      const origin = req.headers.origin;
-      if (origin !== undefined && !selfHosts.has(origin.replace(/^https?:\/\//, '').toLowerCase())) {
-        return send(res, 403, 'origin not allowed');
-      }
+      if (!fromOwnPage(req)) return send(res, 403, 'origin not allowed');
       if (!String(req.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded')) {
         return send(res, 415, 'expected a form');
       }
       const body = await readLimitedBody(req, MAX_FORM_BYTES);
-      if (!body) return send(res, 413, 'form too large');
+      if (!body) return send(res, 413, 'form too large', { connection: 'close' });
       try {
-        return await act(url.pathname, new URLSearchParams(body.toString('utf8')), res);
+        return await act(url.pathname, new URLSearchParams(body.toString('utf8')), res, operator);
       } catch (err) {
         return back(res, actionError(err));
       }
@@ -233,26 +350,86 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
     send(res, 404, 'not found');
   }
 
-  const server = createServer((req, res) => {
-    handle(req, res).catch((err) => {
-      if (!res.headersSent) send(res, 500, 'internal error');
-      console.error('console: request failed', err instanceof Error ? err.message : err);
-    });
-  });
-  server.headersTimeout = 10_000;
-  server.requestTimeout = 30_000;
-  server.maxConnections = 100;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, host, () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
+  const server = boundedServer(
+    { ...CONSOLE_LIMITS, ...options.limits },
+    (req, res) => {
+      handle(req, res).catch((err) => {
+        if (!res.headersSent) send(res, 500, 'internal error');
+        console.error('console: request failed', err instanceof Error ? err.message : err);
+      });
+    },
+    tls,
+  );
+  const port = await listen(server, options.port ?? 0, host);
   const names = isLoopbackHost(host) ? ['127.0.0.1', 'localhost', '[::1]'] : [host];
   selfHosts = new Set(names.map((n) => `${n}:${port}`.toLowerCase()));
-  return {
-    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
+  return { url: urlOf(host, port, tls ? 'https' : 'http'), close: () => closeServer(server) };
+}
+
+/**
+ * The operators' tokens by name, once the settings that say who may use the console are sound: tokens (each of 128
+ * bits or more, under valid, distinct names) or client certificates, not both; one of them beyond loopback; a
+ * session secret of 128 bits when given. Throws ConsoleConfigError naming the setting; `npm run console` calls it
+ * before it connects to Temporal, startConsole again.
+ */
+export function checkConsoleAccess(
+  options: Pick<ConsoleOptions, 'host' | 'token' | 'operators' | 'sessionSecret' | 'tls'>,
+): Map<string, string> {
+  const host = options.host ?? '127.0.0.1';
+  const tokens = operatorTokens(options);
+  if (options.tls && tokens.size > 0) {
+    throw new ConsoleConfigError(
+      'CONSOLE_TOKEN, CONSOLE_OPERATOR_TOKENS_FILE: not used with CONSOLE_TLS_CERT: the client certificate names the ' +
+        'operator. Give one of the two.',
+    );
+  }
+  if (!options.tls && tokens.size === 0 && !isLoopbackHost(host)) {
+    throw new ConsoleConfigError(
+      `CONSOLE_TOKEN: required to listen on ${host} (beyond loopback): the console shows bookings and cancels ` +
+        'orders. Set operator tokens (CONSOLE_OPERATOR_TOKENS_FILE or CONSOLE_TOKEN, 128 bits each: `openssl rand ' +
+        '-hex 32`), serve it with client certificates (CONSOLE_TLS_*), or listen on 127.0.0.1.',
+    );
+  }
+  if (options.sessionSecret !== undefined) {
+    const weak = weakTokenProblem('CONSOLE_SESSION_SECRET', options.sessionSecret);
+    if (weak) throw new ConsoleConfigError(weak);
+  }
+  return tokens;
+}
+
+/** The operators' tokens by name: `operators` and `token`, each of 128 bits or more, every name valid. */
+function operatorTokens(options: Pick<ConsoleOptions, 'token' | 'operators'>): Map<string, string> {
+  const tokens = new Map<string, string>();
+  if (options.token !== undefined) {
+    const weak = weakTokenProblem('CONSOLE_TOKEN', options.token);
+    if (weak) throw new ConsoleConfigError(weak);
+    tokens.set(SHARED_TOKEN_OPERATOR, options.token);
+  }
+  for (const [name, token] of Object.entries(options.operators ?? {})) {
+    if (!OPERATOR_NAME.test(name) || tokens.has(name)) {
+      throw new ConsoleConfigError(
+        `CONSOLE_OPERATOR_TOKENS_FILE: operator "${name.slice(0, 64)}" is ${tokens.has(name) ? 'named twice' : 'not a name (letters, digits, ._@-, up to 64)'}`,
+      );
+    }
+    const weak = weakTokenProblem(`CONSOLE_OPERATOR_TOKENS_FILE (operator ${name})`, token);
+    if (weak) throw new ConsoleConfigError(weak);
+    if ([...tokens.values()].includes(token)) {
+      throw new ConsoleConfigError(`CONSOLE_OPERATOR_TOKENS_FILE: operator ${name} has another operator's token`);
+    }
+    tokens.set(name, token);
+  }
+  return tokens;
+}
+
+/** The operator a verified client certificate names (its subject), or undefined when its OU is not `operatorOu`. */
+function certificateOperator(socket: TLSSocket, operatorOu: string): string | undefined {
+  if (!socket.authorized) return undefined;
+  const subject = socket.getPeerCertificate()?.subject as unknown as Record<string, string | string[]> | undefined;
+  if (!subject) return undefined;
+  const ous = [subject.OU ?? []].flat();
+  if (!ous.includes(operatorOu)) return undefined;
+  const part = (k: string) => [subject[k] ?? []].flat().map((v) => `${k}=${v}`);
+  return [...part('CN'), ...part('OU'), ...part('O')].join(',').slice(0, 200);
 }
 
 /** An action's failure as the operator reads it: the workflow's reason, a field error, never a stack. */
