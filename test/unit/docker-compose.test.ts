@@ -1,5 +1,6 @@
 /** docker-compose.yml stays in step with the worker's config schema, the booking contract and the mutual TLS of dev/prod. */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parse } from 'yaml';
@@ -7,7 +8,7 @@ import { EnvSchema, loadConfig, supplierTimeoutBoundMs } from '../../src/config'
 import { SEARCH_ATTRIBUTES } from '../../src/contract';
 import { shutdownGraceMs, STOP_PERIOD_MARGIN_MS } from '../../src/worker';
 import { WORKER_NODE_FLAGS } from '../../src/config/node-flags';
-import { CodecServerEnv } from '../../src/codec/main';
+import { CODEC_SERVER_SECRETS, CodecServerEnv } from '../../src/codec/main';
 import { isLoopbackHost } from '../../src/codec/server';
 import {
   ensureCertificates,
@@ -23,6 +24,7 @@ const ROOT = path.join(__dirname, '../..');
 
 interface Service {
   image?: string;
+  secrets?: Array<string | { source: string }>;
   build?: unknown;
   command?: string | string[];
   entrypoint?: string | string[];
@@ -36,6 +38,7 @@ interface Service {
 // merge: the Temporal nodes share their settings through a YAML anchor (<<: *temporal-node).
 const compose = parse(readFileSync(path.join(__dirname, '../../docker-compose.yml'), 'utf8'), { merge: true }) as {
   services: Record<string, Service>;
+  secrets?: Record<string, { file?: string; environment?: string }>;
 };
 const services = compose.services;
 
@@ -49,10 +52,35 @@ function envOf(service: Service): Record<string, string> {
 }
 
 /** A value an operator must supply (`${VAR:?message}`), as a test stand-in. */
-const REQUIRED: Record<string, string> = {
-  PAYLOAD_ENCRYPTION_KEYS: `k1:${Buffer.alloc(32, 1).toString('base64')}`,
-  CODEC_SERVER_TOKEN: 'a-codec-token-an-operator-chose',
+const REQUIRED: Record<string, string> = {};
+
+/** What each compose secret's file holds once deploy/compose/make-secrets.sh made it, as a test stand-in. */
+const SECRET_STANDINS: Record<string, string> = {
+  postgres_password: 'f'.repeat(64),
+  payload_encryption_keys: `k1:${Buffer.alloc(32, 1).toString('base64')}`,
+  codec_server_token: '0123456789abcdef'.repeat(4),
+  supplier_app_secret: 'a'.repeat(64),
+  grafana_admin_password: 'b'.repeat(48),
+  web_ui_htpasswd: 'operator:$apr1$x$y',
 };
+const SECRETS_MOUNT = '/run/secrets';
+
+/** The secrets a service is given (its `secrets:`), by name. */
+const secretsOf = (service: Service) => (service.secrets ?? []).map((s) => (typeof s === 'string' ? s : s.source));
+
+/**
+ * The environment a program in the service sees: each `X_FILE=/run/secrets/<name>` as `X` with that secret's stand-in
+ * (what the program itself, or deploy/compose/file-env.sh before it, reads).
+ */
+function withSecretFiles(env: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) {
+    const file = /^(.*?)_{1,2}FILE$/.exec(k);
+    if (file && v.startsWith(`${SECRETS_MOUNT}/`)) out[file[1]!] = SECRET_STANDINS[path.posix.basename(v)] ?? '';
+    else out[k] = v;
+  }
+  return out;
+}
 
 /** What compose substitutes: `${VAR:-default}` -> default; `${VAR:?message}` -> the operator's value. */
 function resolveDefaults(value: string): string {
@@ -100,14 +128,16 @@ afterAll(() => rmSync(certsDir, { recursive: true, force: true }));
 const onHost = (value: string) =>
   value.startsWith(`${CERTS_MOUNT}/`) ? path.join(certs.dir, path.posix.basename(value)) : value;
 
-test('the worker is set only through variables the config reads', () => {
+test('the worker is set only through variables the config reads (its secrets through file-env.sh)', () => {
   const known = new Set(Object.keys(EnvSchema.shape));
-  const unknown = Object.keys(workerEnv).filter((k) => !known.has(k) && !k.startsWith('TEMPORAL_'));
+  const unknown = Object.keys(withSecretFiles(workerEnv)).filter((k) => !known.has(k) && !k.startsWith('TEMPORAL_'));
   expect(unknown).toEqual([]);
 });
 
-test('the worker environment (defaults resolved) passes loadConfig', () => {
-  const env = Object.fromEntries(Object.entries(workerEnv).map(([k, v]) => [k, onHost(resolveDefaults(v))]));
+test('the worker environment (defaults and secret files resolved) passes loadConfig', () => {
+  const env = Object.fromEntries(
+    Object.entries(withSecretFiles(workerEnv)).map(([k, v]) => [k, onHost(resolveDefaults(v))]),
+  );
   const config = loadConfig(env);
   expect(config.temporal.connection.address).toBe('temporal:7233');
   // Mutual TLS with the booking-caller pair and the CA that dev/prod/certs.ts makes, checked against the nodes' name.
@@ -120,7 +150,11 @@ test('the worker environment (defaults resolved) passes loadConfig', () => {
   expect(Buffer.from(tls.serverRootCACertificate!).toString()).toBe(readFileSync(certs.ca.cert, 'utf8'));
   expect(Buffer.from(tls.clientCertPair!.crt).toString()).toBe(readFileSync(certs.clients.caller.cert, 'utf8'));
   expect(config.temporal.namespace).toBe('default');
-  expect(config.supplier.credentials).toEqual({ kind: 'ticket', appKey: 'sandbox-app', appSecret: 'sandbox-secret' });
+  expect(config.supplier.credentials).toEqual({
+    kind: 'ticket',
+    appKey: 'sandbox-app',
+    appSecret: SECRET_STANDINS.supplier_app_secret,
+  });
   expect(config.encryption?.activeKeyId).toBe('k1');
   // Prometheus scrapes each replica from its own container: the worker's metrics listen beyond loopback here
   // (the default is loopback), on compose's private network, and the port is not published.
@@ -130,8 +164,9 @@ test('the worker environment (defaults resolved) passes loadConfig', () => {
 
 test('the worker and the codec server must be given the same encryption keys, and the UI uses that codec server', () => {
   const codec = services['codec-server']!;
-  expect(envOf(codec).PAYLOAD_ENCRYPTION_KEYS).toBe(workerEnv.PAYLOAD_ENCRYPTION_KEYS);
-  expect(workerEnv.PAYLOAD_ENCRYPTION_KEYS).toMatch(/^\$\{PAYLOAD_ENCRYPTION_KEYS:\?/);
+  expect(envOf(codec).PAYLOAD_ENCRYPTION_KEYS_FILE).toBe(workerEnv.PAYLOAD_ENCRYPTION_KEYS_FILE);
+  expect(workerEnv.PAYLOAD_ENCRYPTION_KEYS_FILE).toBe(`${SECRETS_MOUNT}/payload_encryption_keys`);
+  for (const s of [codec, worker]) expect(secretsOf(s)).toContain('payload_encryption_keys');
   const port = envOf(codec).CODEC_SERVER_PORT;
   expect(envOf(services['temporal-ui']!).TEMPORAL_CODEC_ENDPOINT).toBe(`http://localhost:${port}`);
 });
@@ -160,14 +195,137 @@ test('the setup service registers exactly the contract search attributes', () =>
   expect(registered.sort(byName)).toEqual(SEARCH_ATTRIBUTES.map((a) => ({ ...a })).sort(byName));
 });
 
-test('every pulled image is pinned to a tag other than latest', () => {
+test('every pulled image is pinned to an exact version (a digest, or a tag with a minor version at least)', () => {
   const pulled = Object.entries(services).filter(([, s]) => s.build === undefined);
   expect(pulled.length).toBeGreaterThan(0);
   for (const [name, s] of pulled) {
     const image = s.image ?? '';
-    const tag = image.includes('@') ? 'digest' : image.slice(image.lastIndexOf('/') + 1).split(':')[1];
-    expect({ name, image, pinned: Boolean(tag) && tag !== 'latest' }).toEqual({ name, image, pinned: true });
+    const tag = image.includes('@') ? 'digest' : (image.slice(image.lastIndexOf('/') + 1).split(':')[1] ?? '');
+    // `15`, `2`, `latest`, `alpine` move under you; `15.10-bookworm`, `1.29.1`, `v2.55.1` do not.
+    const exact = tag === 'digest' || /^v?\d+\.\d+(\.\d+)?([-.][A-Za-z0-9.-]+)?$/.test(tag);
+    expect({ name, image, exact }).toEqual({ name, image, exact: true });
   }
+});
+
+describe('secrets', () => {
+  const SECRETS_DIR = path.join(ROOT, 'deploy/compose/secrets');
+  const declared = compose.secrets ?? {};
+
+  test('every secret is a file in deploy/compose/secrets, which git ignores, made by make-secrets.sh', () => {
+    expect(Object.keys(declared).sort()).toEqual(Object.keys(SECRET_STANDINS).sort());
+    const script = readFileSync(path.join(ROOT, 'deploy/compose/make-secrets.sh'), 'utf8');
+    for (const [name, { file, environment }] of Object.entries(declared)) {
+      expect({ name, environment }).toEqual({ name, environment: undefined });
+      expect({ name, dir: path.dirname(path.resolve(ROOT, file ?? '')) }).toEqual({ name, dir: SECRETS_DIR });
+      expect(script).toMatch(new RegExp(`^secret ${path.basename(file!)} `, 'm'));
+    }
+    expect(readFileSync(path.join(SECRETS_DIR, '.gitignore'), 'utf8').split('\n')).toEqual(['*', '!.gitignore', '']);
+  });
+
+  test('no service is given a secret in its environment: each comes from a file of a secret it is given', () => {
+    const SECRET_NAME = /(PASSWORD|PWD|SECRET|TOKEN|ENCRYPTION_KEYS)(_FILE|__FILE)?$/;
+    for (const [name, s] of Object.entries(services)) {
+      for (const [key, value] of Object.entries(envOf(s)).filter(([k]) => SECRET_NAME.test(k))) {
+        expect({ name, key, fromFile: /_FILE$/.test(key) }).toEqual({ name, key, fromFile: true });
+        const secret = path.posix.basename(value);
+        expect({ name, key, value }).toEqual({ name, key, value: `${SECRETS_MOUNT}/${secret}` });
+        expect({ name, key, given: secretsOf(s).includes(secret) }).toEqual({ name, key, given: true });
+      }
+    }
+    // The nodes' settings file names a password for `npm run stack:prod`'s own database; compose overrides it.
+    for (const node of Object.values(services).filter((s) => s.image?.startsWith('temporalio/server:'))) {
+      expect(envOf(node).POSTGRES_PWD_FILE).toBe(`${SECRETS_MOUNT}/postgres_password`);
+    }
+    const schemaJob = scriptOf(services['temporal-schema']!);
+    expect(schemaJob).toContain(`POSTGRES_PWD="$$(cat ${SECRETS_MOUNT}/postgres_password)"`);
+  });
+
+  test('a service whose program reads secrets from the environment only runs it through file-env.sh', () => {
+    // Our codec server and Grafana read `*_FILE` themselves; the database's image reads POSTGRES_PASSWORD_FILE.
+    const native = new Set(['codec-server', 'grafana', 'postgres', 'temporal-schema']);
+    for (const [name, s] of Object.entries(services)) {
+      const fileVars = Object.keys(envOf(s)).filter((k) => k.endsWith('_FILE') && !k.startsWith('TEMPORAL_'));
+      if (fileVars.length === 0 || native.has(name)) continue;
+      const entrypoint = [s.entrypoint].flat();
+      expect({ name, entrypoint: entrypoint.slice(0, 2) }).toEqual({
+        name,
+        entrypoint: ['/bin/sh', '/deploy/file-env.sh'],
+      });
+      expect(mountsOf(s)).toContainEqual({
+        source: './deploy/compose/file-env.sh',
+        target: '/deploy/file-env.sh',
+        readOnly: true,
+      });
+    }
+  });
+
+  test('file-env.sh sets each X from X_FILE (over a value given), then runs the command; an unreadable file stops it', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'file-env-'));
+    try {
+      writeFileSync(path.join(dir, 'pw'), 's3cret value\n');
+      const run = (env: Record<string, string>) =>
+        spawnSync(
+          'sh',
+          [path.join(ROOT, 'deploy/compose/file-env.sh'), 'sh', '-c', 'echo "[$POSTGRES_PWD][${POSTGRES_PWD_FILE:-}]"'],
+          {
+            env: { PATH: process.env.PATH ?? '', ...env },
+            encoding: 'utf8',
+          },
+        );
+      const ok = run({ POSTGRES_PWD: 'temporal', POSTGRES_PWD_FILE: path.join(dir, 'pw') });
+      expect(ok.status).toBe(0);
+      expect(ok.stdout).toBe('[s3cret value][]\n');
+      const missing = run({ POSTGRES_PWD_FILE: path.join(dir, 'absent') });
+      expect(missing.status).toBe(1);
+      expect(missing.stderr).toContain('POSTGRES_PWD_FILE: cannot read');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('make-secrets.sh makes every secret file with random values, and keeps them on the next run', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'make-secrets-'));
+    try {
+      const copy = (d: string) => {
+        writeFileSync(path.join(d, 'make-secrets.sh'), readFileSync(path.join(ROOT, 'deploy/compose/make-secrets.sh')));
+        return spawnSync('sh', [path.join(d, 'make-secrets.sh')], { encoding: 'utf8' });
+      };
+      const [a, b] = ['a', 'b'].map((n) => path.join(dir, n));
+      for (const d of [a!, b!]) {
+        mkdirSync(d);
+        expect(copy(d).status).toBe(0);
+      }
+      const files = Object.values(declared).map((d) => path.basename(d.file!));
+      const read = (d: string, f: string) => readFileSync(path.join(d, 'secrets', f), 'utf8');
+      for (const f of files) {
+        expect({ f, made: read(a!, f).length > 10 }).toEqual({ f, made: true });
+        // Random per installation: no two share one.
+        expect({ f, same: read(a!, f) === read(b!, f) }).toEqual({ f, same: false });
+      }
+      expect(read(a!, 'payload-encryption-keys')).toMatch(/^key1:[A-Za-z0-9+/]{43}=\n$/);
+      expect(read(a!, 'web-ui-htpasswd')).toMatch(/^operator:\$apr1\$/);
+      const before = files.map((f) => read(a!, f));
+      expect(copy(a!).stdout).toMatch(/kept {4}secrets\/postgres-password/);
+      expect(files.map((f) => read(a!, f))).toEqual(before);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+test('the Web UI, which holds the operator certificate, publishes no port: only the login in front of it does', () => {
+  const ui = services['temporal-ui']!;
+  expect(ui.ports ?? []).toEqual([]);
+  const login = services['web-ui-login']!;
+  expect(login.ports).toEqual(['127.0.0.1:8233:8080']);
+  expect(secretsOf(login)).toEqual(['web_ui_htpasswd']);
+  const [conf] = mountsOf(login).filter((m) => m.target === '/etc/nginx/conf.d/default.conf');
+  const text = readFileSync(path.join(ROOT, conf!.source), 'utf8');
+  expect(text).toMatch(/auth_basic_user_file \/run\/secrets\/web_ui_htpasswd;/);
+  expect(text).toMatch(/proxy_pass http:\/\/temporal-ui:8080;/);
+  // Every location asks for the login: one location, with auth_basic.
+  expect(text.match(/location /g)).toHaveLength(1);
+  expect(text).toMatch(/auth_basic "/);
 });
 
 test("compose waits for the worker's largest allowed shutdown grace and a margin before it kills the worker", () => {
@@ -209,10 +367,11 @@ test('no published port is bound to all interfaces: every one names 127.0.0.1', 
 
 test('the codec server listens on the container interfaces with a token the operator must set, and the UI sends its session cookie', () => {
   const codecEnv = envOf(services['codec-server']!);
-  const env = Object.fromEntries(Object.entries(codecEnv).map(([k, v]) => [k, resolveDefaults(v)]));
+  const env = Object.fromEntries(Object.entries(withSecretFiles(codecEnv)).map(([k, v]) => [k, resolveDefaults(v)]));
   const parsed = CodecServerEnv.parse(env);
   expect(isLoopbackHost(parsed.CODEC_SERVER_HOST)).toBe(false);
-  expect(codecEnv.CODEC_SERVER_TOKEN).toMatch(/^\$\{CODEC_SERVER_TOKEN:\?/);
+  expect(codecEnv.CODEC_SERVER_TOKEN_FILE).toBe(`${SECRETS_MOUNT}/codec_server_token`);
+  expect(CODEC_SERVER_SECRETS).toContain('CODEC_SERVER_TOKEN');
   expect(parsed.CODEC_SERVER_ALLOW_ANONYMOUS).toBe('off');
   // The UI image's codec.includeCredentials: the browser sends the cookie from the codec server's /login.
   expect(envOf(services['temporal-ui']!).TEMPORAL_CODEC_INCLUDE_CREDENTIALS).toBe('true');

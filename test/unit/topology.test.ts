@@ -51,12 +51,18 @@ test('the Web UI, admin tools and PostgreSQL images match the versions the launc
     expect(s.image).toMatch(new RegExp(`-cli-${bare(versions.cli)}$`));
   }
   const [[, postgres] = ['', {} as Service]] = byImage('postgres:');
-  expect(postgres.image).toBe(`postgres:${versions.postgres}`);
-  // The postgres image names the password POSTGRES_PASSWORD; the server's template, POSTGRES_PWD.
+  // The launcher's major version, pinned in compose to an exact release of it.
+  expect(postgres.image).toMatch(new RegExp(`^postgres:${versions.postgres}\\.\\d+(-[a-z]+)?$`));
+  // The same user; the password is compose's own secret (docker-compose.test.ts), which the nodes read too (the
+  // postgres image names it POSTGRES_PASSWORD_FILE; the server's template reads POSTGRES_PWD, set from
+  // POSTGRES_PWD_FILE).
   expect(postgres.environment).toMatchObject({
     POSTGRES_USER: serverEnv.POSTGRES_USER,
-    POSTGRES_PASSWORD: serverEnv.POSTGRES_PWD,
+    POSTGRES_PASSWORD_FILE: '/run/secrets/postgres_password',
   });
+  for (const [, node] of byImage('temporalio/server:')) {
+    expect(node.environment).toMatchObject({ POSTGRES_PWD_FILE: '/run/secrets/postgres_password' });
+  }
 });
 
 test('compose mounts the dynamic config file the launcher and the dev server read, where the settings point', () => {
