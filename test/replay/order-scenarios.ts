@@ -10,12 +10,14 @@
 import { randomUUID } from 'node:crypto';
 import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
 import {
+  autoCancelSignal,
   bookingStateQuery,
   cancelBookingUpdate,
   CustomerReferenceNoKey,
   ORDER_WORKFLOW_TYPE,
   orderWorkflowId,
   supplierOrderUpdateSignal,
+  type AutoCancel,
   type BookingRequest,
   type CancelBookingRequest,
   type OrderWorkflowInput,
@@ -241,6 +243,35 @@ export const orderScenarios: WorkflowScenario[] = [
     expected: 'cancel-stopped',
     run: (ctx) =>
       cancelledDuringRecovery(ctx, 'cancel-if-free', 'book=504AfterCreate&confirmAfterQueries=3&freeCancel=0'),
+  },
+  {
+    name: 'auto-cancel-refused-not-done',
+    expected: 'cancel-not-done',
+    run: (ctx) =>
+      cancelledDuringRecovery(ctx, 'cancel', 'book=504AfterCreate&confirmAfterQueries=3&cancel=refuse&cancelTimes=1'),
+  },
+  {
+    name: 'auto-cancel-order-stays-pending-not-done',
+    expected: 'cancel-not-done',
+    async run(ctx) {
+      // The system's cancellation, delivered as a worker does (signal-with-start), of an order the supplier shows
+      // Confirming until the deadline: the run reads it on its schedule and, at the deadline, leaves it to a person.
+      const ref = await confirmedBooking(ctx, 'confirmAfterMs=0');
+      ctx.sandbox.setOrderStatus(ref, 1);
+      const auto: AutoCancel = {
+        reason: 'orphan order: no booking stands for it',
+        onlyIfFree: false,
+        origin: 'reconciliation',
+      };
+      await ctx.client.workflow.signalWithStart<typeof orderWorkflow, [AutoCancel]>(ORDER_WORKFLOW_TYPE, {
+        workflowId: orderWorkflowId(ref),
+        taskQueue: ctx.taskQueue,
+        args: [{ customerReferenceNo: ref, recovery: { ...fast, deadlineSeconds: 8 } }],
+        signal: autoCancelSignal,
+        signalArgs: [auto],
+      });
+      return orderEnded(ctx, ref);
+    },
   },
   {
     name: 'operator-cancels-order-run',
