@@ -61,6 +61,8 @@ interface NodePorts {
 export interface ServerNode {
   name: string;
   ports: NodePorts;
+  /** The authorizer's audit log (one JSON line per write or refusal), with mutual TLS: logs/<name>-audit.jsonl. */
+  auditLog: string;
   pid(): number | undefined;
   running(): boolean;
   /** SIGKILL, as a crashed machine: no graceful handoff of shards. */
@@ -171,8 +173,8 @@ export function serverConfig(options: {
       ...(options.tls
         ? {
             tls: serverTls(options.tls),
-            // Roles from the client certificate's OU; terminate, reset and delete for operators only
-            // (dev/temporal/authz-server, the nodes' binary with TLS).
+            // The identity from the client certificate's OU, an allow-list per identity, internode ports for the
+            // nodes' certificate only (dev/temporal/authz-server, the nodes' binary with TLS).
             authorization: { claimMapper: 'certificate-subject', authorizer: 'certificate-roles' },
           }
         : {}),
@@ -284,9 +286,11 @@ function startNode(executable: string, name: string, ports: NodePorts, configDir
         resolve(true);
       });
     });
+  const auditLog = path.join(logDir, `${name}-audit.jsonl`);
   const node: ServerNode = {
     name,
     ports,
+    auditLog,
     pid: () => child?.pid,
     running: () => child !== undefined && child.exitCode === null && child.signalCode === null,
     async start() {
@@ -305,6 +309,8 @@ function startNode(executable: string, name: string, ports: NodePorts, configDir
         ],
         {
           stdio: ['ignore', 'pipe', 'pipe'],
+          // Read by dev/temporal/authz-server only (the nodes' binary with TLS).
+          env: { ...process.env, TEMPORAL_AUDIT_LOG: auditLog },
         },
       );
       // Both streams into one file, closed when the process is gone: the first stream to end must not end the

@@ -4,9 +4,11 @@
  * standalone Web UI, the namespace and search attributes registered, two booking workers (separate
  * processes, as `npm run worker` runs them), the codec server and the sandbox supplier.
  *
- * Temporal takes only mutual TLS: a private CA and certificates are made in the data folder on first start
- * (dev/prod/certs.ts), and every process the stack starts reaches Temporal with one of them through Temporal's
- * own variables (TEMPORAL_TLS_CLIENT_CERT_PATH, …), which the stack prints for the caller's terminal.
+ * Temporal takes only mutual TLS: a private CA and one certificate per job are made in the data folder on first
+ * start (dev/prod/certs.ts; the CA's key in a folder of its own, `ca/`, that no process is pointed at), and every
+ * process the stack starts reaches Temporal with its job's certificate through Temporal's own variables
+ * (TEMPORAL_TLS_CLIENT_CERT_PATH, …): the workers as workers, the console and the Web UI as operators. The stack
+ * writes each identity's variables to `certs/<identity>.env` for another terminal.
  *
  * The data stays under STACK_DATA_DIR/prod, so a second start finds its bookings. Ctrl-C stops the
  * workers first (in-flight Books finish), then the rest; no process outlives it.
@@ -28,7 +30,13 @@ import { connectClient } from '../../src/client';
 import { startConsole } from '../../src/console/server';
 import { ensureTemporalReady } from '../../src/temporal/setup';
 import { SANDBOX_PROFILE, startSandbox } from '../sandbox/server';
-import { connectionTls, ensureCertificates, temporalTlsEnv, type StackCertificates } from '../prod/certs';
+import {
+  connectionTls,
+  ensureCertificates,
+  temporalTlsEnv,
+  type ClientIdentity,
+  type StackCertificates,
+} from '../prod/certs';
 import { startProdCluster, waitForSearchAttributes } from '../prod/cluster';
 import { startWebUi, webUiTlsFromEnv } from '../prod/ui';
 import { stackEncryptionEnv } from './main';
@@ -74,19 +82,27 @@ function startWorkerProcess(name: string, env: NodeJS.ProcessEnv): { child: Chil
   return { child, ready };
 }
 
+/** The env file of each identity, beside its certificate. */
+const ENV_FILES: Record<ClientIdentity, string> = {
+  caller: 'booking-caller.env',
+  worker: 'worker.env',
+  receiver: 'callback-receiver.env',
+  operator: 'operator.env',
+};
+
 /**
  * The lines a terminal exports to call the stack as `who`, also written to `<certs>/<who>.env` so that
  * `source` works; returns the file's path and its lines.
  */
 function writeClientEnvFile(
   certs: StackCertificates,
-  who: 'caller' | 'operator',
+  who: ClientIdentity,
   address: string,
   namespace: string,
 ): { file: string; lines: string[] } {
   const vars = { TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: namespace, ...temporalTlsEnv(certs, who) };
   const lines = Object.entries(vars).map(([key, value]) => `export ${key}=${value}`);
-  const file = path.join(certs.dir, who === 'caller' ? 'booking-caller.env' : 'operator.env');
+  const file = path.join(certs.dir, ENV_FILES[who]);
   writeFileSync(file, `${lines.join('\n')}\n`);
   return { file, lines };
 }
@@ -119,7 +135,7 @@ async function main(): Promise<void> {
   });
 
   try {
-    const certs = ensureCertificates(path.join(dataDir, 'certs'));
+    const certs = ensureCertificates(path.join(dataDir, 'certs'), { caDir: path.join(dataDir, 'ca') });
     const cluster = await startProdCluster({
       dataDir,
       frontendPort: env.STACK_TEMPORAL_PORT,
@@ -152,7 +168,8 @@ async function main(): Promise<void> {
       ...encryptionEnv,
       TEMPORAL_ADDRESS: cluster.address,
       TEMPORAL_NAMESPACE: cluster.namespace,
-      ...temporalTlsEnv(certs, 'caller'),
+      // The workers' own identity: they alone take and answer tasks.
+      ...temporalTlsEnv(certs, 'worker'),
       SUPPLIER_BASE_URL: sandbox.url,
     };
     const config = loadConfig(workerEnv);
@@ -207,14 +224,16 @@ async function main(): Promise<void> {
     await Promise.all(workers.map((w) => w.ready));
 
     const nodes = cluster.nodes.map((n) => `${n.name} :${n.ports.frontend} (pid ${n.pid()})`).join(', ');
-    const caller = writeClientEnvFile(certs, 'caller', cluster.address, cluster.namespace);
-    const operator = writeClientEnvFile(certs, 'operator', cluster.address, cluster.namespace);
+    const [caller, receiver, operator] = (['caller', 'receiver', 'operator'] as const).map((who) =>
+      writeClientEnvFile(certs, who, cluster.address, cluster.namespace),
+    );
+    writeClientEnvFile(certs, 'worker', cluster.address, cluster.namespace);
     console.log(
       [
         '',
         'Hotel booking orchestrator, production topology:',
         `  Temporal gRPC     ${cluster.address}  (one address over ${cluster.nodes.length} nodes: ${nodes}), mutual TLS only`,
-        `  Certificates      ${certs.dir}  (private CA; booking-caller and operator client certificates)`,
+        `  Certificates      ${certs.dir}  (one per job: worker, booking-caller, callback-receiver, operator; CA key in ${certs.caDir})`,
         `  PostgreSQL        127.0.0.1:${cluster.postgres.port}  (data ${cluster.postgres.pgData})`,
         `  History shards    ${cluster.historyShards}`,
         `  Temporal Web UI   ${ui.url}`,
@@ -227,10 +246,11 @@ async function main(): Promise<void> {
         `  Workers           ${workers.length} processes on task queue "${config.taskQueue}"`,
         `  Logs              ${path.join(dataDir, 'logs')}`,
         '',
-        'Temporal refuses clients without a certificate from the stack. To call it from another terminal',
-        `(npm run book, npm run callbacks, the temporal CLI), export these (or: source ${caller.file}):`,
-        ...caller.lines.map((line) => `  ${line}`),
-        `Operators (Web UI server, temporal workflow terminate/reset): source ${operator.file}`,
+        'Temporal refuses clients without a certificate from the stack, and lets each do only its job. To book from',
+        `another terminal (npm run book, the temporal CLI), export these (or: source ${caller!.file}):`,
+        ...caller!.lines.map((line) => `  ${line}`),
+        `The callback receiver (npm run callbacks): source ${receiver!.file}`,
+        `Operators (temporal workflow terminate/reset, schedules, task queues): source ${operator!.file}`,
         '',
         'Try: npm run book -- --scenario confirmAfterMs=0',
         'Ctrl-C stops everything.',

@@ -54,7 +54,7 @@ beforeAll(async () => {
   dataDir = mkdtempSync(path.join(os.tmpdir(), 'booking-prod-mtls-'));
   // As root, PostgreSQL runs as the postgres user, which must be able to enter the folder (mkdtemp makes it 0700).
   chmodSync(dataDir, 0o755);
-  certs = ensureCertificates(path.join(dataDir, 'certs'));
+  certs = ensureCertificates(path.join(dataDir, 'certs'), { caDir: path.join(dataDir, 'ca') });
   stranger = ensureCertificates(path.join(dataDir, 'stranger'), { caName: 'Someone else' });
   cluster = await startProdCluster({ dataDir, frontendPort: 0, basePort: 0, postgresPort: 0, tls: certs, log() {} });
   const setup = await Connection.connect({ address: cluster.address, tls: connectionTls(certs, 'operator') });
@@ -72,9 +72,11 @@ beforeAll(async () => {
     BOOKING_TASK_QUEUE: taskQueue,
     PAYLOAD_ENCRYPTION_KEYS: '',
   };
-  // The worker as `npm run worker` builds it: its connection comes from the TEMPORAL_TLS_* variables alone.
+  // The worker as `npm run worker` builds it: its connection comes from the TEMPORAL_TLS_* variables alone, with the
+  // workers' certificate (only a worker takes tasks).
   const config = loadConfig({
     ...callerEnv,
+    ...temporalTlsEnv(certs, 'worker'),
     SUPPLIER_BASE_URL: sandbox.url,
     SUPPLIER_APP_KEY: 'sandbox-app',
     SUPPLIER_APP_SECRET: 'sandbox-secret',
@@ -321,9 +323,9 @@ test('the Web UI server reaches Temporal with the operator certificate and lists
 });
 
 test('a second start keeps the CA and every certificate (the exported paths stay valid)', () => {
-  const files = [certs.ca, certs.server, certs.clients.caller, certs.clients.operator].flatMap((p) => [p.cert, p.key]);
+  const files = [certs.ca, certs.server, ...Object.values(certs.clients)].flatMap((p) => [p.cert, p.key]);
   const before = files.map((f) => readFileSync(f, 'utf8'));
-  const again = ensureCertificates(certs.dir);
+  const again = ensureCertificates(certs.dir, { caDir: certs.caDir });
   expect(again).toEqual(certs);
   expect(files.map((f) => readFileSync(f, 'utf8'))).toEqual(before);
 });

@@ -4,6 +4,9 @@ go 1.25.0
 
 require go.temporal.io/server v1.29.1
 
+// Read directly by the authorizer (the request types); the version the server module requires.
+require go.temporal.io/api v1.53.0
+
 require (
 	cel.dev/expr v0.20.0 // indirect
 	cloud.google.com/go v0.118.3 // indirect
@@ -118,7 +121,6 @@ require (
 	go.opentelemetry.io/otel/sdk/metric v1.34.0 // indirect
 	go.opentelemetry.io/otel/trace v1.34.0 // indirect
 	go.opentelemetry.io/proto/otlp v1.5.0 // indirect
-	go.temporal.io/api v1.53.0 // indirect
 	go.temporal.io/sdk v1.35.0 // indirect
 	go.uber.org/atomic v1.11.0 // indirect
 	go.uber.org/dig v1.18.0 // indirect

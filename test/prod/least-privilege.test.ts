@@ -1,0 +1,578 @@
+/**
+ * Least privilege on the production topology as `npm run stack:prod` runs it (mutual TLS, the nodes running
+ * dev/temporal/authz-server): each identity's certificate (dev/prod/certs.ts) may make the calls its job needs and
+ * is refused everything else with PERMISSION_DENIED; the internode ports (history, matching) take the nodes'
+ * certificate only; every write and refusal is an audit line; a partner's certificate gets the subject we set.
+ *
+ * The probes are raw calls on ids and a task queue nobody works: the authorizer decides before the handler, so an
+ * allowed call answers (NOT_FOUND for an unknown run, a poll's deadline, ...) and a refused one is code 7 whatever
+ * the target. The flows below them run for real, with a worker on the workers' certificate.
+ */
+import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, existsSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import os from 'node:os';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import * as grpc from '@grpc/grpc-js';
+import Long from 'long';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection } from '@temporalio/worker';
+import {
+  awaitOutcome,
+  BookingStageKey,
+  cancelBooking,
+  connectClient,
+  CustomerReferenceNoKey,
+  recordHandled,
+  startBooking,
+} from '../../src/client';
+import { loadConfig } from '../../src/config';
+import { ensureTemporalReady } from '../../src/temporal/setup';
+import { ensureReconciliationSchedule } from '../../src/temporal/sweep-schedule';
+import { temporalCallbackTarget } from '../../src/callbacks/temporal-target';
+import { createWorkerFromConfig, type ConfiguredWorker } from '../../src/worker';
+import {
+  connectionTls,
+  ensureCertificates,
+  issuePartnerCertificate,
+  temporalTlsEnv,
+  type CertPair,
+  type ClientIdentity,
+  type StackCertificates,
+} from '../../dev/prod/certs';
+import { startProdCluster, waitForSearchAttributes, type ProdCluster } from '../../dev/prod/cluster';
+import { startSandbox, type Sandbox } from '../../dev/sandbox/server';
+import { bookingRequest } from '../harness/booking';
+
+let dataDir: string;
+let certs: StackCertificates;
+let cluster: ProdCluster;
+let sandbox: Sandbox;
+let worker: ConfiguredWorker;
+let running: Promise<void>;
+let baseEnv: Record<string, string>;
+const taskQueue = `lp-${randomUUID().slice(0, 8)}`;
+/** A task queue no worker polls: what the probes start stays there, untouched. */
+const probeQueue = `lp-probe-${randomUUID().slice(0, 8)}`;
+const connections: Connection[] = [];
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(path.join(os.tmpdir(), 'booking-prod-lp-'));
+  // As root, PostgreSQL runs as the postgres user, which must be able to enter the folder (mkdtemp makes it 0700).
+  chmodSync(dataDir, 0o755);
+  certs = ensureCertificates(path.join(dataDir, 'certs'), { caDir: path.join(dataDir, 'ca') });
+  cluster = await startProdCluster({ dataDir, frontendPort: 0, basePort: 0, postgresPort: 0, tls: certs, log() {} });
+  const setup = await connectAs('operator');
+  await ensureTemporalReady({ services: setup, namespace: cluster.namespace, register: true });
+  await waitForSearchAttributes(cluster, [CustomerReferenceNoKey.name, BookingStageKey.name]);
+  sandbox = await startSandbox({ port: 0 });
+  baseEnv = {
+    TEMPORAL_ADDRESS: cluster.address,
+    TEMPORAL_NAMESPACE: cluster.namespace,
+    BOOKING_TASK_QUEUE: taskQueue,
+    PAYLOAD_ENCRYPTION_KEYS: '',
+  };
+}, 180_000);
+
+afterAll(async () => {
+  for (const c of connections) await c.close().catch(() => undefined);
+  await sandbox?.close();
+  await cluster?.stop();
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+}, 60_000);
+
+async function connectAs(who: ClientIdentity | CertPair): Promise<Connection> {
+  const tls =
+    typeof who === 'string'
+      ? connectionTls(certs, who)
+      : {
+          serverNameOverride: certs.serverName,
+          serverRootCACertificate: readFileSync(certs.ca.cert),
+          clientCertPair: { crt: readFileSync(who.cert), key: readFileSync(who.key) },
+        };
+  // No retry interceptor: a refusal is the answer.
+  const connection = await Connection.connect({ address: cluster.address, tls, interceptors: [] });
+  connections.push(connection);
+  return connection;
+}
+
+function clientAs(who: ClientIdentity): Promise<Client> {
+  return connectClient({ ...baseEnv, ...temporalTlsEnv(certs, who) });
+}
+
+/**
+ * 'denied' when the authorizer refused (PERMISSION_DENIED, gRPC 7, with its "Request unauthorized." message); 'allowed'
+ * for an answer or any other error: the handler ran (NOT_FOUND for an unknown run, a poll's deadline, and the
+ * handler's own PERMISSION_DENIED for an update that waits only to be admitted).
+ */
+async function decision(call: () => Promise<unknown>): Promise<'allowed' | 'denied'> {
+  return call().then(
+    () => 'allowed',
+    (err: { code?: number; details?: string }) =>
+      err?.code === 7 && /^Request unauthorized/.test(err.details ?? '') ? 'denied' : 'allowed',
+  );
+}
+
+const ns = () => cluster.namespace;
+const id = (prefix: string) => `${prefix}${randomUUID()}`;
+const start = (workflowType: string, workflowId: string, extra: Record<string, unknown> = {}) => ({
+  namespace: ns(),
+  workflowId,
+  workflowType: { name: workflowType },
+  taskQueue: { name: probeQueue },
+  requestId: randomUUID(),
+  ...extra,
+});
+/** Update stage ADMITTED: the server answers once the update is in, without a worker to accept it. */
+const admitted = { lifecycleStage: 1 };
+const update = (workflowId: string, name: string) => ({
+  namespace: ns(),
+  workflowExecution: { workflowId },
+  waitPolicy: admitted,
+  request: { meta: { updateId: randomUUID() }, input: { name } },
+});
+/** A call that would wait (a poll): its deadline passing means it was let in. */
+const briefly = (c: Connection, call: () => Promise<unknown>) => c.withDeadline(Date.now() + 2_000, call);
+
+/** Every probe: a name and the raw call, on a connection holding one identity's certificate. */
+const PROBES: Record<string, (c: Connection) => Promise<unknown>> = {
+  'start bookingWorkflow (booking:<ref>)': (c) =>
+    c.workflowService.startWorkflowExecution(start('bookingWorkflow', id('booking:'))),
+  'start bookingWorkflow under order:<ref>': (c) =>
+    c.workflowService.startWorkflowExecution(start('bookingWorkflow', id('order:'))),
+  'start bookingWorkflow with eager execution': (c) =>
+    c.workflowService.startWorkflowExecution(start('bookingWorkflow', id('booking:'), { requestEagerExecution: true })),
+  'start orderWorkflow (plain start)': (c) =>
+    c.workflowService.startWorkflowExecution(start('orderWorkflow', id('order:'))),
+  'start reconciliationSweepWorkflow': (c) =>
+    c.workflowService.startWorkflowExecution(start('reconciliationSweepWorkflow', id('reconciliation:'))),
+  'start operatorNoteWorkflow': (c) =>
+    c.workflowService.startWorkflowExecution(start('operatorNoteWorkflow', id('note:'))),
+  'cancelBooking by Update-With-Start on orderWorkflow': (c) => {
+    const workflowId = id('order:');
+    return c.workflowService.executeMultiOperation({
+      namespace: ns(),
+      operations: [
+        { startWorkflow: { ...start('orderWorkflow', workflowId), workflowIdConflictPolicy: 3 } },
+        { updateWorkflow: update(workflowId, 'cancelBooking') },
+      ],
+    });
+  },
+  'another update by Update-With-Start on orderWorkflow': (c) => {
+    const workflowId = id('order:');
+    return c.workflowService.executeMultiOperation({
+      namespace: ns(),
+      operations: [
+        { startWorkflow: { ...start('orderWorkflow', workflowId), workflowIdConflictPolicy: 3 } },
+        { updateWorkflow: update(workflowId, 'approvePriceChange') },
+      ],
+    });
+  },
+  'cancelBooking as a plain update': (c) =>
+    c.workflowService.updateWorkflowExecution(update(id('order:'), 'cancelBooking')),
+  'approvePriceChange update on a booking': (c) =>
+    c.workflowService.updateWorkflowExecution(update(id('booking:'), 'approvePriceChange')),
+  'autoCancel by signal-with-start on orderWorkflow': (c) =>
+    c.workflowService.signalWithStartWorkflowExecution({
+      ...start('orderWorkflow', id('order:')),
+      signalName: 'autoCancel',
+    }),
+  'autoCancel as a plain signal': (c) =>
+    c.workflowService.signalWorkflowExecution({
+      namespace: ns(),
+      workflowExecution: { workflowId: id('order:') },
+      signalName: 'autoCancel',
+      requestId: randomUUID(),
+    }),
+  'supplierOrderUpdate signal to a booking': (c) =>
+    c.workflowService.signalWorkflowExecution({
+      namespace: ns(),
+      workflowExecution: { workflowId: id('booking:') },
+      signalName: 'supplierOrderUpdate',
+      requestId: randomUUID(),
+    }),
+  'order check: supplierOrderUpdate by signal-with-start': (c) =>
+    c.workflowService.signalWithStartWorkflowExecution({
+      ...start('orderWorkflow', id('order:')),
+      signalName: 'supplierOrderUpdate',
+    }),
+  query: (c) =>
+    c.workflowService.queryWorkflow({
+      namespace: ns(),
+      execution: { workflowId: id('booking:') },
+      query: { queryType: 'bookingState' },
+    }),
+  describe: (c) =>
+    c.workflowService.describeWorkflowExecution({ namespace: ns(), execution: { workflowId: id('booking:') } }),
+  list: (c) => c.workflowService.listWorkflowExecutions({ namespace: ns(), pageSize: 1 }),
+  history: (c) =>
+    c.workflowService.getWorkflowExecutionHistory({ namespace: ns(), execution: { workflowId: id('booking:') } }),
+  terminate: (c) =>
+    c.workflowService.terminateWorkflowExecution({
+      namespace: ns(),
+      workflowExecution: { workflowId: id('booking:') },
+    }),
+  reset: (c) =>
+    c.workflowService.resetWorkflowExecution({
+      namespace: ns(),
+      workflowExecution: { workflowId: id('booking:') },
+      workflowTaskFinishEventId: Long.fromNumber(3),
+      requestId: randomUUID(),
+    }),
+  delete: (c) =>
+    c.workflowService.deleteWorkflowExecution({ namespace: ns(), workflowExecution: { workflowId: id('booking:') } }),
+  'request cancellation': (c) =>
+    c.workflowService.requestCancelWorkflowExecution({
+      namespace: ns(),
+      workflowExecution: { workflowId: id('booking:') },
+      requestId: randomUUID(),
+    }),
+  'poll workflow tasks': (c) =>
+    briefly(c, () =>
+      c.workflowService.pollWorkflowTaskQueue({ namespace: ns(), taskQueue: { name: probeQueue }, identity: 'probe' }),
+    ),
+  'poll activity tasks (QueryOrders)': (c) =>
+    briefly(c, () =>
+      c.workflowService.pollActivityTaskQueue({
+        namespace: ns(),
+        taskQueue: { name: `${probeQueue}-query-orders` },
+        identity: 'probe',
+      }),
+    ),
+  'complete an activity task': (c) =>
+    c.workflowService.respondActivityTaskCompleted({ namespace: ns(), taskToken: Buffer.from('forged') }),
+  "create the worker's sweep schedule": (c) =>
+    c.workflowService.createSchedule({
+      namespace: ns(),
+      scheduleId: id('reconciliation:'),
+      requestId: randomUUID(),
+      schedule: {
+        spec: { interval: [{ interval: { seconds: Long.fromNumber(86_400) } }] },
+        action: {
+          startWorkflow: {
+            workflowId: id('reconciliation:'),
+            workflowType: { name: 'reconciliationSweepWorkflow' },
+            taskQueue: { name: probeQueue },
+          },
+        },
+      },
+    }),
+  'pause a schedule': (c) =>
+    c.workflowService.patchSchedule({
+      namespace: ns(),
+      scheduleId: `reconciliation:${taskQueue}`,
+      patch: { pause: 'probe' },
+      requestId: randomUUID(),
+    }),
+  'delete a schedule': (c) =>
+    c.workflowService.deleteSchedule({ namespace: ns(), scheduleId: `reconciliation:${probeQueue}-none` }),
+  'set a task queue rate limit': (c) =>
+    c.workflowService.updateTaskQueueConfig({
+      namespace: ns(),
+      taskQueue: `${probeQueue}-query-orders`,
+      taskQueueType: 2,
+      updateQueueRateLimit: { rateLimit: { requestsPerSecond: 1 }, reason: 'probe' },
+    }),
+  'pause an activity': (c) =>
+    c.workflowService.pauseActivity({ namespace: ns(), execution: { workflowId: id('booking:') }, id: 'book' }),
+  'change activity options': (c) =>
+    c.workflowService.updateActivityOptions({
+      namespace: ns(),
+      execution: { workflowId: id('booking:') },
+      id: 'book',
+      activityOptions: {},
+      updateMask: { paths: [] },
+    }),
+  'pin a run to a version': (c) =>
+    c.workflowService.updateWorkflowExecutionOptions({
+      namespace: ns(),
+      workflowExecution: { workflowId: id('booking:') },
+      workflowExecutionOptions: { versioningOverride: { autoUpgrade: true } },
+      updateMask: { paths: ['versioning_override'] },
+    }),
+  'register a search attribute': (c) =>
+    c.operatorService.addSearchAttributes({ namespace: ns(), searchAttributes: { BookingStage: 2 } }),
+};
+
+const READS = ['query', 'describe', 'list', 'history'];
+/** What each identity's job needs; every other probe must be refused. */
+const ALLOWED: Record<ClientIdentity, string[]> = {
+  caller: [
+    'start bookingWorkflow (booking:<ref>)',
+    'cancelBooking by Update-With-Start on orderWorkflow',
+    'approvePriceChange update on a booking',
+    ...READS,
+  ],
+  receiver: [
+    'supplierOrderUpdate signal to a booking',
+    'order check: supplierOrderUpdate by signal-with-start',
+    ...READS,
+  ],
+  worker: [
+    'start orderWorkflow (plain start)',
+    'autoCancel by signal-with-start on orderWorkflow',
+    'poll workflow tasks',
+    'poll activity tasks (QueryOrders)',
+    'complete an activity task',
+    "create the worker's sweep schedule",
+    ...READS,
+  ],
+  operator: Object.keys(PROBES).filter(
+    (p) =>
+      ![
+        'start bookingWorkflow with eager execution',
+        'autoCancel by signal-with-start on orderWorkflow',
+        'autoCancel as a plain signal',
+        'supplierOrderUpdate signal to a booking',
+        'order check: supplierOrderUpdate by signal-with-start',
+        'poll workflow tasks',
+        'poll activity tasks (QueryOrders)',
+        'complete an activity task',
+      ].includes(p),
+  ),
+};
+
+async function decisionsOf(connection: Connection): Promise<Record<string, 'allowed' | 'denied'>> {
+  const out: Record<string, 'allowed' | 'denied'> = {};
+  for (const [name, call] of Object.entries(PROBES)) out[name] = await decision(() => call(connection));
+  return out;
+}
+
+describe.each(['caller', 'receiver', 'worker', 'operator'] as const)('the %s certificate', (who) => {
+  test('may make the calls its job needs and is refused every other (PERMISSION_DENIED)', async () => {
+    const expected = Object.fromEntries(
+      Object.keys(PROBES).map((name) => [name, ALLOWED[who].includes(name) ? 'allowed' : 'denied']),
+    );
+    expect(await decisionsOf(await connectAs(who))).toEqual(expected);
+  }, 90_000);
+});
+
+describe('the jobs, done for real by their own identities', () => {
+  // The worker as `npm run worker` builds it, from the TEMPORAL_TLS_* variables, with the workers' certificate.
+  beforeAll(async () => {
+    const config = loadConfig({
+      ...baseEnv,
+      ...temporalTlsEnv(certs, 'worker'),
+      SUPPLIER_BASE_URL: sandbox.url,
+      SUPPLIER_APP_KEY: 'sandbox-app',
+      SUPPLIER_APP_SECRET: 'sandbox-secret',
+      RECOVERY_TESTING: 'on',
+      RECONCILIATION_SCHEDULE: 'off',
+      WORKER_WORKFLOW_BUNDLE: process.env.TEST_WORKFLOW_BUNDLE,
+    });
+    const connection = await NativeConnection.connect(config.temporal.connection);
+    worker = await createWorkerFromConfig(connection, config);
+    running = worker.worker.run().finally(() => connection.close());
+  }, 60_000);
+
+  afterAll(async () => {
+    if (worker) {
+      if (worker.worker.getState() === 'RUNNING') worker.worker.shutdown();
+      await running;
+      await worker.closeSupplier();
+    }
+  }, 60_000);
+
+  test('a caller books and quotes a cancellation; the worker (its own certificate) does the work', async () => {
+    const caller = await clientAs('caller');
+    try {
+      const request = bookingRequest({ test: 'confirmAfterMs=0' });
+      await startBooking(caller, request, { taskQueue });
+      expect((await awaitOutcome(caller, request.customerReferenceNo)).kind).toBe('confirmed');
+      const quote = await cancelBooking(caller, request.customerReferenceNo, { confirm: false }, { taskQueue });
+      expect(quote).toMatchObject({ kind: 'quote' });
+    } finally {
+      await caller.connection.close();
+    }
+  }, 90_000);
+
+  test('the callback receiver passes a hint to a running booking and starts an order check for a reference nobody follows', async () => {
+    const caller = await clientAs('caller');
+    const receiverClient = await clientAs('receiver');
+    try {
+      const request = bookingRequest({ test: 'book=504AfterCreate&confirmAfterQueries=500' });
+      await startBooking(caller, request, { taskQueue });
+      const target = temporalCallbackTarget(receiverClient, { taskQueue });
+      expect(await target.signal({ customerReferenceNo: request.customerReferenceNo })).toBe('booking');
+      expect(await target.signal({ customerReferenceNo: randomUUID() })).toBe('order');
+    } finally {
+      await caller.connection.close();
+      await receiverClient.connection.close();
+    }
+  }, 60_000);
+
+  test('the worker keeps its reconciliation schedule (created, then updated)', async () => {
+    const workerClient = await clientAs('worker');
+    try {
+      const config = loadConfig({ ...baseEnv, SUPPLIER_BASE_URL: sandbox.url, SUPPLIER_TOKEN: 't' });
+      const options = {
+        taskQueue: probeQueue,
+        reconciliation: config.reconciliation!,
+        profile: config.supplier.profile,
+      };
+      expect((await ensureReconciliationSchedule(workerClient, options)).created).toBe(true);
+      expect((await ensureReconciliationSchedule(workerClient, options)).created).toBe(false);
+    } finally {
+      await workerClient.connection.close();
+    }
+  });
+
+  test('an operator terminates a booking and records a note', async () => {
+    const caller = await clientAs('caller');
+    const operator = await clientAs('operator');
+    try {
+      const request = bookingRequest({ test: 'book=504AfterCreate&confirmAfterQueries=500' });
+      const handle = await startBooking(caller, request, { taskQueue });
+      await operator.workflow.getHandle(handle.workflowId).terminate('an operator ends the test booking');
+      expect((await operator.workflow.getHandle(handle.workflowId).describe()).status.name).toBe('TERMINATED');
+      const note = await recordHandled(
+        operator,
+        {
+          item: {
+            workflowId: handle.workflowId,
+            runId: (await operator.workflow.getHandle(handle.workflowId).describe()).runId,
+          },
+          note: 'checked with the hotel',
+          by: 'operator',
+        },
+        { taskQueue },
+      );
+      expect(await note.result()).toMatchObject({ note: 'checked with the hotel' });
+    } finally {
+      await caller.connection.close();
+      await operator.connection.close();
+    }
+  }, 60_000);
+});
+
+/** A direct gRPC call to a node's internal service: 'answered' (any gRPC status from the service) or the failure. */
+function internodeCall(port: number, method: string, pair: CertPair): Promise<string> {
+  const credentials = grpc.credentials.createSsl(
+    readFileSync(certs.ca.cert),
+    readFileSync(pair.key),
+    readFileSync(pair.cert),
+  );
+  const client = new grpc.Client(`127.0.0.1:${port}`, credentials, {
+    'grpc.ssl_target_name_override': certs.serverName,
+    'grpc.default_authority': certs.serverName,
+  });
+  return new Promise((resolve) => {
+    client.makeUnaryRequest(
+      method,
+      (x: Buffer) => x,
+      (x: Buffer) => x,
+      Buffer.alloc(0),
+      new grpc.Metadata(),
+      { deadline: Date.now() + 10_000 },
+      (err) => {
+        client.close();
+        resolve(!err || err.code !== grpc.status.UNAVAILABLE ? 'answered' : `refused: ${err.details}`);
+      },
+    );
+  });
+}
+
+describe('internode ports take only the nodes’ certificate', () => {
+  const HISTORY = '/temporal.server.api.historyservice.v1.HistoryService/DescribeHistoryHost';
+  const MATCHING = '/temporal.server.api.matchingservice.v1.MatchingService/ListTaskQueuePartitions';
+
+  test.each(['caller', 'worker', 'receiver', 'operator'] as const)(
+    'a %s certificate is refused on a history and a matching port',
+    async (who) => {
+      const node = cluster.nodes[0]!;
+      expect(await internodeCall(node.ports.history, HISTORY, certs.clients[who])).toMatch(/^refused/);
+      expect(await internodeCall(node.ports.matching, MATCHING, certs.clients[who])).toMatch(/^refused/);
+    },
+  );
+
+  test('the nodes’ certificate is answered there (the control)', async () => {
+    const node = cluster.nodes[0]!;
+    expect(await internodeCall(node.ports.history, HISTORY, certs.server)).toBe('answered');
+    expect(await internodeCall(node.ports.matching, MATCHING, certs.server)).toBe('answered');
+  });
+});
+
+describe('audit log', () => {
+  test('every write and every refusal is a JSON line with subject, API, namespace and workflow id', () => {
+    const lines = cluster.nodes
+      .filter((n) => existsSync(n.auditLog))
+      .flatMap((n) => readFileSync(n.auditLog, 'utf8').trim().split('\n'))
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, string>);
+    expect(lines).toContainEqual(
+      expect.objectContaining({
+        decision: 'allow',
+        identity: 'caller',
+        subject: expect.stringContaining('CN=partner:stack'),
+        api: 'StartWorkflowExecution',
+        namespace: cluster.namespace,
+        workflowId: expect.stringMatching(/^booking:/),
+      }),
+    );
+    expect(lines).toContainEqual(
+      expect.objectContaining({
+        decision: 'deny',
+        identity: 'caller',
+        api: 'TerminateWorkflowExecution',
+        workflowId: expect.stringMatching(/^booking:/),
+      }),
+    );
+    expect(lines).toContainEqual(
+      expect.objectContaining({ decision: 'allow', identity: 'operator', api: 'TerminateWorkflowExecution' }),
+    );
+    // Reads are not written.
+    expect(lines.filter((l) => l.api === 'DescribeWorkflowExecution' && l.decision === 'allow')).toEqual([]);
+  });
+});
+
+describe("the CA's key and a partner's certificate", () => {
+  test('the CA key is in its own folder, readable by its owner only, and not beside the certificates', () => {
+    expect(path.dirname(certs.ca.key)).toBe(certs.caDir);
+    expect(certs.caDir).not.toBe(certs.dir);
+    expect(statSync(certs.caDir).mode & 0o777).toBe(0o700);
+    expect(statSync(certs.ca.key).mode & 0o777).toBe(0o600);
+    expect(existsSync(path.join(certs.dir, 'ca.key'))).toBe(false);
+  });
+
+  test('a partner asking for OU=operators gets a booking caller: it books, it cannot terminate', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'partner-'));
+    try {
+      const key = path.join(dir, 'partner.key');
+      const csr = path.join(dir, 'partner.csr');
+      const made = spawnSync('openssl', [
+        'req',
+        '-new',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:P-256',
+        '-nodes',
+        '-keyout',
+        key,
+        '-out',
+        csr,
+        '-subj',
+        '/O=Partner Ltd/OU=operators/OU=workers/CN=admin',
+      ]);
+      expect(made.status).toBe(0);
+      const out = path.join(dir, 'partner.pem');
+      const { subject } = issuePartnerCertificate({ caDir: certs.caDir, partner: 'acme', csr, out });
+      expect(subject).toBe('O=Hotel booking orchestrator, OU=booking-callers, CN=partner:acme');
+      const shown = spawnSync('openssl', ['x509', '-in', out, '-noout', '-subject'], { encoding: 'utf8' }).stdout;
+      expect(shown).toContain('OU = booking-callers, CN = partner:acme');
+      expect(shown).not.toMatch(/operators|workers|admin/);
+      const partner = await connectAs({ cert: out, key });
+      expect(await decision(PROBES['start bookingWorkflow (booking:<ref>)']!.bind(null, partner))).toBe('allowed');
+      expect(await decision(PROBES.terminate!.bind(null, partner))).toBe('denied');
+      expect(await decision(PROBES['poll workflow tasks']!.bind(null, partner))).toBe('denied');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('a partner name outside the scheme is refused', () => {
+    expect(() =>
+      issuePartnerCertificate({ caDir: certs.caDir, partner: 'x/OU=operators', csr: 'none', out: 'none' }),
+    ).toThrow(/partner name/);
+  });
+});
