@@ -98,6 +98,9 @@ describe('the conformance kit against a supplier written from the spec text', ()
       'fields.timestamps': 'differs',
     });
     expect(clause(report, 'book.refused').observed).toMatch(/^accepted/);
+    // Nothing settled, so nothing is inferred about the statuses: the profile stays as it was.
+    expect(clause(report, 'orders.statuses').result).toBe('skipped');
+    expect(report.proposedProfile).toEqual({});
     expect(() =>
       loadConfig({ SUPPLIER_TOKEN: 't', SUPPLIER_PROFILE: JSON.stringify(report.proposedProfile) }),
     ).not.toThrow();

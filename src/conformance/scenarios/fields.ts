@@ -166,9 +166,10 @@ function inferStatuses(ctx: RunContext): Partial<SupplierProfile['orderStatus']>
   const confirmed = facts.main?.settled?.status;
   if (confirmed !== undefined) out.confirmed = confirmed;
   const first = facts.main?.statuses[0];
-  // The status before confirmation: the profile's Unknown or Confirming already read as "wait"; any other is named.
-  if (first !== undefined && first !== confirmed && first !== s.unknown && first !== s.confirming)
-    out.confirming = first;
+  // The status before confirmation, once the order was seen to settle: the profile's Unknown or Confirming already
+  // read as "wait"; any other is named. Without a settled order there is no "before".
+  const pending = first !== undefined && confirmed !== undefined && first !== confirmed;
+  if (pending && first !== s.unknown && first !== s.confirming) out.confirming = first;
   const cancelled = facts.cancel?.settled?.status;
   // A Cancel the hotel refused ends in CancelFailed, which names nothing about Cancelled.
   if (cancelled !== undefined && cancelled !== confirmed && cancelled !== s.cancelFailed) out.cancelled = cancelled;
