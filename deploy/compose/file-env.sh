@@ -3,10 +3,16 @@
 # program reads (`X`), then runs the program: for images whose programs take secrets only from the environment
 # (the Temporal server's config template, the worker, the sandbox). The value never sits in docker-compose.yml, in
 # an image or in `docker inspect`; a file's one trailing newline is dropped. A variable given both ways takes the
-# file (the Temporal nodes' settings file names a password for `npm run stack:prod` only).
+# file (the Temporal nodes' settings file names a password for `npm run stack:prod` only). Only files in the secrets
+# folder (FILE_ENV_DIR, /run/secrets) count: another `*_FILE` (TEMPORAL_CONFIG_FILE) is a path its program reads.
 set -eu
+dir="${FILE_ENV_DIR:-/run/secrets}"
 for name in $(env | sed -n 's/^\([A-Za-z_][A-Za-z0-9_]*\)_FILE=.*/\1/p'); do
   eval "file=\${${name}_FILE}"
+  case "$file" in
+    "$dir"/*) ;;
+    *) continue ;;
+  esac
   if [ ! -r "$file" ]; then
     echo "file-env: ${name}_FILE: cannot read $file" >&2
     exit 1

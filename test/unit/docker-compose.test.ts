@@ -259,7 +259,7 @@ describe('secrets', () => {
     }
   });
 
-  test('file-env.sh sets each X from X_FILE (over a value given), then runs the command; an unreadable file stops it', () => {
+  test('file-env.sh sets each X from a secret file X_FILE (over a value given), then runs the command; an unreadable file stops it', () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'file-env-'));
     try {
       writeFileSync(path.join(dir, 'pw'), 's3cret value\n');
@@ -272,10 +272,13 @@ describe('secrets', () => {
             encoding: 'utf8',
           },
         );
-      const ok = run({ POSTGRES_PWD: 'temporal', POSTGRES_PWD_FILE: path.join(dir, 'pw') });
+      const ok = run({ FILE_ENV_DIR: dir, POSTGRES_PWD: 'temporal', POSTGRES_PWD_FILE: path.join(dir, 'pw') });
       expect(ok.status).toBe(0);
       expect(ok.stdout).toBe('[s3cret value][]\n');
-      const missing = run({ POSTGRES_PWD_FILE: path.join(dir, 'absent') });
+      // A *_FILE outside the secrets folder is a path its program reads (TEMPORAL_CONFIG_FILE): left alone.
+      const other = run({ POSTGRES_PWD: 'temporal', POSTGRES_PWD_FILE: path.join(dir, 'pw') });
+      expect(other.stdout).toBe(`[temporal][${path.join(dir, 'pw')}]\n`);
+      const missing = run({ FILE_ENV_DIR: dir, POSTGRES_PWD_FILE: path.join(dir, 'absent') });
       expect(missing.status).toBe(1);
       expect(missing.stderr).toContain('POSTGRES_PWD_FILE: cannot read');
     } finally {
