@@ -69,7 +69,17 @@ export interface TestFlags {
    */
   listAfterQueries?: number;
   listAfterMs?: number;
+  /**
+   * A listing that lags behind a confirmation already read: for this many milliseconds after QueryOrders first
+   * answered the order Confirmed, it answers it as `relistAs` says (`unlisted`: not listed at all, the default;
+   * `pending`: listed Confirming). A read replica behind the primary: whoever reads next (an order run following up
+   * on the booking that read it Confirmed) meets the lag.
+   */
+  lagAfterConfirmedMs?: number;
+  relistAs?: ListingLag;
 }
+
+export type ListingLag = 'unlisted' | 'pending';
 
 export type ResendFault = '429' | '400' | 'unknownCode';
 const RESEND_FAULTS: ResendFault[] = ['429', '400', 'unknownCode'];
@@ -138,5 +148,7 @@ export function parseTestHeader(header: string | undefined): TestFlags {
     resend: oneOf(p.get('resend'), RESEND_FAULTS),
     listAfterQueries: count(p.get('listAfterQueries')),
     listAfterMs: count(p.get('listAfterMs')),
+    lagAfterConfirmedMs: count(p.get('lagAfterConfirmedMs')),
+    relistAs: p.get('relistAs') === 'pending' ? 'pending' : p.has('lagAfterConfirmedMs') ? 'unlisted' : undefined,
   };
 }

@@ -75,6 +75,8 @@ export interface SandboxCall {
   customerReferenceNos?: string[];
   httpStatus: number;
   fault?: string;
+  /** QueryOrders: the references whose listing lagged behind a Confirmed already answered (Test lagAfterConfirmedMs). */
+  lagged?: string[];
 }
 
 export interface SandboxOrderView {

@@ -138,9 +138,12 @@ export class SandboxState {
     this.timers.add(t);
   }
 
-  /** An order as this sandbox answers about it: drifting when the sandbox or the order's Book asked for it. */
-  present(order: StoredOrder): unknown {
-    const view = this.store.toHotelOrder(order);
+  /**
+   * An order as this sandbox answers about it: drifting when the sandbox or the order's Book asked for it;
+   * `shownStatus`: the status a lagging listing shows instead of the order's own.
+   */
+  present(order: StoredOrder, shownStatus?: number): unknown {
+    const view = this.store.toHotelOrder(order, shownStatus);
     return this.options.drift || driftRequested(order.test) ? driftedOrder(view) : view;
   }
 }

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import type { SupplierProfile } from '../../src/supplier/profile';
 import type { Guest, Holder, HotelOrder, Money, RoomRatePkg } from '../../src/supplier/schemas';
-import type { OrderOutcome } from './scenario';
+import type { ListingLag, OrderOutcome } from './scenario';
 import { parseTimestamp } from '../../src/values/timestamp';
 
 export interface StoredOrder {
@@ -25,6 +25,10 @@ export interface StoredOrder {
   /** QueryOrders lists the order only from its Nth query naming it, or this long after it was made. */
   listAfterQueries?: number;
   listAfterMs?: number;
+  /** After QueryOrders first answered it Confirmed (`confirmedListedAt`), it lags this long (Test `lagAfterConfirmedMs`). */
+  lagAfterConfirmedMs?: number;
+  relistAs?: ListingLag;
+  confirmedListedAt?: number;
   forcedStatus?: number;
   /** When the status was forced (POST /_sandbox/orders/status): a supplier-side change's time, e.g. its cancelTime. */
   forcedAt?: number;
@@ -153,6 +157,20 @@ export class OrderStore {
     return order.listAfterMs === undefined || this.now() - order.createdAt >= order.listAfterMs;
   }
 
+  /**
+   * How QueryOrders shows a listed order now: `as-is`, or lagging behind the Confirmed it already answered
+   * (`unlisted`, `pending`). The first answer that shows it Confirmed starts the lag.
+   */
+  listingNow(order: StoredOrder): 'as-is' | ListingLag {
+    if (order.lagAfterConfirmedMs === undefined || this.statusOf(order) !== this.profile.orderStatus.confirmed)
+      return 'as-is';
+    if (order.confirmedListedAt === undefined) {
+      order.confirmedListedAt = this.now();
+      return 'as-is';
+    }
+    return this.now() - order.confirmedListedAt < order.lagAfterConfirmedMs ? (order.relistAs ?? 'unlisted') : 'as-is';
+  }
+
   /** The status now: forced, else the outcome once its delay or query count is reached, else Confirming. */
   statusOf(order: StoredOrder): number {
     const s = this.profile.orderStatus;
@@ -175,9 +193,9 @@ export class OrderStore {
     return this.now() - order.createdAt >= order.confirmAfterMs;
   }
 
-  /** The order as the interface returns it (HotelOrder). */
-  toHotelOrder(order: StoredOrder): HotelOrder {
-    const status = this.statusOf(order);
+  /** The order as the interface returns it (HotelOrder); `shownStatus`: as a lagging listing shows it. */
+  toHotelOrder(order: StoredOrder, shownStatus?: number): HotelOrder {
+    const status = shownStatus ?? this.statusOf(order);
     const s = this.profile.orderStatus;
     const stay = stayFor(order.ratePkgId, order.createdAt);
     const pkg = ratePackage(

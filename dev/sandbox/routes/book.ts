@@ -97,6 +97,9 @@ function createOrder(
     confirmAfterQueries: soldOut ? undefined : flags.confirmAfterQueries,
     ...(flags.listAfterQueries !== undefined ? { listAfterQueries: flags.listAfterQueries } : {}),
     ...(flags.listAfterMs !== undefined ? { listAfterMs: flags.listAfterMs } : {}),
+    ...(flags.lagAfterConfirmedMs !== undefined
+      ? { lagAfterConfirmedMs: flags.lagAfterConfirmedMs, relistAs: flags.relistAs ?? 'unlisted' }
+      : {}),
     price: state.priceFor(sessionId, body.ratePkgId),
     holder: body.holder,
     guests: body.guests,

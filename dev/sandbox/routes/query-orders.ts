@@ -20,17 +20,23 @@ export const queryOrders: OperationHandler = async (state, req, res, call) => {
   if (state.queryFault) return queuedFault(state, res, call);
   const named = store.all().filter((o) => matchesFilter(state, o, filter));
   for (const o of named) o.queriesSeen++;
-  const matches = named.filter((o) => store.listed(o));
-  for (const o of matches) if (o.callbackUrl) announce(state, o);
-  const orders = matches
-    .filter((o) => {
-      const view = store.toHotelOrder(o);
+  const listed = named.filter((o) => store.listed(o));
+  for (const o of listed) if (o.callbackUrl) announce(state, o);
+  // A listing lagging behind a Confirmed it already answered: not listed, or listed Confirming (Test lagAfterConfirmedMs).
+  const shown = listed.map((o) => ({ o, lag: store.listingNow(o) }));
+  const lagged = shown.filter((x) => x.lag !== 'as-is').map((x) => x.o.customerReferenceNo);
+  if (lagged.length > 0) call.lagged = lagged;
+  const pending = state.profile.orderStatus.confirming;
+  const orders = shown
+    .filter(({ o, lag }) => {
+      if (lag === 'unlisted') return false;
+      const view = store.toHotelOrder(o, lag === 'pending' ? pending : undefined);
       return (
         (!filter.statusList || filter.statusList.includes(view.status)) &&
         (!filter.cancelledTimeWindow || within(view.cancelTime, filter.cancelledTimeWindow))
       );
     })
-    .map((o) => state.present(o));
+    .map(({ o, lag }) => state.present(o, lag === 'pending' ? pending : undefined));
   return new HttpAnswer(200, envelope(codes.success, 'Success', { orders }));
 };
 
