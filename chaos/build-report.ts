@@ -172,8 +172,32 @@ function cancellationsSection(
       })),
     sendsOverRefusal: checked.cancelSends,
     feesNotAccepted: checked.feeViolations,
+    notDone: checked.notDone,
     openOrderRunsAfterDrain: collected.openOrderRuns,
+    overlaps: overlapsSection(plan, items, checked),
     items,
+  };
+}
+
+/** Class cancelOverlaps: what the caller was told during recovery, how the bookings ended, the pairs of answers. */
+function overlapsSection(
+  plan: PlannedBooking[],
+  items: CancellationObservation[],
+  checked: Checked,
+): ChaosReport['cancellations']['overlaps'] {
+  const during = items.filter((c) => c.callerAnswer !== undefined || c.bookingOutcome !== undefined);
+  const lagged = checked.calls.flatMap((c) => c.lagged ?? []);
+  return {
+    planned: plan.filter((b) => b.classes.includes('cancelOverlaps')).length,
+    callerAnswers: tally(during.map((c) => c.callerAnswer ?? 'not asked')),
+    callerRunOutcomes: tally(during.flatMap((c) => (c.callerRunOutcome ? [c.callerRunOutcome.split(':')[0]!] : []))),
+    bookingOutcomes: tally(
+      during.map((c) => `${c.bookingOutcome ?? 'none'}${c.cancelRequested ? ', cancelRequested' : ''}`),
+    ),
+    origins: tally(items.flatMap((c) => (c.origin ? [c.origin] : []))),
+    duplicateAnswers: tally(items.flatMap((c) => (c.answers ? [[...c.answers].sort().join(' + ')] : []))),
+    laggedAnswers: checked.calls.filter((c) => c.lagged?.length).length,
+    laggedOrders: new Set(lagged).size,
   };
 }
 

@@ -11,7 +11,15 @@ import type { BookingOutcome, BookingOutcomeKind, CancelFeeQuote } from '../src/
 import type { Money } from '../src/values';
 import type { SandboxCall, SandboxOrderView } from '../dev/sandbox/server';
 import { parseTestHeader } from '../dev/sandbox/scenario';
-import { CANCEL_EXPECTED, FAULT_CLASSES, type CancelKind, type FaultClass, type PlannedBooking } from './mix';
+import { ORDER_OUTCOMES_NEEDING_A_PERSON } from '../src/contract/definitions';
+import {
+  DURING_RECOVERY,
+  EXPECTED_BY_KIND,
+  FAULT_CLASSES,
+  type AnyCancelKind,
+  type FaultClass,
+  type PlannedBooking,
+} from './mix';
 
 /** Order statuses of the supplier profile (src/supplier/profile.ts defaults, which the sandbox uses). */
 const CONFIRMING = 1;
@@ -48,17 +56,33 @@ export interface Observation {
  */
 export interface CancellationObservation {
   customerReferenceNo: string;
-  kind: CancelKind;
+  kind: AnyCancelKind;
   expected: string;
   state: 'done' | 'skipped' | 'open' | 'error';
   detail?: string;
   /** The quote (cancelBooking `{confirm: false}`). */
   quote?: CancelFeeQuote;
-  /** The fee sent with `{confirm: true}` (recorded before sending); absent when no confirm was sent. */
-  acceptedFee?: Money | null;
+  /**
+   * The fee sent with `{confirm: true}` (recorded before sending); `any`: the booking's own cancel, whose
+   * `onCancelAfterBook: 'cancel'` accepts any fee; absent when nothing was asked.
+   */
+  acceptedFee?: Money | null | 'any';
   confirmSentAt?: string;
   /** `cancel-requested` (ambiguous or not), `cancel-refused`, or `update-failed:<type>`. */
   answer?: string;
+  /** `duplicateConfirm`: both confirms' answers, the first sent first. */
+  answers?: string[];
+  /** Cancelled during recovery: the answer to the caller's cancelBooking through `order:<ref>` (to be refused). */
+  callerAnswer?: string;
+  /** The order run the caller's refused request started, when another run took the booking's cancellation: its end. */
+  callerRunOutcome?: string;
+  /** Cancelled during recovery: when the booking's own cancel (a workflow cancellation) was sent. */
+  bookingCancelAskedAt?: string;
+  /** Cancelled during recovery: the booking's outcome kind, and whether it says a cancel was asked for. */
+  bookingOutcome?: string;
+  cancelRequested?: boolean;
+  /** Who the order run's cancellation says asked for it (`caller`, `auto`, `reconciliation`). */
+  origin?: string;
   /** The order run's outcome kind (the run the confirm went to). */
   outcome?: string;
   /** The outcome's reason or fees, for a person reading the report. */
@@ -73,7 +97,12 @@ export interface CancellationObservation {
 
 /** The cancellation's label in tables: the order run's outcome, or its state when there is none. */
 export function cancellationKind(c: CancellationObservation): string {
-  if (c.state === 'done') return c.outcome ?? (c.answer ? `answer ${c.answer}` : 'done');
+  if (c.state === 'done')
+    return (
+      c.outcome ??
+      (c.bookingOutcome ? `booking ${c.bookingOutcome}` : undefined) ??
+      (c.answer ? `answer ${c.answer}` : 'done')
+    );
   return c.state;
 }
 
@@ -202,6 +231,7 @@ export interface ClassCoverage {
 export function coverage(observations: Observation[], calls: SandboxCall[], queryRefs: Set<string>) {
   const faultsBySession = new Map<string, Set<string>>();
   const faultsByRef = new Map<string, Set<string>>();
+  const laggedRefs = new Set(calls.flatMap((c) => c.lagged ?? []));
   for (const c of calls) {
     if (!c.fault) continue;
     if (c.op === 'checkAvail' && c.sessionId) {
@@ -258,6 +288,15 @@ export function coverage(observations: Observation[], calls: SandboxCall[], quer
       // The confirmed booking was quoted and a cancellation asked for, and its order run ended.
       case 'cancelAfterConfirm':
         return o.cancellation?.state === 'done' && o.cancellation.acceptedFee !== undefined;
+      // The overlap happened: the caller refused and the booking cancelled while it recovered (and the listing
+      // lagged for the order run), or two confirms answered for one order; and the order run ended.
+      case 'cancelOverlaps': {
+        const c = o.cancellation;
+        if (c?.state !== 'done' || c.outcome === undefined) return false;
+        if (c.kind === 'duplicateConfirm') return (c.answers?.length ?? 0) === 2;
+        const recovered = c.cancelRequested === true && !!c.callerAnswer?.includes('BookingInProgress');
+        return recovered && (c.kind !== 'cancelDuringRecoveryListingLags' || laggedRefs.has(ref));
+      }
     }
   };
   const n = observations.length;
@@ -434,12 +473,92 @@ export function cancelSendViolations(calls: SandboxCall[], orders: SandboxOrderV
   return out.sort((a, b) => a.ref.localeCompare(b.ref) || a.rule.localeCompare(b.rule));
 }
 
+/** A cancellation the run asked for that ended neither done nor in front of a person, and why. */
+export interface CancellationNotDone {
+  ref: string;
+  kind: AnyCancelKind;
+  why: string;
+}
+
+const NEEDS_A_PERSON = new Set<string>(ORDER_OUTCOMES_NEEDING_A_PERSON);
+
+/**
+ * "Every cancellation asked for ends `cancelled` or in an outcome that needs a person": for every cancellation the
+ * run asked for (a confirm sent, or a booking cancelled while it recovered), its order run ended `cancelled` (the
+ * order in status 3), or in one of ORDER_OUTCOMES_NEEDING_A_PERSON; or the caller was told it was refused: a
+ * refused update (with no Cancel reaching the supplier after the confirm), or `cancel-refused` answered to the caller
+ * (a caller's cancellation only: the system's is `cancel-not-done`). A booking cancelled during recovery ends
+ * `confirmed` with `cancelRequested` and its order run as above, or `unresolved` (a person is told); never `failed`
+ * over an order that exists, never confirmed saying no cancel was asked. Of two confirms at once, at most one is
+ * taken. Cancellations still open or failed are the `cancellation stuck` check's.
+ */
+export function cancellationsNotDone(
+  observations: Observation[],
+  orders: Map<string, SandboxOrderView[]>,
+  calls: SandboxCall[],
+): CancellationNotDone[] {
+  const cancelCallsAt = new Map<string, number[]>();
+  for (const c of calls) {
+    if (c.op !== 'cancel' || c.httpStatus === 429 || c.httpStatus === 401) continue;
+    for (const ref of c.customerReferenceNos ?? [])
+      cancelCallsAt.set(ref, [...(cancelCallsAt.get(ref) ?? []), Date.parse(c.at)]);
+  }
+  const out: CancellationNotDone[] = [];
+  for (const { ending, cancellation: c } of observations) {
+    if (!c || c.state !== 'done' || c.acceptedFee === undefined) continue;
+    const ref = c.customerReferenceNo;
+    const order = orders.get(ref)?.[0];
+    const add = (why: string) => out.push({ ref, kind: c.kind, why });
+    if (DURING_RECOVERY.has(c.kind) && c.acceptedFee === 'any') {
+      const outcome = ending.state === 'completed' ? ending.outcome : undefined;
+      if (outcome?.kind === 'failed' && order)
+        add(`cancelled during recovery, the booking ended failed over an order that exists (status ${order.status})`);
+      if (outcome?.kind === 'unresolved') continue;
+      if (outcome?.kind === 'confirmed' && !outcome.cancelRequested)
+        add('cancelled during recovery, the booking ended confirmed without cancelRequested');
+      if (outcome?.kind !== 'confirmed') {
+        if (order && outcome?.kind !== 'failed')
+          add(
+            `cancelled during recovery, the booking ended ${endingKind(ending)} with an order (status ${order.status})`,
+          );
+        continue;
+      }
+    }
+    if (c.kind === 'duplicateConfirm') {
+      const taken = (c.answers ?? []).filter((a) => a.startsWith('cancel-requested'));
+      if (taken.length > 1) add(`two confirms at once, both taken: ${c.answers!.join(', ')}`);
+    }
+    const outcome = c.outcome;
+    if (outcome === 'cancelled') {
+      if (order && order.status !== CANCELLED) add(`order run ended cancelled, the order is in status ${order.status}`);
+      continue;
+    }
+    if (outcome !== undefined && NEEDS_A_PERSON.has(outcome)) continue;
+    // The order was already Cancelled when the system's cancellation read it: nothing left to do.
+    if (outcome === 'checked' && c.acceptedFee === 'any' && order?.status === CANCELLED) continue;
+    if (outcome === 'cancel-refused' && c.answer === 'cancel-refused') continue;
+    if (
+      c.answer?.startsWith('update-failed:') &&
+      (c.answers ?? [c.answer]).every((a) => !a.startsWith('cancel-requested'))
+    ) {
+      const sentAfter = (cancelCallsAt.get(ref) ?? []).filter((t) => t >= Date.parse(c.confirmSentAt ?? ''));
+      if (sentAfter.length === 0) continue;
+      add(`the confirm was refused (${c.answer}), yet ${sentAfter.length} Cancel reached the supplier after it`);
+      continue;
+    }
+    add(
+      `asked (${c.answer ?? (c.acceptedFee === 'any' ? "the booking's own cancel" : 'confirm')}), ended ${outcome ?? cancellationKind(c)}: neither cancelled nor for a person${c.outcomeDetail ? ` (${c.outcomeDetail})` : ''}`,
+    );
+  }
+  return out.sort((a, b) => a.ref.localeCompare(b.ref));
+}
+
 export interface FeeViolation {
   ref: string;
   status: number;
   charged: Money;
   /** What our confirm accepted; absent: nobody asked to cancel this order. */
-  accepted?: Money | null;
+  accepted?: Money | null | 'any';
   why: string;
 }
 
@@ -450,7 +569,7 @@ export interface FeeViolation {
  */
 export function feesNotAccepted(
   orders: SandboxOrderView[],
-  accepted: Map<string, Money | null | undefined>,
+  accepted: Map<string, Money | null | 'any' | undefined>,
 ): FeeViolation[] {
   const out: FeeViolation[] = [];
   for (const o of orders) {
@@ -470,7 +589,8 @@ export function feesNotAccepted(
       continue;
     }
     if (charged.amount <= 0) continue;
-    if (fee === null) continue; // an unknown fee was accepted as such (never in this run: every policy has fees)
+    // An unknown fee accepted as such (never in this run: every policy has fees), or any fee (onCancelAfterBook).
+    if (fee === null || fee === 'any') continue; // an unknown fee was accepted as such (never in this run: every policy has fees)
     if (fee.amount <= 0) add(`charged ${charged.amount} ${charged.currency}, accepted only a free cancellation`);
     else if (fee.currency !== charged.currency)
       add(`charged ${charged.amount} ${charged.currency}, accepted ${fee.amount} ${fee.currency}`);
@@ -487,7 +607,7 @@ export function cancellationTable(cancellations: CancellationObservation[]) {
   for (const c of cancellations) {
     const label = cancellationKind(c);
     byOutcome[label] = (byOutcome[label] ?? 0) + 1;
-    const row = (byKind[c.kind] ??= { planned: 0, expected: CANCEL_EXPECTED[c.kind], outcomes: {} });
+    const row = (byKind[c.kind] ??= { planned: 0, expected: EXPECTED_BY_KIND[c.kind], outcomes: {} });
     row.planned++;
     row.outcomes[label] = (row.outcomes[label] ?? 0) + 1;
   }

@@ -1,7 +1,8 @@
 /**
  * The chaos run's invariants, checked against the supplier's own records once every booking has closed: one
  * order per reference, at most the allowed Book sends, no order the outcome does not account for, nothing stuck,
- * lost, failed or unstarted, no Cancel sent twice over a refusal, no fee nobody accepted, no secret in a history
+ * lost, failed or unstarted, no Cancel sent twice over a refusal, no fee nobody accepted, every cancellation asked
+ * for done or in front of a person, no secret in a history
  * or a log line, no worker exit nobody caused, and a sweep that found what the run made.
  */
 import { orderWorkflowId } from '../src/client';
@@ -9,6 +10,7 @@ import type { Money } from '../src/supplier/schemas';
 import type { SandboxCall, SandboxOrderView } from '../dev/sandbox/server';
 import {
   bookSendsOverLimit,
+  cancellationsNotDone,
   cancelSendViolations,
   feesNotAccepted,
   findOrphans,
@@ -30,9 +32,11 @@ export interface Checked {
   orphans: ReturnType<typeof findOrphans>;
   overSends: ReturnType<typeof bookSendsOverLimit>;
   cancelSends: ReturnType<typeof cancelSendViolations>;
-  /** The fee each cancellation accepted, by reference. */
-  accepted: Map<string, Money | null | undefined>;
+  /** The fee each cancellation accepted, by reference (`any`: the booking's own cancel, onCancelAfterBook `cancel`). */
+  accepted: Map<string, Money | null | 'any' | undefined>;
   feeViolations: ReturnType<typeof feesNotAccepted>;
+  /** Cancellations asked for that ended neither `cancelled` nor for a person nor refused to the caller's face. */
+  notDone: ReturnType<typeof cancellationsNotDone>;
   stuck: BookingProblem[];
   lost: BookingProblem[];
   workflowFailures: BookingProblem[];
@@ -66,6 +70,7 @@ export function checkInvariants(
     cancelSends: cancelSendViolations(calls, orders),
     accepted,
     feeViolations: feesNotAccepted(orders, accepted),
+    notDone: cancellationsNotDone(observations, counts.byRef, calls),
     stuck: problems(observations, 'open'),
     lost: problems(observations, 'lost'),
     workflowFailures: problems(observations, 'workflow-failed'),
@@ -107,6 +112,7 @@ function violationsOf(
     ...f.notStarted.map((x) => `not started: ${x.customerReferenceNo}: ${x.detail}`),
     ...f.cancelSends.map((v) => `Cancel sent twice over a refusal (${v.rule}): ${v.ref}: ${v.detail}`),
     ...f.feeViolations.map((v) => `cancelled at a fee nobody accepted: ${v.ref}: ${v.why}`),
+    ...f.notDone.map((v) => `cancellation neither done nor for a person: ${v.ref} (${v.kind}): ${v.why}`),
     ...collected.cancelObservations
       .filter((c) => c.state === 'open' || c.state === 'error')
       .map(
@@ -127,6 +133,7 @@ function implicatedRefs(f: Omit<Checked, 'violations' | 'implicated'>, r: Reconc
     ...f.overSends.map((s) => s.ref),
     ...f.cancelSends.map((v) => v.ref),
     ...f.feeViolations.map((v) => v.ref),
+    ...f.notDone.map((v) => v.ref),
     ...f.orphans.map((x) => x.customerReferenceNo),
     ...f.stuck.map((x) => x.customerReferenceNo),
     ...f.workflowFailures.map((x) => x.customerReferenceNo),

@@ -81,8 +81,13 @@ export const LISTING_CLASSES = ['listedLateResendRateLimited'] as const;
  * Update-With-Start on `order:<ref>`), with one of the Cancel faults of CANCEL_KINDS planned in the Book's Test
  * header (the sandbox reads Cancel faults there when the Cancel carries none).
  */
-export const CANCEL_CLASSES = ['cancelAfterConfirm'] as const;
+export const CANCEL_CLASSES = ['cancelAfterConfirm', 'cancelOverlaps'] as const;
 
+/**
+ * Cancellations that overlap something else (class `cancelOverlaps`, the kinds of OVERLAP_KINDS): a cancellation
+ * asked while the booking still recovers its order, two confirms at once, a listing that lags behind the
+ * booking's Confirmed when the system's own cancellation reads it.
+ */
 /** Every fault a single booking can carry; QueryOrders faults are global (see the injector in run.ts). */
 export const FAULT_CLASSES = [
   ...CHECK_AVAIL_CLASSES,
@@ -141,8 +146,44 @@ export const CANCEL_EXPECTED: Record<CancelKind, string> = {
   freeWindowClosesBeforeResend: 'cancel-stopped',
 };
 
+/**
+ * How an overlapping cancellation goes (class `cancelOverlaps`), and what it should end as:
+ *  - `cancelDuringRecovery`: Book made the order but its answer was lost (an unanswered-after-create Book fault), the
+ *    order settles 20–30 s later; while the booking recovers, the chaos client asks cancelBooking through
+ *    `order:<ref>` (refused `BookingInProgress`, nothing sent), then cancels the booking workflow itself
+ *    (`onCancelAfterBook: 'cancel'`) → booking `confirmed` with `cancelRequested`, its order run (origin `auto`)
+ *    `cancelled`; never a booking `failed` over an order that exists;
+ *  - `cancelDuringRecoveryListingLags`: the same, and once QueryOrders has answered the order Confirmed (the
+ *    booking's read), it lags 6–12 s: not listed, or listed Confirming (`lagAs`), so the order run's first reads miss
+ *    it → `cancelled`;
+ *  - `duplicateConfirm`: a confirmed booking, quoted, then two `{confirm: true}` at the quoted fee: at once, or (half
+ *    of them, `secondAfterMs`) the second 2 s after the first whose Cancel answer was lost (taken, 504) → one taken,
+ *    one refused, `cancelled`, one Cancel taken by the supplier.
+ */
+export const OVERLAP_KINDS = ['cancelDuringRecovery', 'duplicateConfirm', 'cancelDuringRecoveryListingLags'] as const;
+export type OverlapKind = (typeof OVERLAP_KINDS)[number];
+/** Any planned cancellation's kind. */
+export type AnyCancelKind = CancelKind | OverlapKind;
+
+/** The order run's outcome kind each overlapping cancellation should end in. */
+export const OVERLAP_EXPECTED: Record<OverlapKind, string> = {
+  cancelDuringRecovery: 'cancelled',
+  duplicateConfirm: 'cancelled',
+  cancelDuringRecoveryListingLags: 'cancelled',
+};
+
+/** What each planned cancellation kind should end in, both classes. */
+export const EXPECTED_BY_KIND: Record<AnyCancelKind, string> = { ...CANCEL_EXPECTED, ...OVERLAP_EXPECTED };
+
+/** The overlap kinds cancelled through the booking workflow while it recovers (the system's own cancellation). */
+export const DURING_RECOVERY = new Set<AnyCancelKind>(['cancelDuringRecovery', 'cancelDuringRecoveryListingLags']);
+
 export interface PlannedCancel {
-  kind: CancelKind;
+  kind: AnyCancelKind;
+  /** `cancelDuringRecoveryListingLags`: how the lagging listing shows the order. */
+  lagAs?: 'unlisted' | 'pending';
+  /** `duplicateConfirm`: the second confirm this long after the first (absent: both at once). */
+  secondAfterMs?: number;
   /** Free cancellation ends this long after the order was made (the window kinds). */
   freeCancelForMs?: number;
   /** `taken`: past free cancellation already (a policy fee is quoted and accepted). */
@@ -162,7 +203,7 @@ export interface PlannedBooking {
   personal: string[];
   /** The run terminates this booking's workflow once Book has made its order (markOrphanTargets). */
   orphanTarget?: boolean;
-  /** Once confirmed, the chaos client cancels it this way (class `cancelAfterConfirm`). */
+  /** Once confirmed (or while it recovers), the chaos client cancels it this way (classes `cancelAfterConfirm`, `cancelOverlaps`). */
   cancel?: PlannedCancel;
 }
 
@@ -245,7 +286,7 @@ export function planBookings({ n, seed, recovery }: MixOptions): PlannedBooking[
       personal,
     };
   });
-  return planCancels(plan, quota, seed);
+  return planOverlaps(planCancels(plan, quota, seed), quota, seed);
 }
 
 /**
@@ -276,6 +317,80 @@ function planCancels(plan: PlannedBooking[], quota: number, seed: number): Plann
       request: { ...b.request, context: { ...b.request.context, test } },
     };
   });
+}
+
+/**
+ * Gives the `cancelOverlaps` class its quota, the kinds of OVERLAP_KINDS in turn, among the bookings planned to end
+ * confirmed that have no cancellation yet and whose order settles at once (as planCancels). The kinds cancelled during
+ * recovery take bookings whose first Book makes the order unanswered; their order settles 20–30 s after it was made
+ * (so the booking recovers for a while) and they ask `onCancelAfterBook: 'cancel'`. Its own stream of the seed: the
+ * rest of the plan is the one it was before this class.
+ */
+function planOverlaps(plan: PlannedBooking[], quota: number, seed: number): PlannedBooking[] {
+  const rng = substream(seed, 'overlaps');
+  const free = rng.shuffle(
+    plan.filter(
+      (b) =>
+        b.expected === 'confirmed' &&
+        !b.cancel &&
+        !b.classes.includes('pendingThenConfirmed') &&
+        !b.classes.includes('listedLateResendRateLimited'),
+    ),
+  );
+  const unanswered = free.filter((b) => b.classes.some((c) => UNANSWERED_AFTER_CREATE.has(c)));
+  const chosen = new Map<number, OverlapKind>();
+  for (let k = 0; k < quota; k++) {
+    const kind = OVERLAP_KINDS[k % OVERLAP_KINDS.length]!;
+    const pool = DURING_RECOVERY.has(kind) ? unanswered : free;
+    const pick = pool.find((b) => !chosen.has(b.index)) ?? free.find((b) => !chosen.has(b.index));
+    if (!pick) break;
+    // A pool run dry: the booking still gets a kind it can carry (no unanswered Book: a duplicate confirm).
+    const fits = DURING_RECOVERY.has(kind) && !unanswered.includes(pick) ? 'duplicateConfirm' : kind;
+    chosen.set(pick.index, fits);
+  }
+  return plan.map((b) => {
+    const kind = chosen.get(b.index);
+    if (!kind) return b;
+    const { keys, cancel, settleMs } = overlapFaults(kind, rng);
+    let test = b.request.context?.test ?? '';
+    if (settleMs !== undefined) test = test.replace(/confirmAfterMs=\d+/, `confirmAfterMs=${settleMs}`);
+    test = [test, ...keys].filter(Boolean).join('&');
+    return {
+      ...b,
+      classes: FAULT_CLASSES.filter((c) => c === 'cancelOverlaps' || b.classes.includes(c)),
+      cancel,
+      request: {
+        ...b.request,
+        context: { ...b.request.context, test },
+        ...(DURING_RECOVERY.has(kind) ? { onCancelAfterBook: 'cancel' as const } : {}),
+      },
+    };
+  });
+}
+
+/** The Test header keys of an overlapping cancellation, and when its order settles (the recovery kinds). */
+function overlapFaults(kind: OverlapKind, rng: Rng): { keys: string[]; cancel: PlannedCancel; settleMs?: number } {
+  const settle = `cancelAfterMs=${rng.int(1_000, 5_000)}`;
+  switch (kind) {
+    case 'cancelDuringRecovery':
+      return { keys: [settle], cancel: { kind }, settleMs: rng.int(20_000, 30_000) };
+    case 'cancelDuringRecoveryListingLags': {
+      const lagAs = rng.next() < 0.5 ? ('unlisted' as const) : ('pending' as const);
+      const lag = `lagAfterConfirmedMs=${rng.int(6_000, 12_000)}&relistAs=${lagAs}`;
+      return { keys: [lag, settle], cancel: { kind, lagAs }, settleMs: rng.int(20_000, 30_000) };
+    }
+    case 'duplicateConfirm': {
+      if (rng.next() < 0.5) return { keys: [settle], cancel: { kind } };
+      // The first Cancel taken but its answer lost; the order settles after the re-send point, which is refused.
+      const lost = [
+        'cancel=504AfterAccept',
+        'cancelTimes=1',
+        'cancelRepeat=refuse',
+        `cancelAfterMs=${rng.int(20_000, 28_000)}`,
+      ];
+      return { keys: lost, cancel: { kind, secondAfterMs: 2_000 } };
+    }
+  }
 }
 
 /** The Test header keys for a cancellation kind (read by the sandbox's Cancel from the Book's header). */

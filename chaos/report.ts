@@ -6,6 +6,7 @@ import type { RecoveryPolicy } from '../src/contract';
 import type { SandboxStats } from '../dev/sandbox/server';
 import type { Money } from '../src/values';
 import type {
+  CancellationNotDone,
   CancellationObservation,
   CancelSendViolation,
   ClassCoverage,
@@ -119,13 +120,35 @@ export interface ChaosReport {
     /** Orders in status 3 at the end. */
     ordersCancelled: number;
     /** Every order the supplier took a Cancel for: the fee it charged, the fee our confirm accepted. */
-    feesCharged: Array<{ ref: string; status: number; charged: Money; accepted: Money | null }>;
+    feesCharged: Array<{ ref: string; status: number; charged: Money; accepted: Money | null | 'any' }>;
     /** Must be empty: Cancels sent after a refusal that proved nothing was done, after a settled answer, taken twice. */
     sendsOverRefusal: CancelSendViolation[];
     /** Must be empty: orders charged above what was accepted, or cancelled without our asking. */
     feesNotAccepted: FeeViolation[];
+    /**
+     * Must be empty: cancellations asked for that ended neither `cancelled`, nor in an outcome that needs a person,
+     * nor refused to the caller's face (chaos/check.ts cancellationsNotDone).
+     */
+    notDone: CancellationNotDone[];
     /** Order runs still running after the drain (-1: could not be counted). */
     openOrderRunsAfterDrain: number;
+    /** Class cancelOverlaps: how the overlaps went (its kinds' outcomes are in `byKind`). */
+    overlaps: {
+      planned: number;
+      /** Cancelled during recovery: the answers to the caller's cancelBooking through `order:<ref>`. */
+      callerAnswers: Record<string, number>;
+      /** How the order runs those refused requests started ended (kind only), when another run took the cancellation. */
+      callerRunOutcomes: Record<string, number>;
+      /** Cancelled during recovery: the bookings' outcomes (`confirmed, cancelRequested`, …). */
+      bookingOutcomes: Record<string, number>;
+      /** Whose cancellation the order runs that ended say it was (`auto`: onCancelAfterBook; `caller`). */
+      origins: Record<string, number>;
+      /** Two confirms: the pair of answers, sorted. */
+      duplicateAnswers: Record<string, number>;
+      /** QueryOrders answers in which an order's listing lagged behind its Confirmed, and the orders concerned. */
+      laggedAnswers: number;
+      laggedOrders: number;
+    };
     items: CancellationObservation[];
   };
   reconciliation: ReconciliationReport;
@@ -182,6 +205,11 @@ export function formatReport(r: ChaosReport): string {
     ],
     ['Cancels sent twice over a refusal (must be 0)', String(r.cancellations.sendsOverRefusal.length)],
     ['cancelled at a fee nobody accepted (must be 0)', String(r.cancellations.feesNotAccepted.length)],
+    ['cancellations neither done nor for a person (must be 0)', String(r.cancellations.notDone.length)],
+    [
+      'overlapping cancellations',
+      `${r.cancellations.overlaps.planned} planned; during recovery the caller got ${JSON.stringify(r.cancellations.overlaps.callerAnswers)}, bookings ${JSON.stringify(r.cancellations.overlaps.bookingOutcomes)}; two confirms ${JSON.stringify(r.cancellations.overlaps.duplicateAnswers)}; order runs by origin ${JSON.stringify(r.cancellations.overlaps.origins)}; listings lagged in ${r.cancellations.overlaps.laggedAnswers} answers for ${r.cancellations.overlaps.laggedOrders} orders`,
+    ],
     [
       'orphans made on purpose',
       `${r.reconciliation.orphansMade.length} / ${r.reconciliation.orphansAsked} asked (not made: ${r.reconciliation.orphansNotMade.length})`,

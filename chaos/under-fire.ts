@@ -5,7 +5,7 @@
  */
 import type { Client } from '@temporalio/client';
 import { InvalidBookingRequestError, startBooking } from '../src/client';
-import { cancelAfterConfirm, type CancelDriverOptions } from './cancel';
+import { cancelPlanned, type CancelDriverOptions } from './cancel';
 import type { CancellationObservation } from './check';
 import { killLoop, prodFaults, progress, queryOrdersFaults, restartServerOnce } from './faults';
 import type { PlannedBooking } from './mix';
@@ -161,7 +161,7 @@ class CancelsOnDemand {
     if (!booking.cancel) return;
     this.inFlight++;
     this.tasks.push(
-      cancelAfterConfirm(booking, this.options).then((c) => {
+      cancelPlanned(booking, this.options).then((c) => {
         this.results.set(booking.index, c);
         this.inFlight--;
       }),
