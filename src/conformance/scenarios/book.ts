@@ -216,6 +216,13 @@ export const bookRejected: Scenario = {
     ctx.facts.orders.push(got.value);
     const followed = await followOrder(ctx, ref, { status: got.value.status, mayStay: true });
     const status = followed.order?.status ?? got.value.status;
+    if (!followed.settled) {
+      // An order still on its way says nothing yet about how a rejection ends.
+      return {
+        result: 'differs',
+        observed: `an order was made (status ${status}) and did not settle within the settle timeout`,
+      };
+    }
     return judgeRejectedOrder(ctx, status);
   },
 };
