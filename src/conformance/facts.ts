@@ -80,8 +80,8 @@ export interface FollowFrom {
  *  - it moved from `from.status` into a status the profile calls final;
  *  - or into a status the profile does not know at all, held for three answers and `stableAfterMs` (a supplier
  *    whose numbers differ from the profile's has final statuses the profile does not know);
- *  - or, when it may stay, it is still where it started, a status the profile calls final, held as long (a
- *    supplier's pending may be a number the profile calls final).
+ *  - or, when it may stay, it is still where it started, a status the profile calls final or does not know, held
+ *    as long (a supplier's pending may be a number the profile calls final).
  * A status the profile reads as pending (Unknown, Confirming) never settles: the profile says wait, and the kit
  * cannot tell a supplier that is slow from one whose Confirmed is that number.
  */
@@ -111,10 +111,9 @@ function settledAt(
   const s = ctx.profile.orderStatus;
   const stable = held.answers >= 3 && Date.now() - held.sinceMs >= ctx.polling.stableAfterMs;
   const final = isTerminalOrderStatus(ctx.profile, status);
-  if (status === from.status) return from.mayStay && final && stable;
-  if (final) return true;
   const known = Object.values(s).includes(status);
-  return !known && stable;
+  if (status === from.status) return from.mayStay && (final || !known) && stable;
+  return final || (!known && stable);
 }
 
 const nextWait = (wait: number, polling: RunContext['polling']) =>
