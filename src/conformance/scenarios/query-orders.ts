@@ -5,7 +5,7 @@
  */
 import type { HotelOrder, QueryOrdersRequest } from '../../supplier/schemas';
 import { parseTimestamp } from '../../values/timestamp';
-import { followOrder } from '../facts';
+import { followOrder, type Followed, type MainOrder } from '../facts';
 import { describeError } from '../session';
 import type { Outcome, RunContext, Scenario } from '../types';
 import { attempt, newReference } from './common';
@@ -28,57 +28,67 @@ export const queryOrdersListed: Scenario = {
     const main = ctx.facts.main;
     if (!main) return { result: 'skipped', observed: 'no main order' };
     const followed = await followOrder(ctx, main.customerReferenceNo, { status: main.booked?.status, mayStay: true });
-    // From Book's answer, not from the first query: the delay a booking whose answer was lost waits through.
-    main.listedAfterMs = followed.listedAtMs !== undefined ? followed.listedAtMs - main.bookedAtMs : undefined;
-    for (const s of followed.statuses) if (main.statuses[main.statuses.length - 1] !== s) main.statuses.push(s);
     const ended = followed.settled ? endedBadly(ctx, followed.order!.status) : undefined;
-    if (followed.settled && !ended) main.settled = followed.order;
-    const failed = followed.failures.length
-      ? `; ${followed.failures.length} failed and asked again (${followed.failures[0]})`
-      : '';
-    const seen = `statuses ${main.statuses.join(' → ') || '(none)'}, ${followed.queries} queries${failed}`;
-    if (followed.mostUnderReference > 1) {
-      return {
-        result: 'blocker',
-        observed: `${followed.mostUnderReference} orders listed under one reference (${seen}): Book is not idempotent by reference`,
-      };
-    }
-    if (main.listedAfterMs === undefined && !main.booked) {
-      return {
-        result: 'differs',
-        observed: `Book answered an error and no order was listed within ${ctx.polling.settleTimeoutMs / 1000} s (${seen}): nothing made, as the product concludes before it sends Book again`,
-      };
-    }
-    if (main.listedAfterMs === undefined) {
-      return {
-        result: 'blocker',
-        observed: `never listed within ${ctx.polling.settleTimeoutMs / 1000} s (${followed.queries} queries): a booking whose Book answer is lost could never be found`,
-      };
-    }
-    const listed = `listed after ${main.listedAfterMs} ms`;
-    if (ended) {
-      return {
-        result: 'differs',
-        observed: `${listed}; ${seen}: it ended ${ended}, not confirmed; choose a rate package that books (the clauses needing a confirmed order are skipped)`,
-      };
-    }
-    if (!followed.settled) {
-      return {
-        result: 'differs',
-        observed: `${listed}, not settled within the settle timeout (${seen}); run again with a longer --settle-timeout`,
-      };
-    }
-    if (main.listedAfterMs >= RESEND_AFTER_MS) {
-      return {
-        result: 'differs',
-        observed: `${listed}: after the product's ${RESEND_AFTER_MS / MINUTE} min re-send window (${seen}); safe only because Book is idempotent`,
-      };
-    }
-    if (followed.failures.length)
-      return { result: 'differs', observed: `${listed}; ${seen}: tolerated, the product asks again` };
-    return { result: 'pass', observed: `${listed}; ${seen}` };
+    keep(main, followed, !ended);
+    return judgeListing(ctx, main, followed, ended);
   },
 };
+
+/** What the following taught about the main order, for the clauses after this one. */
+function keep(main: MainOrder, followed: Followed, confirmed: boolean): void {
+  // From Book's answer, not from the first query: the delay a booking whose answer was lost waits through.
+  main.listedAfterMs = followed.listedAtMs !== undefined ? followed.listedAtMs - main.bookedAtMs : undefined;
+  for (const s of followed.statuses) if (main.statuses[main.statuses.length - 1] !== s) main.statuses.push(s);
+  if (followed.settled && confirmed) main.settled = followed.order;
+}
+
+function judgeListing(ctx: RunContext, main: MainOrder, followed: Followed, ended: string | undefined): Outcome {
+  const failed = followed.failures.length
+    ? `; ${followed.failures.length} failed and asked again (${followed.failures[0]})`
+    : '';
+  const seen = `statuses ${main.statuses.join(' → ') || '(none)'}, ${followed.queries} queries${failed}`;
+  const timeout = `${ctx.polling.settleTimeoutMs / 1000} s`;
+  if (followed.mostUnderReference > 1) {
+    const n = followed.mostUnderReference;
+    return {
+      result: 'blocker',
+      observed: `${n} orders listed under one reference (${seen}): Book is not idempotent by reference`,
+    };
+  }
+  if (main.listedAfterMs === undefined) {
+    return main.booked
+      ? {
+          result: 'blocker',
+          observed: `never listed within ${timeout} (${seen}): a booking whose Book answer is lost could never be found`,
+        }
+      : {
+          result: 'differs',
+          observed: `Book answered an error and no order was listed within ${timeout} (${seen}): nothing made, as the product concludes before it sends Book again`,
+        };
+  }
+  const listed = `listed after ${main.listedAfterMs} ms`;
+  if (ended) {
+    return {
+      result: 'differs',
+      observed: `${listed}; ${seen}: it ended ${ended}, not confirmed; choose a rate package that books (the clauses needing a confirmed order are skipped)`,
+    };
+  }
+  if (!followed.settled) {
+    return {
+      result: 'differs',
+      observed: `${listed}, not settled within the settle timeout (${seen}); run again with a longer --settle-timeout`,
+    };
+  }
+  if (main.listedAfterMs >= RESEND_AFTER_MS) {
+    return {
+      result: 'differs',
+      observed: `${listed}: after the product's ${RESEND_AFTER_MS / MINUTE} min re-send window (${seen}); safe only because Book is idempotent`,
+    };
+  }
+  if (followed.failures.length)
+    return { result: 'differs', observed: `${listed}; ${seen}: tolerated, the product asks again` };
+  return { result: 'pass', observed: `${listed}; ${seen}` };
+}
 
 /** The name the profile gives a final status other than Confirmed, if it is one: the main order did not book. */
 function endedBadly(ctx: RunContext, status: number): string | undefined {
