@@ -7,11 +7,13 @@ import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import {
   bookingWorkflowId,
   BookingStageKey,
+  checkOrderSignal,
   CustomerReferenceNoKey,
   HINT_POLL_SPACING_SECONDS,
   orderWorkflowId,
   ORDER_WORKFLOW_TYPE,
   supplierOrderUpdateSignal,
+  type OrderCheck,
   type OrderWorkflowInput,
 } from '../contract';
 import { CallbackDeferredError, type CallbackTarget } from './server';
@@ -66,21 +68,19 @@ export function temporalCallbackTarget(
         throw new CallbackDeferredError(Math.ceil((HINT_POLL_SPACING_SECONDS * 1000 - sinceMs) / 1000));
       }
       const stage = last?.stage;
-      const input: OrderWorkflowInput = {
-        customerReferenceNo: ref,
-        check: {
-          reason: 'supplier order-status callback',
-          ...(update.status !== undefined ? { reportedStatus: update.status } : {}),
-          ...(stage ? { lastOrderStage: stage } : {}),
-        },
+      const input: OrderWorkflowInput = { customerReferenceNo: ref };
+      const check: OrderCheck = {
+        reason: 'supplier order-status callback',
+        ...(update.status !== undefined ? { reportedStatus: update.status } : {}),
+        ...(stage ? { lastOrderStage: stage } : {}),
       };
-      // Attaches to a run that opened meanwhile (the signal then reaches it); else starts the check.
+      // Reaches a run that opened meanwhile (it checks after the work in hand); else starts the check.
       await client.workflow.signalWithStart(ORDER_WORKFLOW_TYPE, {
         workflowId: orderId,
         taskQueue: where.taskQueue,
         args: [input],
-        signal: supplierOrderUpdateSignal,
-        signalArgs: [update],
+        signal: checkOrderSignal,
+        signalArgs: [check],
         workflowIdReusePolicy: 'ALLOW_DUPLICATE',
         typedSearchAttributes: [{ key: CustomerReferenceNoKey, value: ref }],
         staticSummary: `Order check · ref ${ref}`,

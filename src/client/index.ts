@@ -20,6 +20,7 @@ import {
   BookingRequest,
   CancelBookingRequest,
   cancelBookingUpdate,
+  checkOrderSignal,
   orderStateQuery,
   orderWorkflowId,
   bookingStateQuery,
@@ -36,6 +37,7 @@ import {
   type OrderWorkflow,
   type BookingState,
   type CancelBookingAnswer,
+  type OrderCheck,
   type OrderOutcome,
   type OrderState,
   type OrderWorkflowInput,
@@ -262,16 +264,22 @@ export async function checkOrderNow(
   customerReferenceNo: string,
   options: CheckOrderOptions = {},
 ): Promise<WorkflowHandle<OrderWorkflow>> {
-  const input: OrderWorkflowInput = {
-    customerReferenceNo,
-    check: {
-      reason: options.reason ?? 'asked by an operator',
-      ...(options.resolvesUnresolved ? { resolvesUnresolved: true } : {}),
-    },
+  const input: OrderWorkflowInput = { customerReferenceNo };
+  const check: OrderCheck = {
+    reason: options.reason ?? 'asked by an operator',
+    ...(options.resolvesUnresolved ? { resolvesUnresolved: true } : {}),
   };
-  return client.workflow.start<OrderWorkflow>(ORDER_WORKFLOW_TYPE, {
-    ...orderRunStart(customerReferenceNo, options.taskQueue, 'Order check'),
+  // The check is a signal only operators and the callback receiver may send: a run already open takes it too.
+  const { workflowIdConflictPolicy: _joins, ...start } = orderRunStart(
+    customerReferenceNo,
+    options.taskQueue,
+    'Order check',
+  );
+  return client.workflow.signalWithStart<OrderWorkflow, [OrderCheck]>(ORDER_WORKFLOW_TYPE, {
+    ...start,
     args: [input],
+    signal: checkOrderSignal,
+    signalArgs: [check],
   });
 }
 

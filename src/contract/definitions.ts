@@ -13,6 +13,7 @@ import type {
   CancelBookingAnswer,
   CancelBookingRequest,
   OperatorNote,
+  OrderCheck,
   OrderOutcome,
   OrderState,
   OrderWorkflowInput,
@@ -136,6 +137,11 @@ export const cancelBookingUpdate = defineUpdate<CancelBookingAnswer, [CancelBook
  * An open run takes it after the work in hand; a cancellation already taken by the run stands for it.
  */
 export const autoCancelSignal = defineSignal<[AutoCancel]>('autoCancel');
+/**
+ * On the order workflow, from the callback receiver and operators only (signal-with-start): check the order now
+ * (OrderCheck). An open run checks it after the work in hand, unless it has already followed a cancellation.
+ */
+export const checkOrderSignal = defineSignal<[OrderCheck]>('checkOrder');
 
 /**
  * The recovery policy's defaults (spec section 8's schedule), in this zod-free module so the workflow can

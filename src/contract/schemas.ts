@@ -547,9 +547,9 @@ export const OrderState = z.object({
 export type OrderState = z.infer<typeof OrderState>;
 
 /**
- * The order workflow's input: a reference and what to do (a cancelBooking update arrives with the start, an
- * `autoCancel` signal, or `check`); the order is read fresh with QueryOrders. A cancellation followed over
- * continue-as-new travels beside it (internal `carry`).
+ * The order workflow's input: a reference, and how a cancellation is sent and followed. What to do arrives with the
+ * start: a caller's cancelBooking update, or a signal only the system sends (`autoCancel`, `checkOrder`); the order
+ * is read fresh with QueryOrders. A cancellation followed over continue-as-new travels beside it (internal `carry`).
  */
 export const OrderWorkflowInput = z.object({
   customerReferenceNo: z.string(),
@@ -558,27 +558,31 @@ export const OrderWorkflowInput = z.object({
   context: RequestContext.optional(),
   /** The recovery policy a cancellation follows the order with; defaults when absent. */
   recovery: RecoveryPolicy.partial().optional(),
-  /** Verify the order now (a supplier callback for a reference no open workflow follows). */
-  check: z
-    .object({
-      reason: z.string(),
-      /** The status the callback claimed: a hint, never trusted. */
-      reportedStatus: z.number().int().optional(),
-      /**
-       * The `BookingStage` of the reference's last order run when the check was started (`order-cancelled`, …):
-       * what this namespace knew of the order. Absent when no order run ever ran.
-       */
-      lastOrderStage: z.string().optional(),
-      /**
-       * Asked by an operator for a booking that ended `unresolved` (the console's "check again"): an order in a final
-       * status (confirmed, failed, cancelled) settles what the booking could not find out, and the run ends `checked`
-       * with it; a pending order, or none, is still for a person.
-       */
-      resolvesUnresolved: z.boolean().optional(),
-    })
-    .optional(),
 });
 export type OrderWorkflowInput = z.infer<typeof OrderWorkflowInput>;
+
+/**
+ * A check of the order now: the callback receiver's, for a supplier callback no open workflow took, or an operator's
+ * (the console's "check again"). The `checkOrder` signal by signal-with-start, from those two only: what it says
+ * (that a final status settles an unresolved booking) is not for a caller's start to claim.
+ */
+export const OrderCheck = z.object({
+  reason: z.string(),
+  /** The status the callback claimed: a hint, never trusted. */
+  reportedStatus: z.number().int().optional(),
+  /**
+   * The `BookingStage` of the reference's last order run when the check was started (`order-cancelled`, …): what
+   * this namespace knew of the order. Absent when no order run ever ran.
+   */
+  lastOrderStage: z.string().optional(),
+  /**
+   * Asked by an operator for a booking that ended `unresolved` (the console's "check again"): an order in a final
+   * status (confirmed, failed, cancelled) settles what the booking could not find out, and the run ends `checked`
+   * with it; a pending order, or none, is still for a person.
+   */
+  resolvesUnresolved: z.boolean().optional(),
+});
+export type OrderCheck = z.infer<typeof OrderCheck>;
 
 /**
  * A cancellation the system asks for, with no caller waiting: onCancelAfterBook (`auto`) or an orphan the sweep

@@ -191,7 +191,6 @@ export async function continueWith(
   const autoAsked = run.autoAsked ?? run.autoCancels[0]?.origin;
   return continueAsNew<typeof orderWorkflow>({
     ...input,
-    check: undefined,
     carry: { state: run.state, ...(autoAsked ? { autoAsked } : {}), ...work },
   });
 }

@@ -5,14 +5,14 @@
  *    `{confirm: true}` at that very fee cancels by the Cancel rule and follows the order to its end (cancel.ts).
  *  - onCancelAfterBook and the sweep's orphans send it `autoCancel` by signal-with-start, so an open run takes it
  *    too: it waits for the order to be cancellable and cancels it; not done, a person is told (auto-cancel.ts).
- *  - A supplier callback for a reference no workflow follows starts it with `check`, which verifies the order
- *    against its booking (work.ts).
+ *  - A supplier callback for a reference no workflow follows, or an operator, sends it `checkOrder` (signal-with-
+ *    start), which verifies the order against its booking (work.ts).
  *  - It ends when its work is done; the next request starts a new run. Nothing waits for weeks.
  * An operator's "Request cancellation" lets a Cancel in flight finish, sends nothing more, and ends with an
  * outcome.
  */
 import { allHandlersFinished, CancellationScope, condition } from '@temporalio/workflow';
-import type { AutoCancel, OrderOutcome, OrderState, OrderWorkflowInput } from '../../contract';
+import type { AutoCancel, OrderCheck, OrderOutcome, OrderState, OrderWorkflowInput } from '../../contract';
 import { cancelOnItsOwn, takeAutoCancel, type WaitState } from './auto-cancel';
 import { follow, type CancelPlan, type FollowState } from './cancel';
 import { listenOrder } from './messages';
@@ -47,11 +47,15 @@ async function work(run: OrderRun, input: OrderWorkflowArgs): Promise<OrderOutco
   // The first piece of work reads the order fresh: hints that came with the start (signal-with-start) are seen.
   run.hintsSeen = run.hints;
   if (input.carry) await resume(run, input.carry, input);
-  else if (input.check) recordOutcome(run, await checkOrder(run, input.check));
 
   for (;;) {
     await condition(
-      () => run.requests.length > 0 || run.autoCancels.length > 0 || run.hints > run.hintsSeen || allHandlersFinished(),
+      () =>
+        run.requests.length > 0 ||
+        run.autoCancels.length > 0 ||
+        run.checks.length > 0 ||
+        run.hints > run.hintsSeen ||
+        allHandlersFinished(),
     );
     const request = run.requests.shift();
     if (request) {
@@ -65,21 +69,30 @@ async function work(run: OrderRun, input: OrderWorkflowArgs): Promise<OrderOutco
       await takeAutoCancel(run, auto, input);
       continue;
     }
-    if (run.hints > run.hintsSeen) {
+    if (run.checks.length > 0 || run.hints > run.hintsSeen) {
       run.hintsSeen = run.hints;
+      const check = takeChecks(run);
       // A hint after a cancellation of this run adds nothing: it has already read the order to its end.
-      if (!run.state.cancellation) recordOutcome(run, await checkOrder(run, input.check));
+      if (!run.state.cancellation) recordOutcome(run, await checkOrder(run, check));
       continue;
     }
     // A run given nothing to do (an update refused before it was taken, a start without work) checks the order;
     // then the loop looks again, so a signal that came meanwhile is taken, not dropped by the run's end.
     if (!run.outcome) {
-      recordOutcome(run, await checkOrder(run, input.check));
+      recordOutcome(run, await checkOrder(run, undefined));
       continue;
     }
     break;
   }
   return finishOrder(run, run.outcome);
+}
+
+/** The checks asked so far, as one: the latest's words, and an operator's resolvesUnresolved if any asked it. */
+function takeChecks(run: OrderRun): OrderCheck | undefined {
+  const asked = run.checks.splice(0);
+  const latest = asked[asked.length - 1];
+  if (!latest) return undefined;
+  return asked.some((c) => c.resolvesUnresolved) ? { ...latest, resolvesUnresolved: true } : latest;
 }
 
 /** Takes up what the run before continue-as-new was doing. */

@@ -1,15 +1,16 @@
 /**
- * What reaches an order run from outside: the caller's cancelBooking update, the system's autoCancel signal,
- * supplier hints, the state query.
+ * What reaches an order run from outside: the caller's cancelBooking update, the system's autoCancel and checkOrder
+ * signals, supplier hints, the state query.
  */
 import { ApplicationFailure, condition, log, setHandler } from '@temporalio/workflow';
 import {
   autoCancelSignal,
   cancelBookingUpdate,
+  checkOrderSignal,
   orderStateQuery,
   supplierOrderUpdateSignal,
 } from '../../contract/definitions';
-import type { AutoCancel, CancelBookingAnswer, CancelBookingRequest } from '../../contract';
+import type { AutoCancel, CancelBookingAnswer, CancelBookingRequest, OrderCheck } from '../../contract';
 import type { Money } from '../../values';
 import type { OrderRun, QueuedRequest } from './run';
 
@@ -46,6 +47,26 @@ export function listenOrder(run: OrderRun): void {
     }
     run.autoCancels.push(auto);
   });
+  // A check is also a hint: a cancellation being followed reads the order early instead.
+  setHandler(checkOrderSignal, (check) => {
+    if (!isCheck(check)) {
+      log.warn('checkOrder signal ignored: not a check', { customerReferenceNo: run.input.customerReferenceNo });
+      return;
+    }
+    run.checks.push(check);
+    run.hints++;
+  });
+}
+
+function isCheck(value: unknown): value is OrderCheck {
+  const c = value as Partial<OrderCheck> | null;
+  return (
+    !!c &&
+    typeof c.reason === 'string' &&
+    (c.reportedStatus === undefined || Number.isInteger(c.reportedStatus)) &&
+    (c.lastOrderStage === undefined || typeof c.lastOrderStage === 'string') &&
+    (c.resolvesUnresolved === undefined || typeof c.resolvesUnresolved === 'boolean')
+  );
 }
 
 /** The signal comes from workers only; its shape is still checked, as every input a decision reads. */

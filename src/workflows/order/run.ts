@@ -10,6 +10,7 @@ import type {
   CancelBookingAnswer,
   CancelBookingRequest,
   CancelFeeQuote,
+  OrderCheck,
   OrderOutcome,
   OrderStage,
   OrderState,
@@ -51,6 +52,8 @@ export interface OrderRun {
    * order is then for a person (`cancel-not-done`), as nobody else waits for it.
    */
   autoAsked?: AutoCancel['origin'];
+  /** Checks asked (`checkOrder` signals) not taken yet. */
+  checks: OrderCheck[];
   /** Supplier hints received (`supplierOrderUpdate`) and the count already acted on. */
   hints: number;
   hintsSeen: number;
@@ -81,6 +84,7 @@ export function newOrderRun(input: OrderWorkflowInput): OrderRun {
     queryOrder: orderQueryActivity(),
     requests: [],
     autoCancels: [],
+    checks: [],
     hints: 0,
     hintsSeen: 0,
     interrupted: false,

@@ -3,7 +3,7 @@
  * cancelBooking request (quote, or cancel at the quoted fee), or check the order against what its booking reported
  * (a supplier callback). The system's own cancellations are in auto-cancel.ts.
  */
-import type { OrderOutcome, OrderWorkflowInput } from '../../contract';
+import type { OrderCheck, OrderOutcome } from '../../contract';
 import { feeWithin, sameFee } from '../cancel-fee';
 import { bookingInProgress, judgeOrder } from './proxies';
 import { cancelOrder } from './cancel';
@@ -114,10 +114,7 @@ async function bookingStill(run: OrderRun): Promise<'ended' | 'running' | 'unkno
  * cancelled or failed, an order no booking stands for, or an order that cannot be read: `changed-by-supplier`,
  * an ERROR line and the metric, for a person.
  */
-export async function checkOrder(
-  run: OrderRun,
-  check: NonNullable<OrderWorkflowInput['check']> | undefined,
-): Promise<OrderOutcome> {
+export async function checkOrder(run: OrderRun, check: OrderCheck | undefined): Promise<OrderOutcome> {
   setOrderStage(run, 'checking');
   const read = await readOrder(run, Date.now(), 'supplier-hint');
   const order = run.state.order;
