@@ -52,6 +52,7 @@ describe('the conformance kit against a supplier written from the spec text', ()
       'book.answered': 'pass',
       'book.idempotent': 'pass',
       'queryOrders.listed': 'pass',
+      'queryOrders.consistent': 'pass',
       'queryOrders.byPlatformReference': 'pass',
       'queryOrders.bySupplierReference': 'pass',
       'queryOrders.byBookingTime': 'pass',

@@ -61,7 +61,7 @@ describe('the conformance kit against the sandbox', () => {
     const sandbox = await resources.sandbox();
     const report = await runConformance(options(sandbox.url));
     expect(notPassing(report)).toEqual([]);
-    expect(report.summary.pass).toBe(27);
+    expect(report.summary.pass).toBe(28);
     expect(report.summary.manual).toBe(7);
     expect(report.proposedProfile).toEqual({});
     for (const c of report.clauses.filter(
@@ -180,6 +180,18 @@ describe('the conformance kit against the sandbox', () => {
     ],
     ['resend=429', 'book.idempotent', 'skipped', /stopped: the supplier rate limited book/],
     ['outcome=pending', 'queryOrders.listed', 'differs', /not settled within the settle timeout/],
+    [
+      'lagAfterConfirmedMs=600',
+      'queryOrders.consistent',
+      'differs',
+      /read in status 2, the listing showed not listed for \d+ ms/,
+    ],
+    [
+      'lagAfterConfirmedMs=600&relistAs=pending',
+      'queryOrders.consistent',
+      'differs',
+      /read in status 2, the listing showed status 1 for \d+ ms/,
+    ],
     ['outcome=failed', 'queryOrders.listed', 'differs', /it ended Failed, not confirmed/],
     [
       'cancel=unknownCode&cancelTimes=2',
@@ -302,7 +314,7 @@ describe('the conformance kit against the sandbox', () => {
   test('the Markdown summary and the JUnit XML say the same as report.json', async () => {
     const report = await runAgainst({ drift: true });
     const md = renderMarkdown(report);
-    expect(md).toContain('**26 pass, 1 differ, 0 blocker, 7 manual, 0 skipped.**');
+    expect(md).toContain('**27 pass, 1 differ, 0 blocker, 7 manual, 0 skipped.**');
     expect(md).toContain('## Differences');
     const junit = renderJUnit(report);
     expect(junit).toContain(`tests="${report.clauses.length}" failures="1" skipped="7"`);
@@ -345,7 +357,7 @@ describe('npm run conformance', () => {
     expect(lines[0]).toMatch(/^Conformance plan against http:\/\/127\.0\.0\.1:\d+/);
     expect(lines[0]).toMatch(/pkg-2: a Book with Test: scenario=soldOut/);
     const report = JSON.parse(readFileSync(path.join(out, 'report.json'), 'utf8'));
-    expect(report.clauses).toHaveLength(34);
+    expect(report.clauses).toHaveLength(35);
     expect(report.clauses[0]).toEqual(
       expect.objectContaining({
         id: 'checkAvail.available',
@@ -357,7 +369,7 @@ describe('npm run conformance', () => {
     expect(report.proposedProfile).toEqual({});
     expect(readFileSync(path.join(out, 'report.md'), 'utf8')).toMatch(/^# Supplier conformance: /);
     expect(readFileSync(path.join(out, 'junit.xml'), 'utf8')).toMatch(
-      /<testsuites name="supplier-conformance" tests="34" failures="0"/,
+      /<testsuites name="supplier-conformance" tests="35" failures="0"/,
     );
   });
 });

@@ -5,7 +5,7 @@
  */
 import type { HotelOrder, QueryOrdersRequest } from '../../supplier/schemas';
 import { parseTimestamp } from '../../values/timestamp';
-import { followOrder, type Followed, type MainOrder } from '../facts';
+import { followOrder, sleep, type Followed, type MainOrder } from '../facts';
 import { describeError } from '../session';
 import type { Outcome, RunContext, Scenario } from '../types';
 import { attempt, newReference } from './common';
@@ -89,6 +89,61 @@ function judgeListing(ctx: RunContext, main: MainOrder, followed: Followed, ende
     return { result: 'differs', observed: `${listed}; ${seen}: tolerated, the product asks again` };
   return { result: 'pass', observed: `${listed}; ${seen}` };
 }
+
+export const queryOrdersConsistent: Scenario = {
+  id: 'queryOrders.consistent',
+  title: 'QueryOrders: an order read settled stays listed so',
+  plan: () => [
+    'QueryOrders by the main reference again, until it lists the order as it settled (when the listing lags)',
+  ],
+  expected: () => 'the order listed in the status it settled in, on every later read',
+  async run(ctx) {
+    const order = ctx.facts.main?.settled;
+    if (!order) return { result: 'skipped', observed: 'no settled main order' };
+    const lag = await untilListedAs(ctx, order);
+    const settled = `status ${order.status}`;
+    if (lag.shown.length === 0) return { result: 'pass', observed: `listed again in ${settled}` };
+    const shown = lag.shown.join(', then ');
+    if (lag.caughtUpAfterMs === undefined) {
+      return {
+        result: 'differs',
+        observed: `after it was read in ${settled}, the listing showed ${shown}, and not ${settled} again within the settle timeout`,
+      };
+    }
+    return {
+      result: 'differs',
+      observed:
+        `after it was read in ${settled}, the listing showed ${shown} for ${lag.caughtUpAfterMs} ms: a listing that lags ` +
+        'behind a read already made; the product never books again over an order it has seen, and a later read (an ' +
+        'order run, the sweep) may meet the older state',
+    };
+  },
+};
+
+/** Reads the order by reference until it is listed as it settled; what each read in between showed. */
+async function untilListedAs(
+  ctx: RunContext,
+  order: HotelOrder,
+): Promise<{ shown: string[]; caughtUpAfterMs?: number }> {
+  const started = Date.now();
+  const shown: string[] = [];
+  for (let wait = 0; Date.now() - started + wait <= ctx.polling.settleTimeoutMs; wait = nextWait(wait, ctx)) {
+    if (wait > 0) await sleep(wait);
+    const ref = order.customerReferenceNo;
+    const got = await attempt(() =>
+      ctx.session.supplier.queryOrders({ customerReferenceNos: [ref] }, { traceId: ref }),
+    );
+    const found = got.ok ? got.value.orders.find((o) => o.customerReferenceNo === ref) : undefined;
+    if (found?.status === order.status)
+      return { shown, ...(shown.length ? { caughtUpAfterMs: Date.now() - started } : {}) };
+    const now = !got.ok ? describeError(got.error) : found ? `status ${found.status}` : 'not listed';
+    if (shown[shown.length - 1] !== now) shown.push(now);
+  }
+  return { shown };
+}
+
+const nextWait = (wait: number, ctx: RunContext) =>
+  wait === 0 ? ctx.polling.firstIntervalMs : Math.min(wait * 2, ctx.polling.maxIntervalMs);
 
 /** The name the profile gives a final status other than Confirmed, if it is one: the main order did not book. */
 function endedBadly(ctx: RunContext, status: number): string | undefined {
