@@ -196,6 +196,11 @@ const PROBES: Record<string, (c: Connection) => Promise<unknown>> = {
       ...start('orderWorkflow', id('order:')),
       signalName: 'supplierOrderUpdate',
     }),
+  'order check: checkOrder by signal-with-start': (c) =>
+    c.workflowService.signalWithStartWorkflowExecution({
+      ...start('orderWorkflow', id('order:')),
+      signalName: 'checkOrder',
+    }),
   query: (c) =>
     c.workflowService.queryWorkflow({
       namespace: ns(),
@@ -306,6 +311,7 @@ const ALLOWED: Record<ClientIdentity, string[]> = {
   receiver: [
     'supplierOrderUpdate signal to a booking',
     'order check: supplierOrderUpdate by signal-with-start',
+    'order check: checkOrder by signal-with-start',
     ...READS,
   ],
   worker: [
@@ -519,6 +525,15 @@ describe('audit log', () => {
     );
     expect(lines).toContainEqual(
       expect.objectContaining({ decision: 'allow', identity: 'operator', api: 'TerminateWorkflowExecution' }),
+    );
+    // A task's answer names its workflow only in the task token: read from there.
+    expect(lines).toContainEqual(
+      expect.objectContaining({
+        decision: 'allow',
+        identity: 'worker',
+        api: 'RespondWorkflowTaskCompleted',
+        workflowId: expect.stringMatching(/^booking:/),
+      }),
     );
     // Reads are not written.
     expect(lines.filter((l) => l.api === 'DescribeWorkflowExecution' && l.decision === 'allow')).toEqual([]);

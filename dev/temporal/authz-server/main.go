@@ -44,6 +44,7 @@ import (
 	_ "go.temporal.io/server/common/persistence/sql/sqlplugin/postgresql" // the topology's database
 	_ "go.temporal.io/server/common/persistence/sql/sqlplugin/sqlite"
 	"go.temporal.io/server/common/rpc/encryption"
+	"go.temporal.io/server/common/tasktoken"
 	"go.temporal.io/server/temporal"
 )
 
@@ -87,6 +88,7 @@ const (
 	approvePriceUpdate    = "approvePriceChange"
 	cancelBookingUpdate   = "cancelBooking"
 	supplierHintSignal    = "supplierOrderUpdate"
+	checkOrderSignal      = "checkOrder"
 	autoCancelSignal      = "autoCancel"
 	workflowServicePrefix = "/temporal.api.workflowservice.v1.WorkflowService/"
 	operatorServicePrefix = "/temporal.api.operatorservice.v1.OperatorService/"
@@ -279,7 +281,7 @@ func callerRule(apiName, method string, isWorkflowService bool, request any) aut
 }
 
 // receiverRule: the callback receiver reads a run's description, passes a supplier's hint to the booking or order
-// run that owns the reference, and starts an order check by signal-with-start.
+// run that owns the reference, and starts an order check by signal-with-start (operators may too: the console).
 func receiverRule(apiName, method string, isWorkflowService bool, request any) authorization.Result {
 	if isWorkflowService && callerReads[method] {
 		return allow
@@ -295,8 +297,9 @@ func receiverRule(apiName, method string, isWorkflowService bool, request any) a
 		if res := startOf(r.GetWorkflowType(), r.GetWorkflowId(), orderWorkflowType, orderIDPrefix); res != allow {
 			return res
 		}
-		if r.GetSignalName() != supplierHintSignal {
-			return deny("the callback receiver starts an order check with supplierOrderUpdate only")
+		// checkOrder: the check itself (an OrderCheck); supplierOrderUpdate: the hint, as earlier receivers start it.
+		if name := r.GetSignalName(); name != checkOrderSignal && name != supplierHintSignal {
+			return deny("the callback receiver starts an order check with checkOrder or supplierOrderUpdate only")
 		}
 		return allow
 	}
@@ -383,7 +386,7 @@ func signalName(request any) string {
 	return ""
 }
 
-// workflowID: the workflow (or schedule) a request names, for the audit line.
+// workflowID: the workflow (or schedule) a request names, for the audit line; for a task's answer, the task's workflow.
 func workflowID(request any) string {
 	switch r := request.(type) {
 	case interface{ GetWorkflowId() string }:
@@ -398,9 +401,16 @@ func workflowID(request any) string {
 		}
 	case interface{ GetScheduleId() string }:
 		return r.GetScheduleId()
+	case interface{ GetTaskToken() []byte }:
+		// A task's answer names its workflow only inside the token (a query task's token is of another kind: none).
+		if token, err := taskTokens.Deserialize(r.GetTaskToken()); err == nil {
+			return token.GetWorkflowId()
+		}
 	}
 	return ""
 }
+
+var taskTokens = tasktoken.NewSerializer()
 
 // auditLog: one JSON line per write and per refusal. Reads and task polls are not written (polls are reads of a
 // queue, repeated every minute by every worker).
