@@ -219,13 +219,29 @@ const OTHER_TABLES: ReadonlyArray<{ title: string; intro: string; rows: Readonly
       "`npm run console` (`src/console/main.ts`; `npm start` and `npm run stack:prod` run it too), with the workers' " +
       'Temporal variables and payload keys ([operations.md](operations.md#the-operator-console)).',
     rows: [
-      ['`CONSOLE_HOST`', '`127.0.0.1`', 'interface; beyond loopback it needs `CONSOLE_TOKEN`'],
+      ['`CONSOLE_HOST`', '`127.0.0.1`', 'interface; beyond loopback it needs operator tokens or client certificates'],
       ['`CONSOLE_PORT`', '`8238`', "port (also the stacks' console port)"],
+      [
+        '`CONSOLE_OPERATOR_TOKENS_FILE`',
+        '—',
+        'a file of `name:token` lines, one per operator, 128 bits or more each: who logs in is recorded by name',
+      ],
       [
         '`CONSOLE_TOKEN`',
         '—',
-        "the operators' token (16+ characters): `/?token=…` once, then a cookie, or a bearer header",
+        'one token for every operator (recorded as `console-token`), typed into `/login` only; 128 bits or more',
       ],
+      [
+        '`CONSOLE_SESSION_SECRET`',
+        'random at start',
+        'the key the session cookie is signed with, 128 bits or more (unset: everyone logs in again after a restart)',
+      ],
+      [
+        '`CONSOLE_TLS_CERT`, `_KEY`, `_CLIENT_CA`',
+        '—',
+        'HTTPS with client certificates (all three or none): the operator is the certificate subject',
+      ],
+      ['`CONSOLE_OPERATOR_OU`', '`operators`', 'the OU a client certificate must have to use the console'],
       ['`TEMPORAL_UI_URL`', '—', "the Web UI's address, for a link to each item's history"],
       ['`BOOKING_TASK_QUEUE`', '`hotel-booking`', 'the queue its order checks and notes start on'],
     ],
