@@ -21,6 +21,7 @@ import {
   type OrderOutcome,
 } from '../client';
 import { ORDER_OUTCOMES_NEEDING_A_PERSON } from '../contract';
+import { operatorIdentity } from './identity';
 import type { Money } from '../values';
 import { CliError, EXIT, formatMoney, isNotFound, refusalReason, sameMoney, type ExitCode } from './common';
 
@@ -150,7 +151,12 @@ export async function runCancel(client: Client, command: CancelCommand, ask = as
         return EXIT.REFUSED;
       }
     }
-    const request = { confirm: true, acceptedFee: fee, ...(command.reason ? { reason: command.reason } : {}) };
+    const request = {
+      confirm: true,
+      acceptedFee: fee,
+      requestedBy: operatorIdentity(),
+      ...(command.reason ? { reason: command.reason } : {}),
+    };
     const answer = await cancelBooking(client, reference, request, options);
     if (answer.kind === 'cancel-refused') say(`The supplier refused the Cancel: ${answer.reason}`);
     else

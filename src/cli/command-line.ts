@@ -34,7 +34,11 @@ export const FLAGS = {
     help: 'how long to keep trying when Temporal goes away (default 60)',
   },
   price: { type: 'string', value: '<amount><CURRENCY>', help: 'the price answered, exactly, e.g. 250.66USD' },
-  by: { type: 'string', value: '<name>', help: 'who answered, recorded with the answer' },
+  by: {
+    type: 'string',
+    value: '<name>',
+    help: 'on whose behalf; recorded beside your certificate subject (or OS account)',
+  },
   yes: { type: 'boolean', default: false, help: 'do not ask (without it and without a terminal, nothing is sent)' },
   'accept-fee': {
     type: 'string',

@@ -24,6 +24,7 @@ import {
   type OrderState,
 } from '../client';
 import { bookingStateQuery, ORDER_OUTCOMES_NEEDING_A_PERSON, orderStateQuery } from '../contract';
+import { operatorIdentity, recordedAs } from './identity';
 import type { Money } from '../values';
 import {
   CliError,
@@ -323,7 +324,7 @@ export async function runApproval(
       throw new CliError(EXIT.REFUSED, `No price change is awaiting approval (stage: ${state.stage})`);
     price = state.currentPrice;
   }
-  const approval = { approved: verb === 'approve', price, ...(command.by ? { approvedBy: command.by } : {}) };
+  const approval = { approved: verb === 'approve', price, approvedBy: recordedAs(operatorIdentity(), command.by) };
   const answer = await approvePriceChange(client, reference, approval).catch(async (err: unknown) => {
     if (isNotFound(err)) {
       // An update to a booking that has ended is answered "not found" too: say which it is.
