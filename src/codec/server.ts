@@ -22,7 +22,7 @@ import { z } from 'zod';
 import { readLimitedBody } from '../http/limited-body';
 import { cookieValues, tokenMatches } from '../http/credentials';
 import { isValidSession, loginPage, newSessionValue, SESSION_COOKIE, sessionSetCookie } from './session';
-import { boundedServer, closeServer, listen, urlOf, type ListenerLimits } from './listener';
+import { boundedServer, closeServer, listen, urlOf, type ListenerLimits } from '../http/listener';
 import { LOGIN_ATTEMPTS, LoginAttempts, weakTokenProblem } from './login-guard';
 
 export interface CodecServerOptions {

@@ -15,7 +15,7 @@
  * Beyond loopback it refuses to start without TLS or a token, and every token must carry 128 bits. Every POST must
  * come from the console's own page (its Origin), and the Host header must name the console, so another web page
  * open in the operator's browser can neither act nor read. It holds slow clients as the callback receiver does
- * (src/codec/listener: headers within 10 s, the request within 30 s, at most 100 sockets).
+ * (src/http/listener: headers within 10 s, the request within 30 s, at most 100 sockets).
  */
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -34,7 +34,7 @@ import {
   urlOf,
   type ClientCertificateTls,
   type ListenerLimits,
-} from '../codec/listener';
+} from '../http/listener';
 import { LOGIN_ATTEMPTS, LoginAttempts, weakTokenProblem } from '../codec/login-guard';
 import { SEARCH_ATTRIBUTES } from '../contract/definitions';
 import { describeOrderOutcome, listItemsNeedingAPerson, type ConsoleItem } from './items';
