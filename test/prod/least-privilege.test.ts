@@ -191,7 +191,8 @@ const PROBES: Record<string, (c: Connection) => Promise<unknown>> = {
       signalName: 'supplierOrderUpdate',
       requestId: randomUUID(),
     }),
-  'order check: supplierOrderUpdate by signal-with-start': (c) =>
+  // What receivers before the checkOrder signal sent: a hint that starts a run. A hint goes to an open run only.
+  'supplierOrderUpdate by signal-with-start on orderWorkflow': (c) =>
     c.workflowService.signalWithStartWorkflowExecution({
       ...start('orderWorkflow', id('order:')),
       signalName: 'supplierOrderUpdate',
@@ -308,12 +309,7 @@ const ALLOWED: Record<ClientIdentity, string[]> = {
     'approvePriceChange update on a booking',
     ...READS,
   ],
-  receiver: [
-    'supplierOrderUpdate signal to a booking',
-    'order check: supplierOrderUpdate by signal-with-start',
-    'order check: checkOrder by signal-with-start',
-    ...READS,
-  ],
+  receiver: ['supplierOrderUpdate signal to a booking', 'order check: checkOrder by signal-with-start', ...READS],
   worker: [
     'start orderWorkflow (plain start)',
     'autoCancel by signal-with-start on orderWorkflow',
@@ -330,7 +326,7 @@ const ALLOWED: Record<ClientIdentity, string[]> = {
         'autoCancel by signal-with-start on orderWorkflow',
         'autoCancel as a plain signal',
         'supplierOrderUpdate signal to a booking',
-        'order check: supplierOrderUpdate by signal-with-start',
+        'supplierOrderUpdate by signal-with-start on orderWorkflow',
         'poll workflow tasks',
         'poll activity tasks (QueryOrders)',
         'complete an activity task',

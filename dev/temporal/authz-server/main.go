@@ -297,9 +297,9 @@ func receiverRule(apiName, method string, isWorkflowService bool, request any) a
 		if res := startOf(r.GetWorkflowType(), r.GetWorkflowId(), orderWorkflowType, orderIDPrefix); res != allow {
 			return res
 		}
-		// checkOrder: the check itself (an OrderCheck); supplierOrderUpdate: the hint, as earlier receivers start it.
-		if name := r.GetSignalName(); name != checkOrderSignal && name != supplierHintSignal {
-			return deny("the callback receiver starts an order check with checkOrder or supplierOrderUpdate only")
+		// checkOrder only: the check itself (an OrderCheck). A hint goes to a run already open, as a plain signal.
+		if r.GetSignalName() != checkOrderSignal {
+			return deny("the callback receiver starts an order check with checkOrder only")
 		}
 		return allow
 	}
