@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import { EncryptionEnv, encryptionFromEnv } from './config';
 import { createEncryptionCodec } from './encryption';
-import { withSecretFiles } from './secret-files';
+import { withSecretFiles } from '../config/secret-files';
 import { startCodecServer } from './server';
 
 /** The settings that may be given as a file (`<name>_FILE`). */

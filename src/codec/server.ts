@@ -16,14 +16,15 @@
  * `/login` takes 5 attempts per client address a minute, then answers 429 with Retry-After (./login-guard).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { isIPv4 } from 'node:net';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { z } from 'zod';
 import { readLimitedBody } from '../http/limited-body';
 import { cookieValues, tokenMatches } from '../http/credentials';
 import { isValidSession, loginPage, newSessionValue, SESSION_COOKIE, sessionSetCookie } from './session';
-import { boundedServer, closeServer, listen, urlOf, type ListenerLimits } from '../http/listener';
-import { LOGIN_ATTEMPTS, LoginAttempts, weakTokenProblem } from './login-guard';
+import { boundedServer, closeServer, isLoopbackHost, listen, urlOf, type ListenerLimits } from '../http/listener';
+/** Where it always was for its callers; it lives with the listener now. */
+export { isLoopbackHost };
+import { LOGIN_ATTEMPTS, LoginAttempts, weakTokenProblem } from '../http/login-guard';
 
 export interface CodecServerOptions {
   codec: PayloadCodec;
@@ -67,15 +68,6 @@ const MAX_LOGIN_BODY_BYTES = 4096;
 /** Raised by startCodecServer for settings it will not listen with. */
 export class CodecServerConfigError extends Error {
   override readonly name = 'CodecServerConfigError';
-}
-
-/** Whether `host` is reachable from this machine only (127.0.0.0/8, ::1, localhost). */
-export function isLoopbackHost(host: string): boolean {
-  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
-  if (h === 'localhost' || h === '::1' || h === '0:0:0:0:0:0:0:1') return true;
-  if (isIPv4(h)) return h.startsWith('127.');
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(h);
-  return mapped !== null && mapped[1]!.startsWith('127.');
 }
 
 export interface CodecServer {

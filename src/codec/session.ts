@@ -10,6 +10,7 @@
  * again); it expires on its own (SESSION_TTL_SECONDS), and changing the token revokes every session at once.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { sessionCookieHeader } from '../http/credentials';
 
 /** The cookie's name. */
 export const SESSION_COOKIE = 'codec_session';
@@ -39,14 +40,7 @@ export function isValidSession(token: string, value: string, nowMs: number): boo
 
 /** The Set-Cookie header for a session: HttpOnly, SameSite=Strict, Secure when the UI is served over HTTPS. */
 export function sessionSetCookie(value: string, secure: boolean, maxAgeSeconds = SESSION_TTL_SECONDS): string {
-  return [
-    `${SESSION_COOKIE}=${value}`,
-    'Path=/',
-    `Max-Age=${maxAgeSeconds}`,
-    'HttpOnly',
-    'SameSite=Strict',
-    ...(secure ? ['Secure'] : []),
-  ].join('; ');
+  return sessionCookieHeader(SESSION_COOKIE, value, secure, maxAgeSeconds);
 }
 
 /** The login form (no script, nothing from elsewhere); `message` is fixed text, never what was typed. */

@@ -11,7 +11,7 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { connectClient } from '../client';
 import { DEFAULT_TASK_QUEUE } from '../contract';
-import { withSecretFiles } from '../codec/secret-files';
+import { withSecretFiles } from '../config/secret-files';
 import { checkConsoleAccess, startConsole, type ConsoleOptions } from './server';
 
 const unsetIfEmpty = (v: unknown) => (v === '' ? undefined : v);

@@ -24,18 +24,18 @@ import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import { z } from 'zod';
 import { AlreadyHandledError, cancelBooking, checkOrderNow, recordHandled } from '../client';
 import { describeIssues } from '../values';
-import { isLoopbackHost } from '../codec/server';
 import { cookieValues, tokenMatches } from '../http/credentials';
 import { readLimitedBody } from '../http/limited-body';
 import {
   boundedServer,
   closeServer,
+  isLoopbackHost,
   listen,
   urlOf,
   type ClientCertificateTls,
   type ListenerLimits,
 } from '../http/listener';
-import { LOGIN_ATTEMPTS, LoginAttempts, weakTokenProblem } from '../codec/login-guard';
+import { LOGIN_ATTEMPTS, LoginAttempts, weakTokenProblem } from '../http/login-guard';
 import { SEARCH_ATTRIBUTES } from '../contract/definitions';
 import { describeOrderOutcome, listItemsNeedingAPerson, type ConsoleItem } from './items';
 import { escapeHtml, renderPage, type PageModel } from './page';

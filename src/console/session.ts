@@ -9,6 +9,7 @@
  *  - it is useless for finding the token, and the token itself is never a credential after the login.
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { sessionCookieHeader } from '../http/credentials';
 
 /** The cookie's name. */
 export const CONSOLE_SESSION_COOKIE = 'console_session';
@@ -81,14 +82,7 @@ export function consoleSessionCookie(
   secure: boolean,
   maxAgeSeconds = CONSOLE_SESSION_TTL_SECONDS,
 ): string {
-  return [
-    `${CONSOLE_SESSION_COOKIE}=${value}`,
-    'Path=/',
-    `Max-Age=${maxAgeSeconds}`,
-    'HttpOnly',
-    'SameSite=Strict',
-    ...(secure ? ['Secure'] : []),
-  ].join('; ');
+  return sessionCookieHeader(CONSOLE_SESSION_COOKIE, value, secure, maxAgeSeconds);
 }
 
 /** The login form (no script, nothing from elsewhere); `message` is fixed text, never what was typed. */

@@ -19,3 +19,18 @@ export function cookieValues(header: string | undefined, name: string): string[]
     .filter((part) => part.startsWith(`${name}=`))
     .map((part) => part.slice(name.length + 1));
 }
+
+/**
+ * The Set-Cookie header of a login session: HttpOnly (no script reads it), SameSite=Strict (no other site's page
+ * sends it), Secure when served over HTTPS, for `maxAgeSeconds` (0 ends it).
+ */
+export function sessionCookieHeader(name: string, value: string, secure: boolean, maxAgeSeconds: number): string {
+  return [
+    `${name}=${value}`,
+    'Path=/',
+    `Max-Age=${maxAgeSeconds}`,
+    'HttpOnly',
+    'SameSite=Strict',
+    ...(secure ? ['Secure'] : []),
+  ].join('; ');
+}

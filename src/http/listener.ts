@@ -7,7 +7,7 @@
  */
 import http, { type RequestListener } from 'node:http';
 import https from 'node:https';
-import type { AddressInfo } from 'node:net';
+import { isIPv4, type AddressInfo } from 'node:net';
 import type { SecureContextOptions } from 'node:tls';
 
 export interface ListenerLimits {
@@ -90,4 +90,13 @@ export function closeServer(server: http.Server): Promise<void> {
 /** `http://host:port`, with an IPv6 host in brackets. */
 export function urlOf(host: string, port: number, scheme: 'http' | 'https' = 'http'): string {
   return `${scheme}://${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
+/** Whether `host` is reachable from this machine only (127.0.0.0/8, ::1, localhost). */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
+  if (h === 'localhost' || h === '::1' || h === '0:0:0:0:0:0:0:1') return true;
+  if (isIPv4(h)) return h.startsWith('127.');
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(h);
+  return mapped !== null && mapped[1]!.startsWith('127.');
 }

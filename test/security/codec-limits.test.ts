@@ -15,7 +15,7 @@ import {
   startCodecServer,
   type CodecServer,
 } from '../../src/codec/server';
-import { tokenBits } from '../../src/codec/login-guard';
+import { tokenBits } from '../../src/http/login-guard';
 import { TEST_ENCRYPTION, testCodec } from '../fixtures/encryption';
 import { idleConnection, slowLoris, statusOrClosed } from './attack';
 
