@@ -1,6 +1,6 @@
 /** docker-compose.yml stays in step with the worker's config schema, the booking contract and the mutual TLS of dev/prod. */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parse } from 'yaml';
@@ -12,6 +12,7 @@ import { CODEC_SERVER_SECRETS, CodecServerEnv } from '../../src/codec/main';
 import { isLoopbackHost } from '../../src/codec/server';
 import {
   ensureCertificates,
+  IDENTITY_UNITS,
   main as certsMain,
   TEMPORAL_SERVER_NAME,
   type StackCertificates,
@@ -140,7 +141,7 @@ test('the worker environment (defaults and secret files resolved) passes loadCon
   );
   const config = loadConfig(env);
   expect(config.temporal.connection.address).toBe('temporal:7233');
-  // Mutual TLS with the booking-caller pair and the CA that dev/prod/certs.ts makes, checked against the nodes' name.
+  // Mutual TLS with the workers' pair and the CA that dev/prod/certs.ts makes, checked against the nodes' name.
   const tls = config.temporal.connection.tls as {
     serverNameOverride?: string;
     serverRootCACertificate?: Uint8Array;
@@ -148,7 +149,8 @@ test('the worker environment (defaults and secret files resolved) passes loadCon
   };
   expect(tls.serverNameOverride).toBe(TEMPORAL_SERVER_NAME);
   expect(Buffer.from(tls.serverRootCACertificate!).toString()).toBe(readFileSync(certs.ca.cert, 'utf8'));
-  expect(Buffer.from(tls.clientCertPair!.crt).toString()).toBe(readFileSync(certs.clients.caller.cert, 'utf8'));
+  expect(Buffer.from(tls.clientCertPair!.crt).toString()).toBe(readFileSync(certs.clients.worker.cert, 'utf8'));
+  expect(Buffer.from(tls.clientCertPair!.key).toString()).toBe(readFileSync(certs.clients.worker.key, 'utf8'));
   expect(config.temporal.namespace).toBe('default');
   expect(config.supplier.credentials).toEqual({
     kind: 'ticket',
@@ -388,14 +390,40 @@ describe('mutual TLS to Temporal', () => {
   const clients = Object.entries(services).filter(
     ([name, s]) => !nodes.some(([node]) => node === name) && JSON.stringify(s).includes('temporal:7233'),
   );
-  /** The identity each client must present: the booking-caller certificate, or the operator's for admin work. */
+  /** The OU of each identity's certificate (the authorizer's identity), by the file name dev/prod/certs.ts gives it. */
+  const IDENTITY_OU: Record<string, string> = {
+    server: IDENTITY_UNITS.node,
+    'booking-caller': IDENTITY_UNITS.caller,
+    worker: IDENTITY_UNITS.worker,
+    'callback-receiver': IDENTITY_UNITS.receiver,
+    operator: IDENTITY_UNITS.operator,
+  };
+  /** The identity each client presents: the workers' (only they poll and answer tasks), the operators' for admin. */
   const IDENTITY: Record<string, string> = {
-    worker: 'booking-caller',
+    worker: 'worker',
     'temporal-ui': 'operator',
     'temporal-setup': 'operator',
   };
+  /** The job each service does, as the OU the authorizer must see from it. */
+  const JOB_OU: Record<string, string> = {
+    worker: IDENTITY_UNITS.worker,
+    'temporal-ui': IDENTITY_UNITS.operator,
+    'temporal-setup': IDENTITY_UNITS.operator,
+  };
+  /** The identity a service's certificate volume holds: the nodes', a client's, or none. */
+  const identityOf = (name: string) => (nodes.some(([node]) => node === name) ? 'server' : IDENTITY[name]);
   const certsService = services.certs!;
   const identityVolume = (who: string) => `temporal-certs-${who}`;
+  const isCertVolume = (source: string) => source === 'temporal-ca' || source.startsWith('temporal-certs-');
+  /** The identities the certs service copies, in its order (`for who in ...`). */
+  const copiedBy = (script: string) => /for who in ([^;]+);/.exec(script)?.[1]?.trim().split(/\s+/) ?? [];
+  /** The OU of a certificate file's subject. */
+  const unitOf = (cert: string) => {
+    const out = spawnSync('openssl', ['x509', '-in', cert, '-noout', '-subject', '-nameopt', 'RFC2253'], {
+      encoding: 'utf8',
+    });
+    return /(?:^|[=,])OU=([^,\n]+)/.exec(out.stdout.replace(/^subject=\s*/, ''))?.[1];
+  };
 
   test('the certs service makes the CA and certificates with dev/prod/certs.ts into its own volume and copies each identity into one of its own', () => {
     expect(certsService.build).toMatchObject({ context: '.', target: 'certs' });
@@ -412,18 +440,55 @@ describe('mutual TLS to Temporal', () => {
     expect(script).toContain(`node certs.js ${CERTS_MOUNT}/ca`);
     const mounts = mountsOf(certsService);
     expect(mounts).toContainEqual({ source: 'temporal-ca', target: `${CERTS_MOUNT}/ca`, readOnly: false });
-    // The identities it copies are the files certs.ts makes, besides the CA: server, booking caller, operator.
-    const copied = /for who in ([^;]+);/.exec(script)?.[1]?.trim().split(/\s+/) ?? [];
-    const made = [certs.server, certs.clients.caller, certs.clients.operator].map((p) => path.basename(p.cert, '.pem'));
-    expect(copied).toEqual(made);
+    // Every certificate certs.ts makes, besides the CA, is copied into a volume of its own: one per identity.
+    const copied = copiedBy(script);
+    const made = [certs.server, ...Object.values(certs.clients)].map((p) => path.basename(p.cert, '.pem'));
+    expect([...copied].sort()).toEqual([...made].sort());
+    expect(copied).toEqual(['server', 'booking-caller', 'worker', 'callback-receiver', 'operator']);
+    // The certificate in each is the identity's own: its OU is the one the authorizer gives that job.
+    for (const who of copied) {
+      expect({ who, ou: unitOf(path.join(certs.dir, `${who}.pem`)) }).toEqual({ who, ou: IDENTITY_OU[who] });
+    }
     expect(script).toContain(`cp ${CERTS_MOUNT}/ca/ca.pem ${CERTS_MOUNT}/ca/$$who.pem ${CERTS_MOUNT}/ca/$$who.key`);
+    expect(script).not.toContain('ca.key');
     for (const who of copied) {
       expect(mounts).toContainEqual({ source: identityVolume(who), target: `${CERTS_MOUNT}/${who}`, readOnly: false });
     }
+    expect(mounts.map((m) => m.source).sort()).toEqual(['temporal-ca', ...copied.map(identityVolume)].sort());
     expect([...new Set(Object.values(IDENTITY))].every((who) => copied.includes(who))).toBe(true);
     // The CA's key never leaves the certs service: no other service mounts its volume.
     const caReaders = Object.entries(services).filter(([, s]) => mountsOf(s).some((m) => m.source === 'temporal-ca'));
     expect(caReaders.map(([name]) => name)).toEqual(['certs']);
+  });
+
+  test("the certs service's copy, run on a folder here, gives each identity's volume ca.pem and that identity's pair only, never the CA's key", () => {
+    const root = mkdtempSync(path.join(os.tmpdir(), 'compose-certs-copy-'));
+    try {
+      // The volumes as the certs service mounts them, the CA's one holding what certs.js made (its key included).
+      for (const m of mountsOf(certsService)) mkdirSync(path.join(root, path.posix.relative(CERTS_MOUNT, m.target)));
+      cpSync(certs.dir, path.join(root, 'ca'), { recursive: true });
+      // Compose's `$$` is a `$` in the container; certs.js is what the test above checks; ownership needs root.
+      const [script] = [certsService.command].flat() as string[];
+      const local = script!.replace(/\$\$/g, '$').replaceAll(`${CERTS_MOUNT}/`, `${root}/`);
+      const run = spawnSync('sh', ['-c', `node() { :; }\nchown() { :; }\n${local}`], { encoding: 'utf8' });
+      expect({ status: run.status, stderr: run.stderr }).toEqual({ status: 0, stderr: '' });
+      const ca = readFileSync(certs.ca.cert, 'utf8');
+      for (const who of copiedBy(scriptOf(certsService))) {
+        const dir = path.join(root, who);
+        expect({ who, files: readdirSync(dir).sort() }).toEqual({
+          who,
+          files: ['ca.pem', `${who}.key`, `${who}.pem`].sort(),
+        });
+        expect({ who, ca: readFileSync(path.join(dir, 'ca.pem'), 'utf8') === ca }).toEqual({ who, ca: true });
+        expect({
+          who,
+          dir: statSync(dir).mode & 0o777,
+          key: statSync(path.join(dir, `${who}.key`)).mode & 0o777,
+        }).toEqual({ who, dir: 0o700, key: 0o600 });
+      }
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 
   test('certs.js, as the certs service runs it, makes the files on the first run and keeps them on the next', () => {
@@ -453,11 +518,8 @@ describe('mutual TLS to Temporal', () => {
     for (const [name, service] of clients) {
       const who = IDENTITY[name]!;
       expect({ name, certs: dependsOn(service).certs }).toEqual({ name, certs: 'service_completed_successfully' });
-      const certMounts = mountsOf(service).filter((m) => m.source.startsWith('temporal-c'));
-      expect({ name, certMounts }).toEqual({
-        name,
-        certMounts: [{ source: identityVolume(who), target: CERTS_MOUNT, readOnly: true }],
-      });
+      // The certificate it presents names the OU of its job (a worker presenting a booking caller's is refused polls).
+      expect({ name, ou: unitOf(path.join(certs.dir, `${who}.pem`)) }).toEqual({ name, ou: JOB_OU[name] });
       const env = envOf(service);
       const expected =
         name === 'temporal-ui'
@@ -478,6 +540,33 @@ describe('mutual TLS to Temporal', () => {
             };
       expect({ name, env }).toMatchObject({ name, env: expected });
     }
+  });
+
+  test("every service but certs mounts exactly its own identity's certificate volume, read-only, and names no other file of it", () => {
+    const others = Object.entries(services).filter(([name]) => name !== 'certs');
+    for (const [name, service] of others) {
+      const who = identityOf(name);
+      const certMounts = mountsOf(service).filter((m) => isCertVolume(m.source));
+      expect({ name, certMounts }).toEqual({
+        name,
+        certMounts: who ? [{ source: identityVolume(who), target: CERTS_MOUNT, readOnly: true }] : [],
+      });
+      // The files it points at under /certs: the CA's certificate and its own pair, never another's or the CA's key.
+      const named = [...JSON.stringify(service).matchAll(new RegExp(`${CERTS_MOUNT}/([\\w.-]+)`, 'g'))].map(
+        (m) => m[1],
+      );
+      const own = who ? ['ca.pem', `${who}.pem`, `${who}.key`] : [];
+      expect({ name, foreign: named.filter((f) => !own.includes(f!)) }).toEqual({ name, foreign: [] });
+    }
+    // Each identity's volume is mounted by the services of that job only: the nodes', the workers', the operators'.
+    const mountedBy = (who: string) =>
+      others.filter(([, s]) => mountsOf(s).some((m) => m.source === identityVolume(who))).map(([name]) => name);
+    expect(mountedBy('worker')).toEqual(['worker']);
+    expect(mountedBy('operator').sort()).toEqual(['temporal-setup', 'temporal-ui']);
+    expect(mountedBy('server').sort()).toEqual(nodes.map(([name]) => name).sort());
+    // The booking callers' and the receiver's are for processes outside compose: no container here holds them.
+    expect(mountedBy('booking-caller')).toEqual([]);
+    expect(mountedBy('callback-receiver')).toEqual([]);
   });
 
   test('the nodes require a client certificate from the CA on the frontend and between nodes, and authorize by its OU', () => {
