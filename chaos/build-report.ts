@@ -194,6 +194,7 @@ function overlapsSection(
     bookingOutcomes: tally(
       during.map((c) => `${c.bookingOutcome ?? 'none'}${c.cancelRequested ? ', cancelRequested' : ''}`),
     ),
+    otherRunOutcomes: tally(during.flatMap((c) => c.otherRunOutcomes ?? [])),
     origins: tally(items.flatMap((c) => (c.origin ? [c.origin] : []))),
     duplicateAnswers: tally(items.flatMap((c) => (c.answers ? [[...c.answers].sort().join(' + ')] : []))),
     laggedAnswers: checked.calls.filter((c) => c.lagged?.length).length,

@@ -88,9 +88,9 @@ function driverFor(booking: PlannedBooking, o: CancelDriverOptions): Driver {
   const persist = async <T>(what: string, fn: () => Promise<T>): Promise<T> => {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await fn();
+        return await byTheHardLimit(what, fn(), o.until);
       } catch (err) {
-        if (final(err)) throw err;
+        if (final(err) || err instanceof OutOfTime) throw err;
         if (Date.now() > o.until || o.signal.aborted) throw new OutOfTime(`${what}: ${message(err)}`);
         obs.retries++;
         await sleep(Math.min(500 * attempt, 3_000), o.signal);
@@ -307,8 +307,15 @@ async function cancelDuringRecovery(d: Driver): Promise<CancellationObservation>
         if (!(err instanceof WorkflowUpdateFailedError)) throw err;
         return `update-failed:${failureType(err)}`;
       } finally {
+        // The run the request went to (describe at once: the booking's cancellation cannot have started another yet).
         const run = await op.workflowHandle().catch(() => undefined);
-        const runId = run && (run as { firstExecutionRunId?: string }).firstExecutionRunId;
+        const runId =
+          run &&
+          ((run as { firstExecutionRunId?: string }).firstExecutionRunId ??
+            (await run.describe().then(
+              (x) => x.runId,
+              () => undefined,
+            )));
         if (runId) {
           obs.runIds!.push(runId);
           callerRunId = runId;
@@ -356,7 +363,41 @@ async function cancelDuringRecovery(d: Driver): Promise<CancellationObservation>
       OrderOutcome | undefined;
     obs.callerRunOutcome = ended ? `${ended.kind}${'reason' in ended ? `: ${ended.reason}` : ''}` : 'unknown';
   }
-  return followOrderRun(d, o.client.workflow.getHandle(orderWorkflowId(ref), latest.runId));
+  await followOrderRun(d, o.client.workflow.getHandle(orderWorkflowId(ref), latest.runId));
+  return withEarlierAutoRuns(d, [callerRunId, latest.runId]);
+}
+
+/**
+ * The hand-off is delivered again when its worker is lost after the signal: once the first run has ended, that starts
+ * a second run, which finds the order Cancelled and ends `checked`. The cancellation's outcome is the one of the run
+ * that acted: every other run started since the booking's cancel was asked is read, and its outcome noted.
+ */
+async function withEarlierAutoRuns(d: Driver, known: Array<string | undefined>): Promise<CancellationObservation> {
+  const { obs, o, ref } = d;
+  const since = Date.parse(obs.bookingCancelAskedAt ?? '') - 1_000;
+  const others = await d
+    .persist('list order runs', async () => {
+      const runIds: string[] = [];
+      for await (const info of o.client.workflow.list({ query: `WorkflowId = '${orderWorkflowId(ref)}'` })) {
+        if (!known.includes(info.runId) && info.startTime.getTime() >= since) runIds.push(info.runId);
+      }
+      return runIds;
+    })
+    .catch((err: unknown) => (err instanceof OutOfTime ? Promise.reject(err) : []));
+  for (const runId of others) {
+    const ended = (await d
+      .persist('an earlier order run', () => o.client.workflow.getHandle(orderWorkflowId(ref), runId).result())
+      .catch(() => undefined)) as OrderOutcome | undefined;
+    obs.runIds!.push(runId);
+    (obs.otherRunOutcomes ??= []).push(ended?.kind ?? 'unknown');
+    if (ended?.kind === 'cancelled' && obs.outcome === 'checked') {
+      obs.detail = `the hand-off was delivered twice: run ${runId} cancelled the order, the last run found it cancelled`;
+      obs.outcome = ended.kind;
+      obs.outcomeDetail = outcomeDetail(ended);
+      if (ended.cancellation?.origin) obs.origin = ended.cancellation.origin;
+    }
+  }
+  return obs;
 }
 
 /** Waits until the booking reads `recovering` (its Book answer lost, the order made), or has ended. */
@@ -375,6 +416,22 @@ async function untilRecovering(d: Driver): Promise<'recovering' | 'ended'> {
     }
     await sleep(500, d.o.signal);
   }
+}
+
+/**
+ * The call's answer, or OutOfTime at the hard limit: a workflow that never ends (a result long-polled for ever)
+ * must not hold the run past it.
+ */
+function byTheHardLimit<T>(what: string, call: Promise<T>, until: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new OutOfTime(`${what}: no answer by the hard limit`)),
+      Math.max(0, until - Date.now()),
+    );
+    timer.unref();
+  });
+  return Promise.race([call, limit]).finally(() => clearTimeout(timer));
 }
 
 /** Errors a retry cannot change: the workflow's or the update's own answer. */

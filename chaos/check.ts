@@ -81,6 +81,8 @@ export interface CancellationObservation {
   /** Cancelled during recovery: the booking's outcome kind, and whether it says a cancel was asked for. */
   bookingOutcome?: string;
   cancelRequested?: boolean;
+  /** Cancelled during recovery: other order runs started since (a hand-off delivered twice), their outcome kinds. */
+  otherRunOutcomes?: string[];
   /** Who the order run's cancellation says asked for it (`caller`, `auto`, `reconciliation`). */
   origin?: string;
   /** The order run's outcome kind (the run the confirm went to). */

@@ -141,6 +141,8 @@ export interface ChaosReport {
       callerRunOutcomes: Record<string, number>;
       /** Cancelled during recovery: the bookings' outcomes (`confirmed, cancelRequested`, …). */
       bookingOutcomes: Record<string, number>;
+      /** Cancelled during recovery: further order runs started since the booking's cancel (a hand-off delivered twice). */
+      otherRunOutcomes: Record<string, number>;
       /** Whose cancellation the order runs that ended say it was (`auto`: onCancelAfterBook; `caller`). */
       origins: Record<string, number>;
       /** Two confirms: the pair of answers, sorted. */
@@ -208,7 +210,7 @@ export function formatReport(r: ChaosReport): string {
     ['cancellations neither done nor for a person (must be 0)', String(r.cancellations.notDone.length)],
     [
       'overlapping cancellations',
-      `${r.cancellations.overlaps.planned} planned; during recovery the caller got ${JSON.stringify(r.cancellations.overlaps.callerAnswers)}, bookings ${JSON.stringify(r.cancellations.overlaps.bookingOutcomes)}; two confirms ${JSON.stringify(r.cancellations.overlaps.duplicateAnswers)}; order runs by origin ${JSON.stringify(r.cancellations.overlaps.origins)}; listings lagged in ${r.cancellations.overlaps.laggedAnswers} answers for ${r.cancellations.overlaps.laggedOrders} orders`,
+      `${r.cancellations.overlaps.planned} planned; during recovery the caller got ${JSON.stringify(r.cancellations.overlaps.callerAnswers)}, bookings ${JSON.stringify(r.cancellations.overlaps.bookingOutcomes)}, further order runs ${JSON.stringify(r.cancellations.overlaps.otherRunOutcomes)}; two confirms ${JSON.stringify(r.cancellations.overlaps.duplicateAnswers)}; order runs by origin ${JSON.stringify(r.cancellations.overlaps.origins)}; listings lagged in ${r.cancellations.overlaps.laggedAnswers} answers for ${r.cancellations.overlaps.laggedOrders} orders`,
     ],
     [
       'orphans made on purpose',

@@ -60,9 +60,13 @@ export async function endingOf(client: Client, raw: Client, booking: PlannedBook
       sleep(10_000).then(() => 'query unanswered in 10 s'),
     ]);
     const pending = desc.raw.pendingActivities?.map((a) => `${a.activityType?.name} attempt ${a.attempt}`) ?? [];
+    // A workflow task tried again and again fails each time (a nondeterminism error, say): the worker logs say why.
+    const task = desc.raw.pendingWorkflowTask;
+    const failing =
+      task && (task.attempt ?? 1) > 1 ? `, workflow task attempt ${task.attempt} (failing: see worker logs)` : '';
     return {
       state: 'open',
-      detail: `started ${desc.startTime.toISOString()}, ${desc.historyLength} events, ${state}, pending activities [${pending.join(', ')}]`,
+      detail: `started ${desc.startTime.toISOString()}, ${desc.historyLength} events, ${state}, pending activities [${pending.join(', ')}]${failing}`,
     };
   }
   const why = await handle.result().then(() => '', errorLine);
