@@ -14,6 +14,7 @@ import { parse, stringify } from 'yaml';
 import { resolveProdBinaries, type ProdBinaries } from '../temporal/binaries';
 import { freePort, waitForPort } from '../temporal/dev-server';
 import { connectionTls, type StackCertificates } from './certs';
+import { partnerNamespacesEnv, STACK_PARTNER, type PartnerNamespaces } from './partners';
 import { startPostgres, type Postgres } from './postgres';
 import { startFrontendProxy, type FrontendProxy } from './proxy';
 import { PROD_TOPOLOGY } from './topology';
@@ -43,6 +44,13 @@ export interface ClusterOptions {
    * from this CA. Without it the nodes take plaintext gRPC (the test harness, chaos runs and benchmarks).
    */
   tls?: StackCertificates;
+  /**
+   * With TLS: the namespaces each partner's booking callers may act in (the authorizer's TEMPORAL_PARTNER_NAMESPACES).
+   * Default: the stack's own partner in `namespace`, and nobody else anywhere.
+   */
+  partnerNamespaces?: PartnerNamespaces;
+  /** Namespaces registered besides `namespace` (a partner's, dev/prod/partners.ts), each served by every node. */
+  extraNamespaces?: readonly string[];
 }
 
 interface NodePorts {
@@ -275,7 +283,14 @@ function historyShardsFor(dataDir: string, requested: number | undefined): numbe
   return shards;
 }
 
-function startNode(executable: string, name: string, ports: NodePorts, configDir: string, logDir: string): ServerNode {
+function startNode(
+  executable: string,
+  name: string,
+  ports: NodePorts,
+  configDir: string,
+  logDir: string,
+  authzEnv: Record<string, string>,
+): ServerNode {
   let child: ChildProcess | undefined;
   const exited = (c: ChildProcess, ms: number) =>
     new Promise<boolean>((resolve) => {
@@ -310,7 +325,7 @@ function startNode(executable: string, name: string, ports: NodePorts, configDir
         {
           stdio: ['ignore', 'pipe', 'pipe'],
           // Read by dev/temporal/authz-server only (the nodes' binary with TLS).
-          env: { ...process.env, TEMPORAL_AUDIT_LOG: auditLog },
+          env: { ...process.env, ...authzEnv, TEMPORAL_AUDIT_LOG: auditLog },
         },
       );
       // Both streams into one file, closed when the process is gone: the first stream to end must not end the
@@ -464,6 +479,9 @@ export async function startProdCluster(options: ClusterOptions): Promise<ProdClu
 
     const count = options.nodes ?? PROD_TOPOLOGY.serverNodes;
     const nodes: ServerNode[] = [];
+    const authzEnv = {
+      TEMPORAL_PARTNER_NAMESPACES: partnerNamespacesEnv(options.partnerNamespaces ?? { [STACK_PARTNER]: [namespace] }),
+    };
     const proxyPort = options.frontendPort || (await freePort());
     const basePort = options.basePort || (await freeBasePort(count));
     for (let i = 0; i < count; i++) {
@@ -480,7 +498,7 @@ export async function startProdCluster(options: ClusterOptions): Promise<ProdClu
       });
       writeFileSync(path.join(configDir, `${name}.yaml`), stringify(config));
       // With TLS, the binary that understands the authorization above; without, Temporal's own.
-      nodes.push(startNode(options.tls ? bin.serverAuthz : bin.server, name, ports, configDir, logDir));
+      nodes.push(startNode(options.tls ? bin.serverAuthz : bin.server, name, ports, configDir, logDir, authzEnv));
     }
     stops.push(async () => {
       await Promise.all(nodes.map((n) => n.stop()));
@@ -495,11 +513,8 @@ export async function startProdCluster(options: ClusterOptions): Promise<ProdClu
       backends: () => nodes.filter((n) => n.running()).map((n) => ({ host: '127.0.0.1', port: n.ports.frontend })),
     });
     stops.splice(1, 0, () => proxy.close());
-    await ensureNamespace(
-      { nodes, ...(options.tls ? { tls: options.tls } : {}) },
-      namespace,
-      PROD_TOPOLOGY.retentionDays,
-    );
+    for (const ns of [namespace, ...(options.extraNamespaces ?? [])])
+      await ensureNamespace({ nodes, ...(options.tls ? { tls: options.tls } : {}) }, ns, PROD_TOPOLOGY.retentionDays);
     log(
       `${count} Temporal nodes up behind ${proxy.address}, ${historyShards} history shards, ` +
         `${options.tls ? 'mutual TLS' : 'plaintext gRPC'}, in ${Date.now() - t1} ms`,

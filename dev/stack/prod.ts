@@ -10,6 +10,11 @@
  * (TEMPORAL_TLS_CLIENT_CERT_PATH, …): the workers as workers, the console and the Web UI as operators. The stack
  * writes each identity's variables to `certs/<identity>.env` for another terminal.
  *
+ * Partners apart (dev/prod/partners.ts): the stack's own partner books in `default`; each partner in STACK_PARTNERS
+ * (default `acme`) gets a namespace of its own (`partner-<name>`, with the search attributes), a worker process for it
+ * with the partner's own payload key, and a booking-caller certificate (CN=partner:<name>) that the authorizer lets
+ * act in that namespace only. Its variables are in `partners/partner-<name>.env`.
+ *
  * The data stays under STACK_DATA_DIR/prod, so a second start finds its bookings. Ctrl-C stops the
  * workers first (in-flight Books finish), then the rest; no process outlives it.
  */
@@ -38,6 +43,7 @@ import {
   type StackCertificates,
 } from '../prod/certs';
 import { startProdCluster, waitForSearchAttributes } from '../prod/cluster';
+import { ensurePartner, STACK_PARTNER, type StackPartner } from '../prod/partners';
 import { startWebUi, webUiTlsFromEnv } from '../prod/ui';
 import { stackEncryptionEnv } from './main';
 
@@ -56,6 +62,16 @@ const ProdStackEnv = z.object({
   CONSOLE_PORT: z.coerce.number().int().nonnegative().default(8238),
   /** Booking worker processes. */
   STACK_WORKERS: z.coerce.number().int().min(1).max(8).default(2),
+  /** Partners with a namespace of their own (`partner-<name>`), comma-separated; each gets one worker. Empty: none. */
+  STACK_PARTNERS: z
+    .string()
+    .default('acme')
+    .transform((s) =>
+      s
+        .split(',')
+        .map((p) => p.trim())
+        .filter(Boolean),
+    ),
   STACK_DATA_DIR: z.string().default(path.join(REPO, '.data')),
 });
 
@@ -107,6 +123,23 @@ function writeClientEnvFile(
   return { file, lines };
 }
 
+/** `partners/partner-<name>.env`: what the partner's service exports (its namespace, certificate, payload key). */
+function writePartnerEnvFile(certs: StackCertificates, partner: StackPartner, address: string): string {
+  const vars = {
+    TEMPORAL_ADDRESS: address,
+    TEMPORAL_NAMESPACE: partner.namespace,
+    TEMPORAL_TLS_CLIENT_CERT_PATH: partner.pair.cert,
+    TEMPORAL_TLS_CLIENT_KEY_PATH: partner.pair.key,
+    TEMPORAL_TLS_SERVER_CA_CERT_PATH: certs.ca.cert,
+    TEMPORAL_TLS_SERVER_NAME: certs.serverName,
+    PAYLOAD_ENCRYPTION_KEYS: partner.payloadKeys,
+  };
+  const file = path.join(path.dirname(partner.pair.cert), `partner-${partner.name}.env`);
+  const lines = Object.entries(vars).map(([key, value]) => `export ${key}=${value}`);
+  writeFileSync(file, `${lines.join('\n')}\n`, { mode: 0o600 });
+  return file;
+}
+
 async function stopWorker(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -136,22 +169,33 @@ async function main(): Promise<void> {
 
   try {
     const certs = ensureCertificates(path.join(dataDir, 'certs'), { caDir: path.join(dataDir, 'ca') });
+    const partners = env.STACK_PARTNERS.map((partner) =>
+      ensurePartner({ partner, dir: path.join(dataDir, 'partners'), caDir: certs.caDir }),
+    );
     const cluster = await startProdCluster({
       dataDir,
       frontendPort: env.STACK_TEMPORAL_PORT,
       basePort: env.STACK_NODE_BASE_PORT,
       postgresPort: env.STACK_POSTGRES_PORT,
       tls: certs,
+      // Each partner's certificate acts in its own namespace only; the stack's own partner in the stack's.
+      partnerNamespaces: Object.fromEntries([
+        [STACK_PARTNER, ['default']],
+        ...partners.map((p) => [p.name, [p.namespace]]),
+      ]),
+      extraNamespaces: partners.map((p) => p.namespace),
     });
     stops.push(() => cluster.stop());
     const connection = await Connection.connect({ address: cluster.address, tls: connectionTls(certs, 'operator') });
     try {
-      await ensureTemporalReady({ services: connection, namespace: cluster.namespace, register: true });
+      for (const namespace of [cluster.namespace, ...partners.map((p) => p.namespace)])
+        await ensureTemporalReady({ services: connection, namespace, register: true });
     } finally {
       await connection.close();
     }
     // Before the first `npm run book` from another terminal can land on a node that does not map them yet.
-    await waitForSearchAttributes(cluster, [CustomerReferenceNoKey.name, BookingStageKey.name]);
+    for (const namespace of [cluster.namespace, ...partners.map((p) => p.namespace)])
+      await waitForSearchAttributes({ ...cluster, namespace }, [CustomerReferenceNoKey.name, BookingStageKey.name]);
 
     const sandbox = await startSandbox({ port: env.STACK_SANDBOX_PORT });
     stops.push(() => sandbox.close());
@@ -215,9 +259,21 @@ async function main(): Promise<void> {
       logger: { info() {}, warn() {}, error: console.error, debug() {}, trace() {}, log() {} } as never,
     });
     writeFileSync(bundle, code);
-    const workers = Array.from({ length: env.STACK_WORKERS }, (_, i) =>
-      startWorkerProcess(`worker-${i + 1}`, { ...workerEnv, WORKER_WORKFLOW_BUNDLE: bundle }),
-    );
+    const workers = [
+      ...Array.from({ length: env.STACK_WORKERS }, (_, i) =>
+        startWorkerProcess(`worker-${i + 1}`, { ...workerEnv, WORKER_WORKFLOW_BUNDLE: bundle }),
+      ),
+      // A worker polls one namespace: one per partner, with the partner's payload key and no other.
+      ...partners.map((p) =>
+        startWorkerProcess(`worker-${p.name}`, {
+          ...workerEnv,
+          TEMPORAL_NAMESPACE: p.namespace,
+          PAYLOAD_ENCRYPTION_KEYS: p.payloadKeys,
+          WORKER_METRICS_PORT: '',
+          WORKER_WORKFLOW_BUNDLE: bundle,
+        }),
+      ),
+    ];
     stops.push(async () => {
       await Promise.all(workers.map((w) => stopWorker(w.child)));
     });
@@ -228,6 +284,7 @@ async function main(): Promise<void> {
       writeClientEnvFile(certs, who, cluster.address, cluster.namespace),
     );
     writeClientEnvFile(certs, 'worker', cluster.address, cluster.namespace);
+    const partnerEnvFiles = partners.map((p) => writePartnerEnvFile(certs, p, cluster.address));
     console.log(
       [
         '',
@@ -243,7 +300,11 @@ async function main(): Promise<void> {
           ? [`                    the Web UI decodes once you log in: open ${codec.url}/login, type CODEC_SERVER_TOKEN`]
           : []),
         `  Operator console  ${operatorConsole.url}  (what needs a person)`,
-        `  Workers           ${workers.length} processes on task queue "${config.taskQueue}"`,
+        `  Workers           ${env.STACK_WORKERS} processes on task queue "${config.taskQueue}" in ${cluster.namespace}`,
+        ...partners.map(
+          (p) =>
+            `  Partner ${p.name.padEnd(10)}namespace ${p.namespace}, its own worker and payload key (partner:${p.name})`,
+        ),
         `  Logs              ${path.join(dataDir, 'logs')}`,
         '',
         'Temporal refuses clients without a certificate from the stack, and lets each do only its job. To book from',
@@ -251,6 +312,7 @@ async function main(): Promise<void> {
         ...caller!.lines.map((line) => `  ${line}`),
         `The callback receiver (npm run callbacks): source ${receiver!.file}`,
         `Operators (temporal workflow terminate/reset, schedules, task queues): source ${operator!.file}`,
+        ...partnerEnvFiles.map((file, i) => `Partner ${partners[i]!.name}, in its own namespace only: source ${file}`),
         '',
         'Try: npm run book -- --scenario confirmAfterMs=0',
         'Ctrl-C stops everything.',

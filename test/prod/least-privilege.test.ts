@@ -61,7 +61,16 @@ beforeAll(async () => {
   // As root, PostgreSQL runs as the postgres user, which must be able to enter the folder (mkdtemp makes it 0700).
   chmodSync(dataDir, 0o755);
   certs = ensureCertificates(path.join(dataDir, 'certs'), { caDir: path.join(dataDir, 'ca') });
-  cluster = await startProdCluster({ dataDir, frontendPort: 0, basePort: 0, postgresPort: 0, tls: certs, log() {} });
+  cluster = await startProdCluster({
+    dataDir,
+    frontendPort: 0,
+    basePort: 0,
+    postgresPort: 0,
+    tls: certs,
+    // The partner this file issues a certificate to books in the same namespace (partners apart: partners.test.ts).
+    partnerNamespaces: { stack: ['default'], acme: ['default'] },
+    log() {},
+  });
   const setup = await connectAs('operator');
   await ensureTemporalReady({ services: setup, namespace: cluster.namespace, register: true });
   await waitForSearchAttributes(cluster, [CustomerReferenceNoKey.name, BookingStageKey.name]);

@@ -9,6 +9,11 @@
 //     the workflow type and id prefix, the signal name and the update name (rules below). Everything not listed is
 //     refused with PERMISSION_DENIED. Every write, and every refusal, is one JSON line on the audit log
 //     (TEMPORAL_AUDIT_LOG, a file; default stderr): subject, identity, API, namespace, workflow id, decision.
+//   - partners apart: a booking caller's certificate (CN=partner:<name>) acts only in its partner's namespaces,
+//     given to the authorizer in TEMPORAL_PARTNER_NAMESPACES ("stack=default,acme=partner-acme"; a partner named
+//     twice has two; unset: "stack=default", the stack's own partner). Any call naming another namespace, a read
+//     included, is refused; a partner in no entry may do nothing. Workers, the receiver and operators serve every
+//     namespace (one worker process per namespace, each with its namespace's payload key).
 //   - with that claim mapper, the internode listeners (history, matching) take only the nodes' certificate
 //     (OU=temporal-cluster): a caller's or a worker's certificate, though signed by the same CA, fails the handshake
 //     there, so nothing reaches history or matching around the frontend's authorizer.
@@ -98,6 +103,7 @@ const (
 type who struct {
 	identity identity
 	subject  string // the certificate's whole subject, e.g. CN=partner:acme,OU=booking-callers,O=...
+	name     string // the certificate's common name, e.g. partner:acme
 }
 
 type subjectClaimMapper struct{}
@@ -122,7 +128,7 @@ func (subjectClaimMapper) GetClaims(info *authorization.AuthInfo) (*authorizatio
 	return &authorization.Claims{
 		Subject:    info.TLSSubject.CommonName,
 		System:     role,
-		Extensions: who{identity: found[0], subject: info.TLSSubject.String()},
+		Extensions: who{identity: found[0], subject: info.TLSSubject.String(), name: info.TLSSubject.CommonName},
 	}, nil
 }
 
@@ -154,7 +160,67 @@ func set(names ...string) map[string]bool {
 }
 
 type roleAuthorizer struct {
-	audit *auditLog
+	audit    *auditLog
+	partners partnerNamespaces
+}
+
+// partnerNamespaces: a partner's name (its certificate's CN=partner:<name>) → the namespaces its booking callers act in.
+type partnerNamespaces map[string][]string
+
+const partnerNamePrefix = "partner:"
+
+// defaultPartnerNamespaces: without TEMPORAL_PARTNER_NAMESPACES, the stack's own partner in the stack's namespace.
+const defaultPartnerNamespaces = "stack=default"
+
+// parsePartnerNamespaces reads "name=namespace,name=namespace"; an empty text maps nobody.
+func parsePartnerNamespaces(text string) (partnerNamespaces, error) {
+	out := partnerNamespaces{}
+	for _, entry := range strings.Split(text, ",") {
+		entry = strings.TrimSpace(entry)
+		if entry == "" {
+			continue
+		}
+		name, namespace, ok := strings.Cut(entry, "=")
+		name, namespace = strings.TrimSpace(name), strings.TrimSpace(namespace)
+		if !ok || name == "" || namespace == "" {
+			return nil, fmt.Errorf("TEMPORAL_PARTNER_NAMESPACES: %q is not <partner>=<namespace>", entry)
+		}
+		out[name] = append(out[name], namespace)
+	}
+	return out, nil
+}
+
+func partnerNamespacesFromEnv() (partnerNamespaces, error) {
+	text, set := os.LookupEnv("TEMPORAL_PARTNER_NAMESPACES")
+	if !set {
+		text = defaultPartnerNamespaces
+	}
+	return parsePartnerNamespaces(text)
+}
+
+// namespaceLessCallerAPIs: the only calls a booking caller makes that name no namespace (the SDKs ask at connect).
+var namespaceLessCallerAPIs = set(workflowServicePrefix+"GetSystemInfo", workflowServicePrefix+"GetClusterInfo")
+
+// outsideNamespace: why a booking caller may not act in the call's namespace ("" when it may; other identities are
+// not bound here).
+func (p partnerNamespaces) outsideNamespace(w who, target *authorization.CallTarget) string {
+	if w.identity != caller {
+		return ""
+	}
+	partner, ok := strings.CutPrefix(w.name, partnerNamePrefix)
+	if !ok {
+		return "a booking caller's certificate names no partner (CN=partner:<name>)"
+	}
+	if target.Namespace == "" {
+		if namespaceLessCallerAPIs[target.APIName] {
+			return ""
+		}
+		return "a booking caller acts in its partner's namespace only"
+	}
+	if !slices.Contains(p[partner], target.Namespace) {
+		return fmt.Sprintf("partner %s may not act in namespace %s", partner, target.Namespace)
+	}
+	return ""
 }
 
 var allow = authorization.Result{Decision: authorization.DecisionAllow}
@@ -174,6 +240,8 @@ func (a roleAuthorizer) Authorize(_ context.Context, claims *authorization.Claim
 	var result authorization.Result
 	if w.identity == "" {
 		result = deny("no identity: the client certificate names none of the cluster's jobs")
+	} else if reason := a.partners.outsideNamespace(w, target); reason != "" {
+		result = deny(reason)
 	} else {
 		result = decide(w.identity, target.APIName, target.Request)
 	}
@@ -544,7 +612,11 @@ func run(args []string) error {
 		if err != nil {
 			return err
 		}
-		authorizer = roleAuthorizer{audit: audit}
+		partners, err := partnerNamespacesFromEnv()
+		if err != nil {
+			return err
+		}
+		authorizer = roleAuthorizer{audit: audit, partners: partners}
 	} else if authorizer, err = authorization.GetAuthorizerFromConfig(&auth); err != nil {
 		return fmt.Errorf("unable to instantiate authorizer: %w", err)
 	}
