@@ -479,9 +479,14 @@ export async function startProdCluster(options: ClusterOptions): Promise<ProdClu
 
     const count = options.nodes ?? PROD_TOPOLOGY.serverNodes;
     const nodes: ServerNode[] = [];
-    const authzEnv = {
-      TEMPORAL_PARTNER_NAMESPACES: partnerNamespacesEnv(options.partnerNamespaces ?? { [STACK_PARTNER]: [namespace] }),
-    };
+    // Read by dev/temporal/authz-server only: with TLS.
+    const authzEnv: Record<string, string> = options.tls
+      ? {
+          TEMPORAL_PARTNER_NAMESPACES: partnerNamespacesEnv(
+            options.partnerNamespaces ?? { [STACK_PARTNER]: [namespace] },
+          ),
+        }
+      : {};
     const proxyPort = options.frontendPort || (await freePort());
     const basePort = options.basePort || (await freeBasePort(count));
     for (let i = 0; i < count; i++) {

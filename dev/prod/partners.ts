@@ -9,9 +9,9 @@
  * (docs/production.md, "Adding a partner").
  */
 import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { newEncryptionKey } from '../../src/codec/encryption';
 import { issuePartnerCertificate, PARTNER_NAME, type CertPair } from './certs';
 
 /** The stack's own partner (certs.ts makes its booking-caller.pem) and the namespace it books in. */
@@ -78,9 +78,13 @@ export function ensurePartner(options: { partner: string; dir: string; caDir: st
   }
   const keysFile = path.join(dir, `partner-${partner}-payload-encryption-keys`);
   if (!existsSync(keysFile)) {
-    writeFileSync(keysFile, `${partner}-${new Date().toISOString().slice(0, 10)}:${newEncryptionKey()}\n`, {
-      mode: 0o600,
-    });
+    writeFileSync(
+      keysFile,
+      `${partner}-${new Date().toISOString().slice(0, 10)}:${randomBytes(32).toString('base64')}\n`,
+      {
+        mode: 0o600,
+      },
+    );
   }
   return { name: partner, namespace, pair, payloadKeys: readFileSync(keysFile, 'utf8').trim() };
 }
