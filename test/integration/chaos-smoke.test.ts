@@ -26,7 +26,9 @@ let cleanUp = () => {};
 beforeAll(async () => {
   ({ report, cleanUp } = await runChaosSmoke({
     n: 100,
-    seed: 20_261_128,
+    // The seed that caught a booking whose task after a sticky-queue timeout ran on a stale clock and then failed
+    // replay for good (test/replay/stale-clock.test.ts): it stays, so the smoke keeps trying that moment.
+    seed: 20_261_122,
     minutes: 40 / 60,
     killEverySeconds: 8,
     maxKills: 3,

@@ -175,6 +175,8 @@ test('two confirms at once (a double click, a retried call): one cancellation, t
   expect(taken).toHaveLength(1);
   expect(refused).toHaveLength(1);
   expect(String(refused[0]!.reason?.cause?.message ?? refused[0]!.reason)).toMatch(/already asked for in this run/);
+  // A stable type to branch on, not only words.
+  expect(refused[0]!.reason?.cause?.type).toBe('CancellationAlreadyAsked');
   // The run ends for a person (cancel-unresolved), not `cancel-refused` over a second "first" send's 400.
   expect((await awaitOrderOutcome(env.client, ref)).kind).toBe('cancel-unresolved');
   expect(cancelsOf(ref)).toHaveLength(2);

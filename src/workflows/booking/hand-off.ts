@@ -5,8 +5,9 @@
  *
  * Started by a local activity, as a workflow of its own (not a child: nothing ties its life to this one's), and
  * awaited, so the cancellation has its workflow before the booking's result is out. The cancellation goes by
- * signal-with-start, so a run already open for the reference takes it too; a second delivery (the local activity
- * run again after a lost worker) joins the cancellation the first one started.
+ * signal-with-start, so a run already open for the reference takes it too. A second delivery (the local activity
+ * run again after a lost worker) joins the cancellation the first one started while that run is open, and after it
+ * ended starts a run that finds the order Cancelled and ends `cancelled` too.
  */
 import { CancellationScope, proxyLocalActivities } from '@temporalio/workflow';
 import type { BookingOutcome } from '../../contract';

@@ -17,7 +17,7 @@ import {
 import type { QueryOrderOutcome } from '../../activities/booking';
 import type { BookingOutcome, PollRecord } from '../../contract';
 import { spacedHint } from '../hint-spacing';
-import { pollOffsetSeconds } from '../schedule';
+import { pollOffsetSeconds, waitFor } from '../schedule';
 import { decideOnOrder, sendBook } from './book';
 import { withoutResume, type BookingWorkflowInput, type RecoverySchedule } from './input';
 import { countRecoveryPoll } from '../counters';
@@ -51,10 +51,10 @@ export async function recover(
     state.nextPollAt = new Date(dueMs).toISOString();
     setCurrentDetails(describe(state));
 
-    const waitMs = dueMs - Date.now();
+    // Whether to wait is the schedule's to say (the first poll goes at once), never the clock's; only how long is.
     const woken =
-      waitMs > 0
-        ? await condition(() => run.hints > hintsSeen, waitMs, {
+      dueMs > anchorMs
+        ? await condition(() => run.hints > hintsSeen, waitFor(dueMs), {
             summary: `Wait for QueryOrders poll ${nextIndex + 1}`,
           })
         : false;

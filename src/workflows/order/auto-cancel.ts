@@ -2,13 +2,13 @@
  * A cancellation the system asks for (onCancelAfterBook, an orphan of the sweep), with nobody waiting on it. It
  * follows the order until it can act or its deadline: a listing that lags, or an order still pending, is read again
  * on the recovery schedule, and the order is cancelled as soon as it reads Confirmed. An order already Cancelled
- * needs nothing more; anything else at the deadline (not listed, pending, CancelFailed) ends `cancel-not-done`, for
+ * ends the run `cancelled`; anything else at the deadline (not listed, pending, CancelFailed) ends `cancel-not-done`, for
  * a person (run.ts, forTheSystem), as does a Cancel the supplier refused.
  */
 import { condition, workflowInfo } from '@temporalio/workflow';
 import type { AutoCancel, OrderOutcome } from '../../contract';
 import type { AcceptedFee } from '../cancel-fee';
-import { pollOffsetSeconds } from '../schedule';
+import { pollOffsetSeconds, waitFor } from '../schedule';
 import { cancelOrder, continueWith } from './cancel';
 import type { OrderWorkflowArgs } from './index';
 import { readOrder, recordOutcome, setOrderStage, type OrderRun } from './run';
@@ -39,6 +39,12 @@ export async function cancelOnItsOwn(
   const startMs = Date.now();
   const wait = from ?? { anchorMs: startMs, nextIndex: 0, deadlineMs: startMs + run.recovery.deadlineSeconds * 1000 };
   for (;;) {
+    // The first read goes at once; the schedule, never the clock, says whether to wait (waitFor says why).
+    const dueMs = Math.min(wait.anchorMs + pollOffsetSeconds(wait.nextIndex, run.recovery) * 1000, wait.deadlineMs);
+    if (dueMs > wait.anchorMs) {
+      setOrderStage(run, 'cancel-waiting');
+      await condition(() => run.interrupted, waitFor(dueMs));
+    }
     const read = await readOrder(run, wait.anchorMs, 'request');
     wait.nextIndex++;
     const order = run.state.order;
@@ -46,7 +52,8 @@ export async function cancelOnItsOwn(
       if (run.orderState === 'confirmed') {
         return cancelOrder(run, { reason: auto.reason, origin: auto.origin, accepted: acceptedBy(auto) }, input);
       }
-      if (run.orderState === 'cancelled') return { kind: 'checked', order };
+      // Cancelled already (by an earlier delivery of this same request, say): what was asked for is done.
+      if (run.orderState === 'cancelled') return { kind: 'cancelled', order };
       if (run.orderState === 'failed') {
         const reason = `asked to cancel (${auto.reason}), but the order failed (status ${order.status})`;
         return { kind: 'changed-by-supplier', order, reason };
@@ -54,16 +61,13 @@ export async function cancelOnItsOwn(
       // An earlier cancellation the supplier ended in CancelFailed: the order stands, and only a person can say why.
       if (run.orderState === 'cancel-failed') return notCancellable(run, auto, read.kind);
     }
-    if (run.interrupted || Date.now() >= wait.deadlineMs) return notCancellable(run, auto, read.kind);
+    if (run.interrupted || dueMs >= wait.deadlineMs) return notCancellable(run, auto, read.kind);
     if (
       workflowInfo().continueAsNewSuggested ||
       workflowInfo().historyLength >= run.recovery.continueAsNewAfterEvents
     ) {
       return continueWith(run, input, { wait: { auto, from: wait } });
     }
-    setOrderStage(run, 'cancel-waiting');
-    const dueMs = Math.min(wait.anchorMs + pollOffsetSeconds(wait.nextIndex, run.recovery) * 1000, wait.deadlineMs);
-    await condition(() => run.interrupted, Math.max(dueMs - Date.now(), 1));
   }
 }
 

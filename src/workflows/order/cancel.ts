@@ -24,7 +24,7 @@ import type { CancelSendOutcome } from '../../activities/cancel-rule';
 import type { CancelBookingAnswer, CancelFeeQuote, CancellationRecord, OrderOutcome } from '../../contract';
 import { feeWithin, type AcceptedFee } from '../cancel-fee';
 import { spacedHint } from '../hint-spacing';
-import { pollOffsetSeconds } from '../schedule';
+import { pollOffsetSeconds, waitFor } from '../schedule';
 import { earlierCancelSends, sendCancel } from './proxies';
 import { failureType } from '../failure';
 import { describeOrder, fee, feeSoon, quoteNow, readOrder, setOrderStage, type OrderRun } from './run';
@@ -115,10 +115,10 @@ export async function follow(
     record.nextPollAt = new Date(dueMs).toISOString();
     setCurrentDetails(describeOrder(state));
     const hintsBefore = run.hints;
-    const waitMs = dueMs - Date.now();
+    // Whether to wait is the schedule's to say, never the clock's (waitFor says why).
     const woken =
-      waitMs > 0
-        ? await condition(() => run.hints > hintsBefore || run.interrupted, waitMs, {
+      dueMs > anchorMs
+        ? await condition(() => run.hints > hintsBefore || run.interrupted, waitFor(dueMs), {
             summary: `Wait for cancellation poll ${nextIndex + 1}`,
           })
         : false;

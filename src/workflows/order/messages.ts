@@ -90,20 +90,29 @@ function isAutoCancel(value: unknown): value is AutoCancel {
  */
 function validateCancel(run: OrderRun, request: CancelBookingRequest): void {
   const issues = requestIssues(request);
-  if (issues.length > 0) throw new Error(`Invalid cancel request: ${issues.join('; ')}`);
-  if (run.interrupted) throw new Error('The order run was cancelled by an operator: send the request again');
+  if (issues.length > 0) refuseRequest('InvalidCancelRequest', `Invalid cancel request: ${issues.join('; ')}`);
+  if (run.interrupted) {
+    refuseRequest('OrderRunCancelled', 'The order run was cancelled by an operator: send the request again');
+  }
   if (run.autoAsked || run.autoCancels.length > 0) {
-    throw new Error(
+    refuseRequest(
+      'AutoCancelUnderWay',
       "The order is being cancelled automatically (the booking's onCancelAfterBook, or the reconciliation sweep): " +
         'follow it with the orderState query; ask again only once this run has ended',
     );
   }
   if (cancellationAskedFor(run)) {
-    throw new Error(
+    refuseRequest(
+      'CancellationAlreadyAsked',
       'A cancellation was already asked for in this run: follow it with the orderState query ' +
         '(its outcome says what happened); ask again only once this run has ended',
     );
   }
+}
+
+/** A validator's refusal, with a stable type a caller can branch on (the message is for people). */
+function refuseRequest(type: string, message: string): never {
+  throw ApplicationFailure.create({ type, message, nonRetryable: true });
 }
 
 /** Whether this run has taken a confirmed cancellation: queued, being worked on, or sent. */

@@ -30,12 +30,19 @@ export async function answerRequest(run: OrderRun, queued: QueuedRequest, input:
   setOrderStage(run, 'checking');
   const booking = await bookingStill(run);
   if (booking !== 'ended') {
+    // The run's outcome says so too: a run left without one would check an order its booking is still finding out,
+    // and could call a listing that lags a change by the supplier, for a person, over nothing.
+    const reason =
+      booking === 'running'
+        ? `booking:${run.state.customerReferenceNo} is still finding out its order`
+        : 'whether the booking is still finding out its order could not be read';
     return refuse(
       'BookingInProgress',
       booking === 'running'
-        ? `booking:${run.state.customerReferenceNo} is still finding out its order: cancel the booking itself (its ` +
-            'onCancelAfterBook says what happens once the order is known) or ask again once it has an outcome'
-        : 'Whether the booking is still finding out its order could not be read: ask again',
+        ? `${reason}: cancel the booking itself (its onCancelAfterBook says what happens once the order is known) ` +
+            'or ask again once it has an outcome'
+        : `${reason[0]!.toUpperCase()}${reason.slice(1)}: ask again`,
+      { kind: 'not-cancellable', reason },
     );
   }
   const read = await readOrder(run, Date.now(), 'request');
