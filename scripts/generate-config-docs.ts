@@ -44,6 +44,8 @@ const GROUPS: ReadonlyArray<{ title: string; intro?: string; keys: readonly stri
       'WORKER_MAX_CACHED_WORKFLOWS',
       'WORKER_REGISTER_SEARCH_ATTRIBUTES',
       'WORKER_WORKFLOW_BUNDLE',
+      'WORKER_DEPLOYMENT_NAME',
+      'WORKER_BUILD_ID',
       'RECOVERY_TESTING',
     ],
   },
@@ -148,6 +150,14 @@ const MEANINGS: Readonly<Record<string, string>> = {
     'a workflow bundle built ahead by `npm run bundle -- <file>`: a restarted worker polls in about a second instead of ' +
     'after webpack. A traced worker needs one built with `npm run bundle -- --tracing`; a worker refuses a bundle that ' +
     'does not match its tracing, naming the fix',
+  WORKER_DEPLOYMENT_NAME:
+    "the Worker Deployment this worker is a build of (Temporal's Worker Versioning): runs finish on the build they " +
+    'started on while a new build takes new runs; `npm run deploy` moves traffic between builds (docs/operations.md, ' +
+    '"Deploying a new build"). Unset: unversioned, every worker takes every task. `npm run stack:prod`, the chaos runs ' +
+    'and compose set it',
+  WORKER_BUILD_ID:
+    "this worker's build: default `<package version>+<commit>` (`BUILD_COMMIT`, else git's HEAD, `.dirty` with changes " +
+    'under src/); needs `WORKER_DEPLOYMENT_NAME`. It must change whenever the workflow code does',
   WORKER_METRICS_PORT:
     "Prometheus endpoint `/metrics`: the SDK's metrics and the booking's, one endpoint per worker process; off when unset " +
     '(`npm start`: 9464)',

@@ -27,6 +27,7 @@ import { describeUnverified, ensureTemporalReady, unanswered } from './temporal/
 import { BookingMeters, countedDrift, createSupplierObserver, setUpObservability } from './observability';
 import { bundleTracingMismatch } from './observability/tracing';
 import { workflowBundlerOptions } from './workflow-bundle';
+import type { WorkerBuild } from './deploy/version';
 
 export interface BookingWorkerDeps {
   connection: NativeConnection;
@@ -54,6 +55,26 @@ export interface BookingWorkerDeps {
   recoveryTesting?: boolean;
   /** The process's booking meters, for what activities count (the order-conflict counter). */
   meters?: BookingMeters;
+  /** The build this worker is in its Worker Deployment (WORKER_DEPLOYMENT_NAME); absent: unversioned. */
+  deployment?: WorkerBuild;
+}
+
+/**
+ * Both workers of a pair poll as one build: the QueryOrders queue is in the build's task queues, so a pinned
+ * booking's polls go to a worker of its own build. Every workflow type names its behaviour beside its code
+ * (all PINNED, each with its reason); the default is the one the SDK requires and applies to none of ours.
+ */
+export function workerDeploymentOptions(
+  build: WorkerBuild | undefined,
+): Pick<WorkerOptions, 'workerDeploymentOptions'> {
+  if (!build) return {};
+  return {
+    workerDeploymentOptions: {
+      version: { deploymentName: build.deploymentName, buildId: build.buildId },
+      useWorkerVersioning: true,
+      defaultVersioningBehavior: 'PINNED',
+    },
+  };
 }
 
 /**
@@ -106,6 +127,7 @@ export async function createBookingWorker(deps: BookingWorkerDeps): Promise<Book
     shutdownGraceTime: deps.shutdownGraceMs ?? shutdownGraceMs(deps.profile),
     ...(deps.dataConverter ? { dataConverter: deps.dataConverter } : {}),
     ...(deps.plugins ? { plugins: deps.plugins } : {}),
+    ...workerDeploymentOptions(deps.deployment),
   };
   const main = await Worker.create({
     ...common,
@@ -328,6 +350,7 @@ export async function createWorkerFromConfig(
       ...(config.supplier.callbackUrl ? { callbackUrl: config.supplier.callbackUrl } : {}),
       ...(config.recoveryTesting ? { recoveryTesting: true } : {}),
       meters,
+      ...(config.worker.deployment ? { deployment: config.worker.deployment } : {}),
       ...(config.workflowBundlePath ? { workflowBundle: { codePath: config.workflowBundlePath } } : {}),
       tuning: {
         maxConcurrentActivityTaskExecutions: config.worker.maxConcurrentActivities,
@@ -357,7 +380,10 @@ export function describeWorker(config: AppConfig): string {
     `(QueryOrders capped at ${config.supplier.profile.rateLimits.queryOrders}/s for all workers) ` +
     `on ${config.temporal.connection.address} ` +
     `(namespace ${config.temporal.namespace}); supplier ${config.supplier.baseUrl}; ` +
-    `payload encryption ${config.encryption ? `on (key ${config.encryption.activeKeyId})` : 'OFF: personal data is stored in clear'}`
+    `payload encryption ${config.encryption ? `on (key ${config.encryption.activeKeyId})` : 'OFF: personal data is stored in clear'}; ` +
+    (config.worker.deployment
+      ? `build ${config.worker.deployment.buildId} of deployment ${config.worker.deployment.deploymentName}`
+      : 'unversioned (no WORKER_DEPLOYMENT_NAME)')
   );
 }
 

@@ -12,6 +12,7 @@ import { ACTIVITY_TIMEOUT_SECONDS, DEFAULT_TASK_QUEUE } from '../contract';
 import { SupplierProfile } from '../supplier/profile';
 import type { EncryptionCodecOptions } from '../codec/encryption';
 import { EncryptionEnv, encryptionFromEnv } from '../codec/config';
+import { BUILD_ID_PATTERN, DEPLOYMENT_NAME_PATTERN, defaultBuildId, type WorkerBuild } from '../deploy/version';
 
 const intFromEnv = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 const onOff = (fallback: 'on' | 'off') => z.enum(['on', 'off']).default(fallback);
@@ -81,6 +82,14 @@ export const EnvSchema = EncryptionEnv.extend({
   OTEL_SERVICE_NAME: z.string().min(1).default('hotel-booking-worker'),
   /** A workflow bundle built ahead (`npm run bundle`), so a restarted worker polls in about a second, not after webpack. */
   WORKER_WORKFLOW_BUNDLE: z.string().min(1).optional(),
+  /**
+   * The Worker Deployment this worker belongs to (Temporal's Worker Versioning): set, the worker polls as one build
+   * of it, and runs finish on the build they started on while a new build takes new runs (docs/operations.md,
+   * "Deploying a new build"). Unset: an unversioned worker, every worker takes every task (tests, a single worker).
+   */
+  WORKER_DEPLOYMENT_NAME: z.string().regex(DEPLOYMENT_NAME_PATTERN, 'letters, digits, - and _ only').optional(),
+  /** This worker's build id within the deployment; default `<package version>+<commit>` (BUILD_COMMIT or git). */
+  WORKER_BUILD_ID: z.string().regex(BUILD_ID_PATTERN, 'letters, digits and . _ + - only').optional(),
   /** Sent with every Book so the supplier calls back on order-status changes (the callback receiver's URL). */
   SUPPLIER_CALLBACK_URL: z.url().optional(),
   /** The secret callbacks are verified with (profile `callbacks.verification`); the receiver refuses all without it. */
@@ -153,6 +162,8 @@ export interface AppConfig {
     maxCachedWorkflows: number;
     /** Register missing search attributes at start (else only check). Absent in hand-built configs: on. */
     registerSearchAttributes?: boolean;
+    /** The worker's build in its Worker Deployment; absent: an unversioned worker. */
+    deployment?: WorkerBuild;
   };
   logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
   /** Logs, metrics and traces (src/observability). Absent in hand-built configs: text logs, nothing exported. */
@@ -211,6 +222,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   const e = parsed.data;
   const issues: string[] = [];
+  if (e.WORKER_BUILD_ID && !e.WORKER_DEPLOYMENT_NAME) {
+    issues.push('WORKER_BUILD_ID: a build id needs WORKER_DEPLOYMENT_NAME, the deployment it is a build of');
+  }
 
   let credentials: SupplierCredentials | undefined;
   if (e.SUPPLIER_TOKEN) credentials = { kind: 'token', token: e.SUPPLIER_TOKEN };
@@ -276,6 +290,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxConcurrentWorkflowTasks: e.WORKER_MAX_CONCURRENT_WORKFLOW_TASKS,
       maxCachedWorkflows: e.WORKER_MAX_CACHED_WORKFLOWS,
       registerSearchAttributes: e.WORKER_REGISTER_SEARCH_ATTRIBUTES === 'on',
+      ...(e.WORKER_DEPLOYMENT_NAME
+        ? {
+            deployment: { deploymentName: e.WORKER_DEPLOYMENT_NAME, buildId: e.WORKER_BUILD_ID ?? defaultBuildId(env) },
+          }
+        : {}),
     },
     logLevel: e.LOG_LEVEL,
     observability: {

@@ -20,6 +20,7 @@ import { SANDBOX_PROFILE, startSandbox, type Sandbox } from '../../dev/sandbox/s
 import type { bookingWorkflow } from '../../src/workflows';
 import { awaitOutcome, startBooking as startBookingWithHelper } from '../../src/client';
 import { workflowBundle } from './temporal';
+import type { WorkerBuild } from '../../src/deploy/version';
 
 /** Short client timeouts so "hang" scenarios end in about a second of real time. */
 export const testProfile = SupplierProfile.parse({
@@ -69,6 +70,8 @@ export interface RigOptions {
    * `recovery.testing`. Off for a test of what a production worker refuses.
    */
   recoveryTesting?: boolean;
+  /** The worker's build in a Worker Deployment (default: unversioned). */
+  deployment?: WorkerBuild;
 }
 
 /**
@@ -123,6 +126,7 @@ export async function createBookingRig(
       ...(options.dataConverter ? { dataConverter: options.dataConverter } : {}),
       ...(options.callbacks ? { callbackUrl: options.callbacks.url } : {}),
       recoveryTesting: changes.recoveryTesting ?? options.recoveryTesting ?? true,
+      ...(options.deployment ? { deployment: options.deployment } : {}),
     });
   let running: Promise<void> | undefined;
   const rig: BookingRig = {

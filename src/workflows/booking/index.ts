@@ -14,7 +14,7 @@
  * Until Book is sent, a cancel ends the booking as `cancelled`; from then on it is noted, not obeyed:
  * money may be at stake, so the order's fate is still found out and reported.
  */
-import { CancellationScope, setCurrentDetails, setHandler } from '@temporalio/workflow';
+import { CancellationScope, setCurrentDetails, setHandler, setWorkflowOptions } from '@temporalio/workflow';
 import { bookingStateQuery } from '../../contract/definitions';
 import type { BookingOutcome } from '../../contract';
 import { queryOrderActivity } from './proxies';
@@ -27,6 +27,14 @@ import { recover } from './recovery';
 import { describe, finish, newRun, startingState, type BookingRun } from './run';
 
 export type { BookingWorkflowInput } from './input';
+
+/**
+ * PINNED: a run finishes on the build it started on, and its continue-as-new runs stay there too. A booking may
+ * poll for days; moving it to a new build mid-recovery would replay its history on code that may send other
+ * commands, and a Book already sent cannot be taken back. A build is kept until its bookings are done
+ * (docs/operations.md, "Deploying a new build"); a fix that must reach running bookings still needs `patched()`.
+ */
+setWorkflowOptions({ versioningBehavior: 'PINNED' }, bookingWorkflow);
 
 export async function bookingWorkflow(input: BookingWorkflowInput): Promise<BookingOutcome> {
   // The query answers from the first moment, while the input check (a local activity) is running:

@@ -4,7 +4,11 @@
  * visible in the Web UI like any workflow, and the console leaves out every item that has one. No activity, no
  * timer, nothing sent anywhere.
  */
+import { setWorkflowOptions } from '@temporalio/workflow';
 import type { OperatorNote } from '../../contract';
+
+/** PINNED: it ends in its first workflow task, on the build that took it; there is nothing to move. */
+setWorkflowOptions({ versioningBehavior: 'PINNED' }, operatorNoteWorkflow);
 
 export async function operatorNoteWorkflow(note: OperatorNote): Promise<OperatorNote> {
   return note;

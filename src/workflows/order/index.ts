@@ -11,7 +11,7 @@
  * An operator's "Request cancellation" lets a Cancel in flight finish, sends nothing more, and ends with an
  * outcome.
  */
-import { allHandlersFinished, CancellationScope, condition } from '@temporalio/workflow';
+import { allHandlersFinished, CancellationScope, condition, setWorkflowOptions } from '@temporalio/workflow';
 import type { AutoCancel, OrderCheck, OrderOutcome, OrderState, OrderWorkflowInput } from '../../contract';
 import { cancelOnItsOwn, takeAutoCancel, type WaitState } from './auto-cancel';
 import { follow, type CancelPlan, type FollowState } from './cancel';
@@ -32,6 +32,13 @@ export interface OrderCarry {
 
 /** The input, and what a run carries over continue-as-new. */
 export type OrderWorkflowArgs = OrderWorkflowInput & { carry?: OrderCarry };
+
+/**
+ * PINNED: a run that sent Cancel follows it on the build that sent it, up to a day, through continue-as-new.
+ * Signals and updates sent to an open run (a callback, a second confirm) go to that build; a new run (the next
+ * request) starts on the current build.
+ */
+setWorkflowOptions({ versioningBehavior: 'PINNED' }, orderWorkflow);
 
 export async function orderWorkflow(input: OrderWorkflowArgs): Promise<OrderOutcome> {
   const run = newOrderRun(input);

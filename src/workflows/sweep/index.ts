@@ -8,7 +8,14 @@
  * `cancelOrphans`, an orphan found Confirmed gets an order workflow that cancels it (the same Cancel and
  * follow-up as a caller's, fee recorded).
  */
-import { log, proxyActivities, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import {
+  log,
+  proxyActivities,
+  setCurrentDetails,
+  setWorkflowOptions,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { OrderActivities } from '../../activities/order';
 import type { ReconciliationActivities, SweepFilter } from '../../activities/sweep';
 import { ACTIVITY_TIMEOUT_SECONDS, BookingStageKey, queryOrdersTaskQueue } from '../../contract/definitions';
@@ -48,6 +55,12 @@ const { lookUpBookings } = proxyActivities<ReconciliationActivities>({
   heartbeatTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 5 },
 });
+
+/**
+ * PINNED: a sweep lasts minutes; the Schedule starts each one on the build current then, so a new build takes
+ * the next sweep and an old one finishes its own.
+ */
+setWorkflowOptions({ versioningBehavior: 'PINNED' }, reconciliationSweepWorkflow);
 
 export async function reconciliationSweepWorkflow(input: SweepWorkflowInput): Promise<SweepResult> {
   const nowMs = Date.now();

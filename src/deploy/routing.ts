@@ -1,0 +1,168 @@
+/**
+ * Where new runs go: a Worker Deployment's routing (its current build, and a build ramping up with a share of new
+ * runs), read and changed through the server's own API, and what each build still has to finish.
+ *
+ * A pinned run never moves, so a build may stop only when no open run is pinned to it. The server says so itself
+ * (drainage DRAINED, refreshed every few minutes); `openRunsOn` asks visibility directly, which answers at once.
+ */
+import type { Client } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+import type { WorkerBuild } from './version';
+
+const { VersionDrainageStatus, WorkerDeploymentVersionStatus } = temporal.api.enums.v1;
+
+export interface BuildSummary {
+  buildId: string;
+  /** current, ramping, draining (no new runs, open runs left), drained, inactive (never current) */
+  status: 'current' | 'ramping' | 'draining' | 'drained' | 'inactive' | 'unknown';
+  /** When the build was last current (absent: never); the rollback goes to the latest of these. */
+  lastCurrentMs?: number;
+  createMs?: number;
+}
+
+export interface DeploymentRouting {
+  deploymentName: string;
+  current?: string;
+  ramping?: { buildId: string; percentage: number };
+  builds: BuildSummary[];
+  /** Passed back with a change, so two operators' changes at once cannot both land on a stale view. */
+  conflictToken?: Uint8Array;
+}
+
+function ms(t: { seconds?: unknown; nanos?: number | null } | null | undefined): number | undefined {
+  if (!t || t.seconds === undefined || t.seconds === null) return undefined;
+  const seconds = Number(t.seconds);
+  return seconds > 0 ? seconds * 1000 + Math.floor((t.nanos ?? 0) / 1e6) : undefined;
+}
+
+function statusOf(
+  status: temporal.api.enums.v1.WorkerDeploymentVersionStatus | null | undefined,
+): BuildSummary['status'] {
+  switch (status) {
+    case WorkerDeploymentVersionStatus.WORKER_DEPLOYMENT_VERSION_STATUS_CURRENT:
+      return 'current';
+    case WorkerDeploymentVersionStatus.WORKER_DEPLOYMENT_VERSION_STATUS_RAMPING:
+      return 'ramping';
+    case WorkerDeploymentVersionStatus.WORKER_DEPLOYMENT_VERSION_STATUS_DRAINING:
+      return 'draining';
+    case WorkerDeploymentVersionStatus.WORKER_DEPLOYMENT_VERSION_STATUS_DRAINED:
+      return 'drained';
+    case WorkerDeploymentVersionStatus.WORKER_DEPLOYMENT_VERSION_STATUS_INACTIVE:
+      return 'inactive';
+    default:
+      return 'unknown';
+  }
+}
+
+/** The deployment's routing and builds; undefined when no worker of it has polled yet. */
+export async function describeDeployment(
+  client: Client,
+  deploymentName: string,
+): Promise<DeploymentRouting | undefined> {
+  let response: temporal.api.workflowservice.v1.IDescribeWorkerDeploymentResponse;
+  try {
+    response = await client.workflowService.describeWorkerDeployment({
+      namespace: client.options.namespace,
+      deploymentName,
+    });
+  } catch (err) {
+    if ((err as { code?: number }).code === 5 /* NOT_FOUND */) return undefined;
+    throw err;
+  }
+  const info = response.workerDeploymentInfo;
+  const routing = info?.routingConfig;
+  const current = routing?.currentDeploymentVersion?.buildId || undefined;
+  const rampingId = routing?.rampingDeploymentVersion?.buildId || undefined;
+  return {
+    deploymentName,
+    ...(current ? { current } : {}),
+    ...(rampingId ? { ramping: { buildId: rampingId, percentage: routing?.rampingVersionPercentage ?? 0 } } : {}),
+    builds: (info?.versionSummaries ?? []).map((v) => {
+      const lastCurrentMs = ms(v.lastCurrentTime) ?? ms(v.currentSinceTime);
+      const createMs = ms(v.createTime);
+      return {
+        buildId: v.deploymentVersion?.buildId ?? '',
+        status: statusOf(v.status),
+        ...(lastCurrentMs ? { lastCurrentMs } : {}),
+        ...(createMs ? { createMs } : {}),
+      };
+    }),
+    ...(response.conflictToken?.length ? { conflictToken: response.conflictToken } : {}),
+  };
+}
+
+/** Who made a change, as the server records it (the deployment's `lastModifierIdentity`). */
+export interface Actor {
+  identity: string;
+}
+
+/**
+ * Sends every new run to `build`; the ramp, if any, ends. Refused by the server when the build has no poller
+ * (`allow_no_pollers` is never set: a build no worker runs would take runs nobody starts).
+ */
+export async function setCurrentBuild(client: Client, build: WorkerBuild, by: Actor, conflictToken?: Uint8Array) {
+  await client.workflowService.setWorkerDeploymentCurrentVersion({
+    namespace: client.options.namespace,
+    deploymentName: build.deploymentName,
+    buildId: build.buildId,
+    identity: by.identity,
+    ...(conflictToken ? { conflictToken } : {}),
+  });
+}
+
+/** Sends `percentage` of new runs to `build` (the rest to the current build); 0 % with no build ends a ramp. */
+export async function setRampingBuild(
+  client: Client,
+  deploymentName: string,
+  ramp: { buildId: string; percentage: number } | undefined,
+  by: Actor,
+  conflictToken?: Uint8Array,
+) {
+  await client.workflowService.setWorkerDeploymentRampingVersion({
+    namespace: client.options.namespace,
+    deploymentName,
+    buildId: ramp?.buildId ?? '',
+    percentage: ramp?.percentage ?? 0,
+    identity: by.identity,
+    ...(conflictToken ? { conflictToken } : {}),
+  });
+}
+
+export interface BuildState {
+  /** The server's drainage view: drained once no open run is pinned to the build (refreshed every few minutes). */
+  drainage?: 'draining' | 'drained';
+  /** Task queues the build's workers poll. */
+  taskQueues: string[];
+}
+
+/** What the server knows of one build; undefined when no worker of it ever polled. */
+export async function describeBuild(client: Client, build: WorkerBuild): Promise<BuildState | undefined> {
+  let response: temporal.api.workflowservice.v1.IDescribeWorkerDeploymentVersionResponse;
+  try {
+    response = await client.workflowService.describeWorkerDeploymentVersion({
+      namespace: client.options.namespace,
+      deploymentVersion: { deploymentName: build.deploymentName, buildId: build.buildId },
+    });
+  } catch (err) {
+    if ((err as { code?: number }).code === 5 /* NOT_FOUND */) return undefined;
+    throw err;
+  }
+  const drainage = response.workerDeploymentVersionInfo?.drainageInfo?.status;
+  return {
+    ...(drainage === VersionDrainageStatus.VERSION_DRAINAGE_STATUS_DRAINING ? { drainage: 'draining' as const } : {}),
+    ...(drainage === VersionDrainageStatus.VERSION_DRAINAGE_STATUS_DRAINED ? { drainage: 'drained' as const } : {}),
+    taskQueues: [...new Set((response.versionTaskQueues ?? []).map((q) => q.name ?? ''))].filter(Boolean),
+  };
+}
+
+/** The visibility query for runs on a build: the server's own search attributes, on every cluster. */
+export function runsOnBuildQuery(build: WorkerBuild, status?: 'Running'): string {
+  const version = `${build.deploymentName}:${build.buildId}`.replace(/'/g, "\\'");
+  return `TemporalWorkerDeploymentVersion = '${version}'` + (status ? ` AND ExecutionStatus = '${status}'` : '');
+}
+
+/** Open runs pinned to (or last run by) `build`, by visibility: the count a build must reach 0 before it stops. */
+export async function openRunsOn(client: Client, build: WorkerBuild): Promise<number> {
+  const { count } = await client.workflow.count(runsOnBuildQuery(build, 'Running'));
+  return count;
+}

@@ -1,0 +1,59 @@
+/**
+ * Which build a worker is: Temporal's Worker Deployment Versioning names it by a deployment (the fleet, one per
+ * task queue and namespace) and a build id. Two builds of one deployment poll side by side; the server sends a
+ * pinned run's tasks only to the build it started on, and new runs to the build set current (src/deploy/routing.ts).
+ *
+ * The build id is the package version and the commit (`1.0.0+9cbc003`): a person reading the Web UI or the console
+ * sees which release and which commit a run is on. It must change whenever the workflow code does; a tree with
+ * uncommitted changes gets `.dirty`, so two different trees never share an id by accident.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+
+export interface WorkerBuild {
+  deploymentName: string;
+  buildId: string;
+}
+
+/** Letters, digits and `-_+` only: the server reads `<deployment>.<build>` in older APIs, so no dots in a name. */
+export const DEPLOYMENT_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$/;
+/** A build id may carry dots (semver) and `+`; no spaces, no slashes, at most 200 characters. */
+export const BUILD_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._+-]{0,199}$/;
+
+/** The package's own version, read from the package.json above this file (src/ or a compiled copy of it). */
+export function packageVersion(from: string = __dirname): string {
+  for (let dir = from; ; dir = path.dirname(dir)) {
+    const file = path.join(dir, 'package.json');
+    if (existsSync(file)) {
+      const pkg = JSON.parse(readFileSync(file, 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'hotel-booking-orchestrator' && pkg.version) return pkg.version;
+    }
+    if (path.dirname(dir) === dir) return '0.0.0';
+  }
+}
+
+/**
+ * The commit the code was built from: BUILD_COMMIT (an image's build argument), else git's HEAD of the tree this
+ * file is in, with `.dirty` when the tree has changes; undefined when neither is there.
+ */
+export function buildCommit(env: NodeJS.ProcessEnv = process.env, from: string = __dirname): string | undefined {
+  if (env.BUILD_COMMIT) return env.BUILD_COMMIT.slice(0, 12);
+  try {
+    const git = (args: string[]): string =>
+      execFileSync('git', args, { cwd: from, stdio: ['ignore', 'pipe', 'ignore'], timeout: 5_000 })
+        .toString()
+        .trim();
+    const head = git(['rev-parse', '--short=7', 'HEAD']);
+    const dirty = git(['status', '--porcelain', '--untracked-files=no', '--', 'src']) !== '';
+    return dirty ? `${head}.dirty` : head;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The default build id: `<package version>+<commit>`, or the version alone when no commit is known. */
+export function defaultBuildId(env: NodeJS.ProcessEnv = process.env): string {
+  const commit = buildCommit(env);
+  return commit ? `${packageVersion()}+${commit}` : packageVersion();
+}
