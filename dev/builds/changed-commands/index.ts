@@ -6,12 +6,13 @@
  * it when something is.
  */
 import { setWorkflowOptions, sleep } from '@temporalio/workflow';
+import { pinnedWhenVersioned } from '../../../src/workflows/versioning';
 import type { BookingOutcome } from '../../../src/contract';
 import { bookingWorkflow as bookingStory, type BookingWorkflowInput } from '../../../src/workflows/booking/index';
 
 export { orderWorkflow, reconciliationSweepWorkflow, operatorNoteWorkflow } from '../../../src/workflows';
 
-setWorkflowOptions({ versioningBehavior: 'PINNED' }, bookingWorkflow);
+setWorkflowOptions(pinnedWhenVersioned, bookingWorkflow);
 
 export async function bookingWorkflow(input: BookingWorkflowInput): Promise<BookingOutcome> {
   await sleep(1);

@@ -15,6 +15,7 @@
  * money may be at stake, so the order's fate is still found out and reported.
  */
 import { CancellationScope, setCurrentDetails, setHandler, setWorkflowOptions } from '@temporalio/workflow';
+import { pinnedWhenVersioned } from '../versioning';
 import { bookingStateQuery } from '../../contract/definitions';
 import type { BookingOutcome } from '../../contract';
 import { queryOrderActivity } from './proxies';
@@ -34,7 +35,7 @@ export type { BookingWorkflowInput } from './input';
  * commands, and a Book already sent cannot be taken back. A build is kept until its bookings are done
  * (docs/operations.md, "Deploying a new build"); a fix that must reach running bookings still needs `patched()`.
  */
-setWorkflowOptions({ versioningBehavior: 'PINNED' }, bookingWorkflow);
+setWorkflowOptions(pinnedWhenVersioned, bookingWorkflow);
 
 export async function bookingWorkflow(input: BookingWorkflowInput): Promise<BookingOutcome> {
   // The query answers from the first moment, while the input check (a local activity) is running:

@@ -5,10 +5,11 @@
  * timer, nothing sent anywhere.
  */
 import { setWorkflowOptions } from '@temporalio/workflow';
+import { pinnedWhenVersioned } from '../versioning';
 import type { OperatorNote } from '../../contract';
 
 /** PINNED: it ends in its first workflow task, on the build that took it; there is nothing to move. */
-setWorkflowOptions({ versioningBehavior: 'PINNED' }, operatorNoteWorkflow);
+setWorkflowOptions(pinnedWhenVersioned, operatorNoteWorkflow);
 
 export async function operatorNoteWorkflow(note: OperatorNote): Promise<OperatorNote> {
   return note;

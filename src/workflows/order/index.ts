@@ -12,6 +12,7 @@
  * outcome.
  */
 import { allHandlersFinished, CancellationScope, condition, setWorkflowOptions } from '@temporalio/workflow';
+import { pinnedWhenVersioned } from '../versioning';
 import type { AutoCancel, OrderCheck, OrderOutcome, OrderState, OrderWorkflowInput } from '../../contract';
 import { cancelOnItsOwn, takeAutoCancel, type WaitState } from './auto-cancel';
 import { follow, type CancelPlan, type FollowState } from './cancel';
@@ -38,7 +39,7 @@ export type OrderWorkflowArgs = OrderWorkflowInput & { carry?: OrderCarry };
  * Signals and updates sent to an open run (a callback, a second confirm) go to that build; a new run (the next
  * request) starts on the current build.
  */
-setWorkflowOptions({ versioningBehavior: 'PINNED' }, orderWorkflow);
+setWorkflowOptions(pinnedWhenVersioned, orderWorkflow);
 
 export async function orderWorkflow(input: OrderWorkflowArgs): Promise<OrderOutcome> {
   const run = newOrderRun(input);

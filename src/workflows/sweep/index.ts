@@ -16,6 +16,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
+import { pinnedWhenVersioned } from '../versioning';
 import type { OrderActivities } from '../../activities/order';
 import type { ReconciliationActivities, SweepFilter } from '../../activities/sweep';
 import { ACTIVITY_TIMEOUT_SECONDS, BookingStageKey, queryOrdersTaskQueue } from '../../contract/definitions';
@@ -60,7 +61,7 @@ const { lookUpBookings } = proxyActivities<ReconciliationActivities>({
  * PINNED: a sweep lasts minutes; the Schedule starts each one on the build current then, so a new build takes
  * the next sweep and an old one finishes its own.
  */
-setWorkflowOptions({ versioningBehavior: 'PINNED' }, reconciliationSweepWorkflow);
+setWorkflowOptions(pinnedWhenVersioned, reconciliationSweepWorkflow);
 
 export async function reconciliationSweepWorkflow(input: SweepWorkflowInput): Promise<SweepResult> {
   const nowMs = Date.now();
