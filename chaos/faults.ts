@@ -7,12 +7,14 @@ import type { Client } from '@temporalio/client';
 import type { Sandbox } from '../dev/sandbox/server';
 import { substream } from './mix';
 import type { ChaosReport } from './report';
-import { WORKER_SLOTS } from './setup';
 import type { Log, ProdServerHandle, ServerHandle, WorkerFleet } from './stack';
 import { seconds, sleep } from './timing';
 import { RUNNING_QUERY } from './workflows';
 
-/** SIGKILLs the workers in turn, each restarted at once, skipping a turn while the target is still starting. */
+/**
+ * SIGKILLs the workers in turn (every slot running at the time, of every build), each restarted at once as the
+ * same build, skipping a turn while the target is still starting.
+ */
 export async function killLoop(
   fleet: WorkerFleet,
   opts: {
@@ -34,8 +36,9 @@ export async function killLoop(
   ) {
     await sleep(at - Date.now(), opts.signal);
     if (opts.signal.aborted || opts.isDone()) return;
-    const slot = WORKER_SLOTS[turn % WORKER_SLOTS.length]!;
-    if (!fleet.isReady(slot)) continue;
+    const live = fleet.liveSlots();
+    const slot = live[turn % live.length];
+    if (slot === undefined || !fleet.isReady(slot)) continue;
     opts.mark(`SIGKILL worker ${slot}`);
     await fleet.kill(slot);
     turn++;

@@ -17,6 +17,9 @@
  *   --prod                   on the production engine (PostgreSQL, two Temporal nodes): a node SIGKILLed at a
  *                            third of the starts, PostgreSQL restarted at half, the other node at two thirds;
  *                            the report is chaos/results/chaos-prod-<seed>.json
+ *   --deploy                 the deploy drill (implies --prod): build A versioned and current, build B (changed
+ *                            commands) started beside it, gated and made current, rolled back to A, forward to B,
+ *                            A drained and stopped; report chaos/results/chaos-deploy-<seed>.json
  *   --node-down <s>          prod: seconds a killed node stays down (default 10)
  *   --orphans <k>            bookings terminated on purpose once Book made their order, for the reconciliation
  *                            sweep at the end to find (default: 1 % of --n, at least 1; 0 for none)
@@ -53,6 +56,7 @@ function options(argv: string[]): Partial<ChaosOptions> {
       results: { type: 'string' },
       keep: { type: 'boolean' },
       prod: { type: 'boolean' },
+      deploy: { type: 'boolean' },
       'node-down': { type: 'string' },
       orphans: { type: 'string' },
     },
@@ -73,7 +77,8 @@ function options(argv: string[]): Partial<ChaosOptions> {
     ...(deadline !== undefined ? { recovery: { ...CHAOS_RECOVERY, deadlineSeconds: deadline } } : {}),
     ...(values.results !== undefined ? { resultsDir: values.results } : {}),
     ...(values.keep ? { keepTempDir: true } : {}),
-    ...(values.prod ? { engine: 'prod' as const } : {}),
+    ...(values.prod || values.deploy ? { engine: 'prod' as const } : {}),
+    ...(values.deploy ? { deploy: true } : {}),
     ...(values['node-down'] !== undefined ? { nodeDownSeconds: positive('node-down', values['node-down'])! } : {}),
     ...(values.orphans !== undefined ? { orphans: nonNegativeInt('orphans', values.orphans) } : {}),
   };

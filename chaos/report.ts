@@ -14,6 +14,7 @@ import type {
   Orphan,
   SecretHit,
 } from './check';
+import type { DeployStep } from './deploy';
 import type { FaultClass } from './mix';
 
 export interface BookingProblem {
@@ -49,6 +50,57 @@ export interface ReconciliationReport {
   orphansExtra: string[];
   mismatchesMissed: string[];
   mismatchesExtra: string[];
+}
+
+/** The deploy drill (`--deploy`, chaos/deploy.ts and chaos/deploy-check.ts): what it did and what held. */
+export interface DeployReport {
+  deploymentName: string;
+  builds: Record<'A' | 'B', string>;
+  /** The identity the routing changes were made with. */
+  operator: string;
+  /** Every routing change in order (first: A before the first booking), with its replay gate's counts. */
+  steps: DeployStep[];
+  /** Changes to a build that took (the first included), and rollbacks to A that took. */
+  deploys: number;
+  rollbacks: number;
+  bStartedAtSeconds: number | null;
+  bReadyMs: number | null;
+  /** Worker SIGKILLs per build. */
+  killsByBuild: Record<string, number>;
+  /** From the moment A stopped being current (B made current again) until no open run was on A; null: never. */
+  timeToDrainASeconds: number | null;
+  aStoppedAtSeconds: number | null;
+  /** openRunsOn(A) readings while it drained: [seconds since A stopped being current, count]. */
+  aDrainSamples: Array<[number, number]>;
+  /** Runs whose history was read (every run in the namespace). */
+  runsRead: number;
+  /** Build (A, B, mixed, no task completed) → workflow type → runs. */
+  runsPerBuild: Record<string, Record<string, number>>;
+  /** Per stretch of routing: the new runs whose first task was handed out in it, by the build they ran on. */
+  newRunsByWindow: Array<{
+    kind: DeployStep['kind'];
+    build: 'A' | 'B';
+    fromSeconds: number;
+    toSeconds: number | null;
+    runs: Record<string, number>;
+  }>;
+  /** New runs whose first task was handed out within a few seconds of a change: either build is right. */
+  runsNearAChange: number;
+  /** Must be empty: a new run on the build not current, or a continued run on another build than its predecessor. */
+  runsOnWrongBuild: Array<{ workflowId: string; runId: string; expected: string; actual: string; why: string }>;
+  /** Must be empty: runs whose workflow tasks were completed by two builds. */
+  runsOnTwoBuilds: string[];
+  /** Must be empty: runs on A still open (or closed) after A's workers were stopped. */
+  runsLeftOnStoppedBuild: string[];
+  /** Visibility's count of open runs on A at the end (-1: not counted). */
+  openOnAAtEnd: number;
+  /** WORKFLOW_TASK_FAILED events in every history, by cause (informational but for nondeterminism). */
+  workflowTaskFailures: Record<string, number>;
+  workflowTaskFailureSamples: Array<{ workflowId: string; runId: string; cause: string; message: string }>;
+  /** Must be 0: task failures for nondeterminism, and worker log lines that name it. */
+  nondeterministicTaskFailures: number;
+  nondeterminismLogLines: string[];
+  errors: string[];
 }
 
 export interface ChaosReport {
@@ -172,6 +224,8 @@ export interface ChaosReport {
   secrets: { historiesScanned: number; logLinesScanned: number; hits: SecretHit[] };
   /** Where to look when something broke: the kept temp dir (logs, database) and exported histories. */
   artifacts: { tempDir?: string; histories: string[] };
+  /** `--deploy` only. */
+  deploy?: DeployReport;
 }
 
 /** The report as a plain-text table for the terminal. */
@@ -252,6 +306,7 @@ export function formatReport(r: ChaosReport): string {
       `${r.chaos.queryOrdersFaultInjections} bursts: ${JSON.stringify(r.queryOrdersFaults.injected)}; calls faulted ${JSON.stringify(r.queryOrdersFaults.faultedCalls)}`,
     ],
   ];
+  if (r.deploy) rows.push(...deployRows(r.deploy));
   const width = Math.max(...rows.map(([k]) => k.length));
   const lines = rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`);
 
@@ -281,4 +336,48 @@ export function formatReport(r: ChaosReport): string {
   if (r.artifacts.tempDir) lines.push(`kept for inspection: ${r.artifacts.tempDir}`);
   for (const h of r.artifacts.histories) lines.push(`history: ${h}`);
   return lines.join('\n');
+}
+
+/** The deploy drill's rows of the table. */
+function deployRows(d: DeployReport): Array<[string, string]> {
+  const gateLine = (s: DeployStep): string => {
+    if (!s.gate) return 'no gate (first build)';
+    const c = s.gate.counts;
+    if (!c) return `gate ${s.gate.verdict} in ${s.gate.seconds} s`;
+    return (
+      `gate ${s.gate.verdict} in ${s.gate.seconds} s: would continue ${c['would-continue'].replayed} (${c['would-continue'].failed} failed), ` +
+      `own closed ${c['own-build'].replayed} (${c['own-build'].failed} failed), other builds closed ${c['closed-sample'].replayed} ` +
+      `(${c['closed-sample'].failed} diverge), pinned elsewhere ${c['pinned-elsewhere'].replayed} (${c['pinned-elsewhere'].failed} diverge)`
+    );
+  };
+  return [
+    ['deploy drill', `deployment ${d.deploymentName}: A ${d.builds.A}, B ${d.builds.B}; operator ${d.operator}`],
+    ['  deploys / rollbacks', `${d.deploys} / ${d.rollbacks}`],
+    ...d.steps.map((s): [string, string] => [
+      `  ${s.kind} → ${s.build}`,
+      `t+${s.atSeconds} s, ${s.setAfterMs !== undefined ? `current after ${s.setAttempts} call(s)` : `NOT current: ${s.error ?? ''}`}; ${gateLine(s)}`,
+    ]),
+    ['  worker kills by build', JSON.stringify(d.killsByBuild)],
+    [
+      '  time to drain A',
+      d.timeToDrainASeconds === null ? 'never' : `${d.timeToDrainASeconds} s (A stopped at t+${d.aStoppedAtSeconds} s)`,
+    ],
+    ['  runs per build', JSON.stringify(d.runsPerBuild)],
+    [
+      '  new runs by routing',
+      d.newRunsByWindow
+        .map((w) => `${w.build} t+${w.fromSeconds}–${w.toSeconds ?? 'end'}: ${JSON.stringify(w.runs)}`)
+        .join('; ') + ` (${d.runsNearAChange} near a change)`,
+    ],
+    ['  runs on the wrong build (must be 0)', String(d.runsOnWrongBuild.length)],
+    ['  runs on two builds (must be 0)', String(d.runsOnTwoBuilds.length)],
+    [
+      '  runs left on a stopped build (must be 0)',
+      `${d.runsLeftOnStoppedBuild.length} (open on A at the end: ${d.openOnAAtEnd})`,
+    ],
+    [
+      '  nondeterminism (must be 0)',
+      `${d.nondeterministicTaskFailures} task failures, ${d.nondeterminismLogLines.length} log lines; workflow task failures ${JSON.stringify(d.workflowTaskFailures)} in ${d.runsRead} runs`,
+    ],
+  ];
 }

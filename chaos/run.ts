@@ -26,6 +26,7 @@ import type { RecoveryOptions } from '../src/client';
 import { createEncryptionCodec } from '../src/codec/encryption';
 import { buildReport } from './build-report';
 import { collect } from './collect';
+import { checkDeploy } from './deploy-check';
 import { checkInvariants } from './invariants';
 import { markOrphanTargets, planBookings } from './mix';
 import type { ChaosReport } from './report';
@@ -74,6 +75,12 @@ export interface ChaosOptions {
   engine: 'dev' | 'prod';
   /** Prod engine: how long a killed node stays down before it is started again. */
   nodeDownSeconds: number;
+  /**
+   * The deploy drill (chaos/deploy.ts, on the prod engine): workers of build A versioned and current from the start,
+   * build B (changed commands) beside them, gated and made current, rolled back to A, forward to B again, then A
+   * drained and stopped; every run must finish on the build it started on, and none fail for nondeterminism.
+   */
+  deploy: boolean;
   recovery: RecoveryOptions;
   supplierTimeoutsMs: { book: number; checkAvail: number; queryOrders: number };
   /**
@@ -111,6 +118,7 @@ export function chaosDefaults(overrides: Partial<ChaosOptions> = {}): ChaosOptio
     serverRestart: 'SIGKILL',
     engine: 'dev',
     nodeDownSeconds: 10,
+    deploy: false,
     recovery: CHAOS_RECOVERY,
     supplierTimeoutsMs: CHAOS_SUPPLIER_TIMEOUTS_MS,
     resultsDir: path.join(REPO, 'chaos', 'results'),
@@ -119,6 +127,8 @@ export function chaosDefaults(overrides: Partial<ChaosOptions> = {}): ChaosOptio
     keepTempDir: false,
     log: (line) => process.stderr.write(`[chaos] ${line}\n`),
     ...overrides,
+    // The drill runs on the production engine only.
+    ...(overrides.deploy ? { engine: 'prod' as const } : {}),
   };
 }
 
@@ -143,11 +153,17 @@ export async function runChaos(overrides: Partial<ChaosOptions> = {}): Promise<C
       log: o.log,
     });
     const checked = checkInvariants(stack, plan, collected, reconciliation, o.recovery.maxBookAttempts ?? 2);
+    const deploy = stack.deploy ? await checkDeploy(stack, fire, o.log) : undefined;
+    if (deploy) {
+      checked.violations.push(...deploy.violations);
+      checked.implicated.push(...deploy.implicated);
+    }
     const broken = checked.violations.length > 0;
     if (broken) keepDir = true;
     const histories = broken ? await keepImplicatedHistories(o, stack, checked.implicated) : [];
     const tempDir = keepDir ? dir : undefined;
     const report = buildReport({ o, t0, plan, stack, fire, collected, checked, reconciliation, histories, tempDir });
+    if (deploy) report.deploy = deploy.report;
     writeReport(o, report);
     return report;
   } catch (err) {
@@ -184,7 +200,8 @@ function writeReport(o: ChaosOptions, report: ChaosReport): void {
   writeFileSync(path.join(o.resultsDir, chaosReportFile(o)), `${JSON.stringify(report, null, 2)}\n`);
 }
 
-/** chaos-<seed>.json, or chaos-prod-<seed>.json on the production engine. */
-export function chaosReportFile(o: Pick<ChaosOptions, 'engine' | 'seed'>): string {
+/** chaos-<seed>.json, chaos-prod-<seed>.json on the production engine, chaos-deploy-<seed>.json for the drill. */
+export function chaosReportFile(o: Pick<ChaosOptions, 'engine' | 'seed'> & { deploy?: boolean }): string {
+  if (o.deploy) return `chaos-deploy-${o.seed}.json`;
   return o.engine === 'prod' ? `chaos-prod-${o.seed}.json` : `chaos-${o.seed}.json`;
 }

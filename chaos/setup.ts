@@ -10,8 +10,20 @@ import { connectClient } from '../src/client';
 import { newEncryptionKey } from '../src/codec/encryption';
 import { SANDBOX_PROFILE, type Sandbox } from '../dev/sandbox/server';
 import type { ChaosOptions } from './run';
+import { createEncryptionCodec } from '../src/codec/encryption';
+import {
+  BUILD_SLOTS,
+  DRILL_DEPLOYMENT,
+  makeCurrent,
+  operatorClient,
+  type BuildLabel,
+  type DeployRecord,
+  type DeployStep,
+  type DeployStack,
+} from './deploy';
 import {
   buildBundle,
+  buildChangedCommandsBundle,
   compileWorker,
   startChaosSandbox,
   startProdServer,
@@ -44,6 +56,8 @@ export interface Stack {
   keyId: string;
   /** From the run's start until the stack was up. */
   setupMs: number;
+  /** `--deploy`: the drill's builds (A's workers polling and current, B's started later), its operator and record. */
+  deploy?: DeployStack & { record: DeployRecord; envOf: (label: BuildLabel) => Record<string, string> };
 }
 
 /** Stands the stack up, registering each part's cleanup before awaiting it, so a failure still stops the rest. */
@@ -54,9 +68,10 @@ export async function standUpStack(o: ChaosOptions, dir: string, cleanups: Clean
   // Registered before awaiting, so a failure of one still stops the others.
   cleanups.push(async () => (await sandboxP.catch(() => undefined))?.close());
   cleanups.push(async () => (await serverP.catch(() => undefined))?.stop());
-  const [entry, bundlePath, sandbox, server] = await Promise.all([
+  const [entry, bundlePath, bundleB, sandbox, server] = await Promise.all([
     compileWorker(path.join(dir, 'lib')),
     o.bundlePath ?? buildBundle(dir),
+    o.deploy ? buildChangedCommandsBundle(dir) : undefined,
     sandboxP,
     serverP,
   ]);
@@ -66,16 +81,63 @@ export async function standUpStack(o: ChaosOptions, dir: string, cleanups: Clean
   writeFileSync(path.join(dir, 'payload-encryption-keys'), `${keys}\n`, { mode: 0o600 });
   const fleet = workerFleet(o, { entry, bundlePath, dir, keys, server, sandbox });
   cleanups.push(() => fleet.stop());
-  await fleet.start();
+  const builds = { A: `a-${o.seed}`, B: `b-${o.seed}` };
+  const bundles = { A: bundlePath, B: bundleB ?? bundlePath };
+  // A build's workers: the fleet's environment, their deployment, build id and bundle.
+  const envOf = (label: BuildLabel) => ({
+    WORKER_DEPLOYMENT_NAME: DRILL_DEPLOYMENT,
+    WORKER_BUILD_ID: builds[label],
+    WORKER_WORKFLOW_BUNDLE: bundles[label],
+  });
+  if (o.deploy) await fleet.add([...BUILD_SLOTS.A], envOf('A'));
+  else await fleet.start();
   // The client helper, configured exactly like a partner's backend: same variables, same keys.
   const client = await connectClient({ TEMPORAL_ADDRESS: server.address, PAYLOAD_ENCRYPTION_KEYS: keys });
   cleanups.push(() => client.connection.close());
   const raw = new Client({ connection: client.connection, namespace: 'default' });
+  const deploy = o.deploy ? await firstBuildCurrent(o, { client, builds, bundles, keyId, key, envOf, t0 }) : undefined;
   const setupMs = Date.now() - t0;
   o.log(
-    `stack up in ${seconds(setupMs)} s: server ${server.address}, sandbox ${sandbox.url}, workers ${WORKER_SLOTS.join(', ')}`,
+    `stack up in ${seconds(setupMs)} s: server ${server.address}, sandbox ${sandbox.url}, workers ${fleet.liveSlots().join(', ')}`,
   );
-  return { sandbox, server, fleet, client, raw, key, keyId, setupMs };
+  return { sandbox, server, fleet, client, raw, key, keyId, setupMs, ...(deploy ? { deploy } : {}) };
+}
+
+/** The drill's first step, before any booking: build A, polling, made current by the operator. */
+async function firstBuildCurrent(
+  o: ChaosOptions,
+  s: {
+    client: Client;
+    builds: Record<BuildLabel, string>;
+    bundles: Record<BuildLabel, string>;
+    keyId: string;
+    key: string;
+    envOf: (label: BuildLabel) => Record<string, string>;
+    t0: number;
+  },
+): Promise<NonNullable<Stack['deploy']>> {
+  const codec = createEncryptionCodec({
+    keys: new Map([[s.keyId, Buffer.from(s.key, 'base64')]]),
+    activeKeyId: s.keyId,
+  });
+  const deploy: NonNullable<Stack['deploy']> = {
+    deploymentName: DRILL_DEPLOYMENT,
+    builds: {
+      A: { deploymentName: DRILL_DEPLOYMENT, buildId: s.builds.A },
+      B: { deploymentName: DRILL_DEPLOYMENT, buildId: s.builds.B },
+    },
+    bundles: s.bundles,
+    operator: operatorClient(s.client.connection, 'default'),
+    dataConverter: { payloadCodecs: [codec] },
+    envOf: s.envOf,
+    record: { deploymentName: DRILL_DEPLOYMENT, builds: s.builds, steps: [], errors: [] },
+  };
+  const step: DeployStep = { kind: 'first', build: 'A', buildId: s.builds.A, atSeconds: 0, setAttempts: 0 };
+  deploy.record.steps.push(step);
+  if (!(await makeCurrent(deploy, 'A', step, { log: o.log }))) {
+    throw new Error(`build A could not be made current: ${step.error}`);
+  }
+  return deploy;
 }
 
 /** The run's two workers, configured as production's are but for the chaos schedule and timeouts. */
@@ -85,7 +147,8 @@ function workerFleet(
 ): WorkerFleet {
   return new WorkerFleet({
     entry: s.entry,
-    slots: WORKER_SLOTS,
+    // The drill adds its builds' slots itself (fleet.add).
+    slots: o.deploy ? [] : WORKER_SLOTS,
     logDir: s.dir,
     log: o.log,
     env: workerEnv({

@@ -13,6 +13,7 @@ import { createWriteStream, existsSync, mkdirSync, writeFileSync, type WriteStre
 import path from 'node:path';
 import readline from 'node:readline';
 import { bundleWorkflowCode } from '@temporalio/worker';
+import { workflowBundlerOptions } from '../src/workflow-bundle';
 import { startSandbox, type Sandbox } from '../dev/sandbox/server';
 import { resolveServerExecutable } from '../dev/temporal/binaries';
 import { startDevServer, type DevServer } from '../dev/temporal/dev-server';
@@ -86,6 +87,22 @@ export async function buildBundle(dir: string): Promise<string> {
     logger: quiet as never,
   });
   const file = path.join(dir, 'workflow-bundle.js');
+  writeFileSync(file, code);
+  return file;
+}
+
+/**
+ * The deploy drill's build B (dev/builds/changed-commands: src/workflows with a 1 ms timer first in every booking, no
+ * patch), bundled with the options every shipped bundle has.
+ */
+export async function buildChangedCommandsBundle(dir: string): Promise<string> {
+  const quiet = { info() {}, warn() {}, error: console.error, debug() {}, trace() {}, log() {} };
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: require.resolve(path.join(REPO, 'dev', 'builds', 'changed-commands')),
+    logger: quiet as never,
+    ...workflowBundlerOptions(),
+  });
+  const file = path.join(dir, 'workflow-bundle-changed-commands.js');
   writeFileSync(file, code);
   return file;
 }
@@ -196,6 +213,8 @@ export interface WorkerFleetStats {
   unexpectedExits: number;
   /** Milliseconds from spawn to "polling", per (re)start. */
   startMs: number[];
+  /** SIGKILLs per slot. */
+  killsBySlot: Record<string, number>;
 }
 
 /** A line a worker printed, tagged with the slot and generation that printed it. */
@@ -210,9 +229,14 @@ export interface WorkerLogLine {
  * that dies by itself is restarted too, and counted, since that is a finding.
  */
 export class WorkerFleet {
-  readonly stats: WorkerFleetStats = { kills: 0, restarts: 0, unexpectedExits: 0, startMs: [] };
+  readonly stats: WorkerFleetStats = { kills: 0, restarts: 0, unexpectedExits: 0, startMs: [], killsBySlot: {} };
   readonly lines: WorkerLogLine[] = [];
   private readonly children = new Map<string, ChildProcess>();
+  /** Every slot started so far, in order, and the environment of those that differ from the fleet's. */
+  private readonly slots: string[] = [];
+  private readonly slotEnv = new Map<string, Record<string, string>>();
+  /** Slots stopped for good (a build taken down): not restarted, not killed. */
+  private readonly retired = new Set<string>();
   private readonly ready = new Map<string, boolean>();
   private readonly generation = new Map<string, number>();
   private readonly files = new Map<string, WriteStream>();
@@ -221,15 +245,44 @@ export class WorkerFleet {
 
   constructor(private readonly options: WorkerFleetOptions) {
     mkdirSync(options.logDir, { recursive: true });
-    for (const slot of options.slots) {
-      this.files.set(slot, createWriteStream(path.join(options.logDir, `worker-${slot}.log`), { flags: 'a' }));
-    }
   }
 
   /** Starts every slot and waits until all poll. */
   async start(timeoutMs = 60_000): Promise<void> {
-    await Promise.all(this.options.slots.map((slot) => this.spawn(slot)));
-    await this.waitReady(this.options.slots, timeoutMs);
+    await this.add(this.options.slots, {}, timeoutMs);
+  }
+
+  /**
+   * Starts more slots beside the running ones (another build's workers: `env` over the fleet's), and waits until
+   * they poll. A slot keeps its environment through every restart.
+   */
+  async add(slots: string[], env: Record<string, string>, timeoutMs = 60_000): Promise<void> {
+    for (const slot of slots) {
+      this.slots.push(slot);
+      this.slotEnv.set(slot, env);
+      this.files.set(slot, createWriteStream(path.join(this.options.logDir, `worker-${slot}.log`), { flags: 'a' }));
+    }
+    slots.forEach((slot) => this.spawn(slot));
+    await this.waitReady(slots, timeoutMs);
+  }
+
+  /** The slots running now (started, not retired), in the order they were added: what a kill may pick from. */
+  liveSlots(): string[] {
+    return this.slots.filter((s) => !this.retired.has(s));
+  }
+
+  /** Stops the slots for good (their build is taken down): an expected exit, never restarted. */
+  async retire(slots: string[]): Promise<void> {
+    await Promise.all(
+      slots.map(async (slot) => {
+        this.retired.add(slot);
+        const child = this.children.get(slot);
+        if (!child) return;
+        this.expectedExit.add(child);
+        child.kill('SIGKILL');
+        await exited(child, 10_000);
+      }),
+    );
   }
 
   isReady(slot: string): boolean {
@@ -239,12 +292,13 @@ export class WorkerFleet {
   /** SIGKILLs the slot's worker and starts a new one at once. */
   async kill(slot: string): Promise<void> {
     const child = this.children.get(slot);
-    if (!child) return;
+    if (!child || this.retired.has(slot)) return;
     this.expectedExit.add(child);
     child.kill('SIGKILL');
     await exited(child, 10_000);
     this.stats.kills++;
-    if (this.stopping) return;
+    this.stats.killsBySlot[slot] = (this.stats.killsBySlot[slot] ?? 0) + 1;
+    if (this.stopping || this.retired.has(slot)) return;
     this.stats.restarts++;
     this.spawn(slot);
   }
@@ -280,7 +334,7 @@ export class WorkerFleet {
     const name = `${slot}#${gen}`;
     const spawnedAt = Date.now();
     const child = spawn(process.execPath, [...WORKER_NODE_FLAGS, this.options.entry], {
-      env: this.options.env,
+      env: { ...this.options.env, ...this.slotEnv.get(slot) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     track(child);
@@ -299,13 +353,13 @@ export class WorkerFleet {
     }
     child.once('exit', (code, signal) => {
       if (this.children.get(slot) === child) this.ready.set(slot, false);
-      if (this.expectedExit.delete(child) || this.stopping) return;
+      if (this.expectedExit.delete(child) || this.stopping || this.retired.has(slot)) return;
       // A worker that died by itself: a finding. Restart it (bounded), so the run can still finish.
       this.stats.unexpectedExits++;
       this.options.log(`worker ${name} exited by itself (code ${code}, signal ${signal}); restarting`);
       if (this.stats.unexpectedExits <= 50) {
         setTimeout(() => {
-          if (!this.stopping && this.children.get(slot) === child) {
+          if (!this.stopping && !this.retired.has(slot) && this.children.get(slot) === child) {
             this.stats.restarts++;
             this.spawn(slot);
           }

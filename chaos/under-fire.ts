@@ -6,6 +6,7 @@
 import type { Client } from '@temporalio/client';
 import { InvalidBookingRequestError, startBooking } from '../src/client';
 import { cancelPlanned, type CancelDriverOptions } from './cancel';
+import { runDrill } from './deploy';
 import type { CancellationObservation } from './check';
 import { killLoop, prodFaults, progress, queryOrdersFaults, restartServerOnce } from './faults';
 import type { PlannedBooking } from './mix';
@@ -91,6 +92,21 @@ export async function bookUnderFire(
     signal: userSignal,
   });
   const loops = chaosLoops(o, plan, stack, fire);
+  let startsDone = false;
+  // The deploy drill ends once build A is drained and stopped (or at the hard limit): not cut short by the drain.
+  const drill = stack.deploy
+    ? runDrill(stack.deploy, stack.fleet, stack.deploy.record, {
+        phaseStart: phases.phaseStart,
+        startPhaseMs: phases.startPhaseMs,
+        hardLimitAt: phases.hardLimitAt,
+        startsDone: () => startsDone,
+        envOf: stack.deploy.envOf,
+        signal: userSignal,
+        log: o.log,
+        mark: fire.mark,
+      })
+    : Promise.resolve();
+  cleanups.push(() => drill);
   // Whatever happens below, the chaos loops end before the stack is taken down.
   cleanups.push(async () => {
     chaosStop.abort();
@@ -98,6 +114,7 @@ export async function bookUnderFire(
   });
 
   await startAll;
+  startsDone = true;
   const startedAt = Date.now();
   if (!userSignal.aborted)
     o.log(
@@ -105,6 +122,7 @@ export async function bookUnderFire(
     );
   await drain(stack.client, fire, userSignal);
   await cancels.settled();
+  await drill;
   fire.live.allClosed = true;
   chaosStop.abort();
   await Promise.allSettled(loops);
@@ -245,7 +263,9 @@ function serverFaults(o: ChaosOptions, server: Stack['server'], fire: Fire): Pro
 /** The progress line: starts, workflows running, cancellations under way, kills and server restarts so far. */
 function progressLine(plan: PlannedBooking[], stack: Stack, fire: Fire): string {
   const started = fire.starts.filter((s) => s?.ok).length;
-  return `t+${seconds(Date.now() - fire.phases.phaseStart)} s: started ${started}/${plan.length}, running ${fire.live.openCount}, cancellations under way ${fire.cancels.inFlight}, kills ${stack.fleet.stats.kills}, server restarts ${fire.live.serverRestarts}`;
+  const current = stack.deploy?.record.steps.filter((s) => s.setAfterMs !== undefined).at(-1);
+  const build = current ? `, build ${current.build} current, workers ${stack.fleet.liveSlots().join(' ')}` : '';
+  return `t+${seconds(Date.now() - fire.phases.phaseStart)} s: started ${started}/${plan.length}, running ${fire.live.openCount}, cancellations under way ${fire.cancels.inFlight}, kills ${stack.fleet.stats.kills}, server restarts ${fire.live.serverRestarts}${build}`;
 }
 
 /** Waits until nothing runs (bookings, cancellations), or the hard limit. */

@@ -1,0 +1,288 @@
+/**
+ * The deploy drill (`--deploy`): two builds of the booking workers side by side under fire, on Worker Deployment
+ * Versioning. Build A (src/workflows) is made current before the first booking; at DRILL_AT.deploy build B (the
+ * changed-commands bundle, dev/builds/changed-commands) starts beside it, passes the replay gate and is made current;
+ * at DRILL_AT.rollback A is made current again (gated), at DRILL_AT.forward B again. Then the drill waits until no
+ * open run is on A and stops A's workers. Every routing change goes through src/deploy/routing.ts as the operator;
+ * every gate through src/deploy/gate.ts with the workers' payload keys.
+ */
+import { Client, type ConnectionLike } from '@temporalio/client';
+import type { DataConverter } from '@temporalio/common';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { DEFAULT_TASK_QUEUE } from '../src/client';
+import { describeGate, runReplayGate, type GateReport } from '../src/deploy/gate';
+import { describeDeployment, openRunsOn, setCurrentBuild } from '../src/deploy/routing';
+import type { WorkerBuild } from '../src/deploy/version';
+import type { Log, WorkerFleet } from './stack';
+import { errorLine, seconds, sleep } from './timing';
+
+/** The deployment the drill's workers poll as. */
+export const DRILL_DEPLOYMENT = 'chaos';
+/** Who changes the routing, as the server records it (the deployment's lastModifierIdentity). */
+export const DRILL_OPERATOR = 'chaos-operator';
+/** Fractions of the start phase at which the routing changes (apart from the prod faults at 1/3, 1/2 and 2/3). */
+export const DRILL_AT = { deploy: 0.25, rollback: 0.45, forward: 0.6 } as const;
+/** Worker slots per build: two each, so a kill never leaves a build without a poller. */
+export const BUILD_SLOTS = { A: ['A1', 'A2'], B: ['B1', 'B2'] } as const;
+
+export type BuildLabel = 'A' | 'B';
+
+/** The drill's builds, bundles and operator, made at setup. */
+export interface DeployStack {
+  deploymentName: string;
+  builds: Record<BuildLabel, WorkerBuild>;
+  /** Workflow bundles (WORKER_WORKFLOW_BUNDLE) per build. */
+  bundles: Record<BuildLabel, string>;
+  /** The operator's client: routing and the replay gate. */
+  operator: Client;
+  /** The payload codec the runs are written with, for the gate's replays. */
+  dataConverter: DataConverter;
+}
+
+/** One routing change: the gate before it (none for the first build), the call, and when it took effect. */
+export interface DeployStep {
+  kind: 'first' | 'deploy' | 'rollback' | 'forward';
+  build: BuildLabel;
+  buildId: string;
+  /** Seconds since the phase start when the step began (negative: before the first booking). */
+  atSeconds: number;
+  gate?: {
+    verdict: 'pass' | 'refuse' | 'error';
+    seconds: number;
+    counts?: GateReport['counts'];
+    openElsewhere?: Record<string, number>;
+    reasons: string[];
+    lines: string[];
+  };
+  /** Epoch ms just before the setCurrent call that took, and when it returned; absent: the build never became current. */
+  setBeforeMs?: number;
+  setAfterMs?: number;
+  setAttempts: number;
+  /** The current build the server reported after the call. */
+  currentAfter?: string;
+  error?: string;
+}
+
+/** What the drill did and saw, for the checks and the report. */
+export interface DeployRecord {
+  deploymentName: string;
+  builds: Record<BuildLabel, string>;
+  steps: DeployStep[];
+  /** When B's workers were started and polling. */
+  bStartedAtSeconds?: number;
+  bReadyMs?: number;
+  /** A's drain: from the moment it stopped being current (B made current for good) to no open run on it. */
+  aDrain?: {
+    notCurrentSinceMs: number;
+    drainedAtMs?: number;
+    /** Epoch ms when A's workers were stopped (absent: never, A still had runs at the hard limit). */
+    stoppedAtMs?: number;
+    /** openRunsOn(A) readings while it drained: [seconds since A stopped being current, count]. */
+    samples: Array<[number, number]>;
+  };
+  errors: string[];
+}
+
+/** A client as the operator: same connection, its own identity. */
+export function operatorClient(connection: ConnectionLike, namespace: string): Client {
+  return new Client({ connection, namespace, identity: DRILL_OPERATOR });
+}
+
+/** Makes `build` current, retrying while its pollers register or a node is down; records the call on the step. */
+export async function makeCurrent(
+  d: DeployStack,
+  label: BuildLabel,
+  step: DeployStep,
+  opts: { log: Log; limitMs?: number },
+): Promise<boolean> {
+  const build = d.builds[label];
+  const giveUpAt = Date.now() + (opts.limitMs ?? 90_000);
+  for (;;) {
+    step.setAttempts++;
+    const before = Date.now();
+    try {
+      await setCurrentBuild(d.operator, build, { identity: DRILL_OPERATOR });
+      step.setBeforeMs = before;
+      step.setAfterMs = Date.now();
+      const routing = await describeDeployment(d.operator, build.deploymentName).catch(() => undefined);
+      if (routing?.current) step.currentAfter = routing.current;
+      delete step.error;
+      opts.log(`deploy: build ${label} (${build.buildId}) current after ${step.setAttempts} call(s)`);
+      return true;
+    } catch (err) {
+      step.error = errorLine(err);
+      if (Date.now() > giveUpAt) {
+        opts.log(`deploy: build ${label} could not be made current: ${step.error}`);
+        return false;
+      }
+      await sleep(1_000);
+    }
+  }
+}
+
+/**
+ * The replayer's workers log each state change at INFO through the process's SDK runtime: this process only replays,
+ * so its runtime logs warnings and errors. A runtime already installed (a test's) is left as it is.
+ */
+function quietReplayLogs(): void {
+  try {
+    Runtime.install({ logger: new DefaultLogger('WARN') });
+  } catch {
+    // Installed already: its logger stays.
+  }
+}
+
+/** The replay gate for `label`, tried again when the cluster does not answer (a node down); a verdict is final. */
+async function gate(d: DeployStack, label: BuildLabel, log: Log): Promise<NonNullable<DeployStep['gate']>> {
+  quietReplayLogs();
+  const t = Date.now();
+  let lastError = '';
+  for (let attempt = 1; attempt <= 4; attempt++) {
+    try {
+      const report = await runReplayGate({
+        client: d.operator,
+        workflowBundle: { codePath: d.bundles[label] },
+        dataConverter: d.dataConverter,
+        build: d.builds[label],
+        taskQueue: DEFAULT_TASK_QUEUE,
+      });
+      const lines = describeGate(report);
+      for (const line of lines) log(`gate ${label}: ${line.trim()}`);
+      return {
+        verdict: report.verdict,
+        seconds: seconds(Date.now() - t),
+        counts: report.counts,
+        openElsewhere: report.openElsewhere,
+        reasons: report.reasons.slice(0, 20),
+        lines,
+      };
+    } catch (err) {
+      lastError = errorLine(err);
+      log(`gate ${label}: attempt ${attempt} failed: ${lastError}`);
+      await sleep(3_000 * attempt);
+    }
+  }
+  return { verdict: 'error', seconds: seconds(Date.now() - t), reasons: [lastError], lines: [] };
+}
+
+/** One gated routing change: gate, then (on a pass only) make the build current. */
+async function gatedStep(
+  d: DeployStack,
+  record: DeployRecord,
+  kind: DeployStep['kind'],
+  label: BuildLabel,
+  o: { phaseStart: number; log: Log; mark: (event: string) => void },
+): Promise<DeployStep> {
+  const step: DeployStep = {
+    kind,
+    build: label,
+    buildId: d.builds[label].buildId,
+    atSeconds: seconds(Date.now() - o.phaseStart),
+    setAttempts: 0,
+  };
+  record.steps.push(step);
+  o.mark(`${kind}: replay gate for build ${label}`);
+  step.gate = await gate(d, label, o.log);
+  if (step.gate.verdict !== 'pass') {
+    step.error = `gate ${step.gate.verdict}: ${step.gate.reasons[0] ?? ''}`;
+    o.mark(`${kind}: gate for build ${label} ${step.gate.verdict}; routing left as it was`);
+    return step;
+  }
+  if (await makeCurrent(d, label, step, o)) o.mark(`${kind}: build ${label} current`);
+  return step;
+}
+
+/**
+ * The drill, as a loop beside the chaos: B started and made current, A again, B again, at their times; then A
+ * drained and stopped. Ends when A is stopped, or at the hard limit with A still up (a finding).
+ */
+export async function runDrill(
+  d: DeployStack,
+  fleet: WorkerFleet,
+  record: DeployRecord,
+  o: {
+    phaseStart: number;
+    startPhaseMs: number;
+    hardLimitAt: number;
+    startsDone: () => boolean;
+    envOf: (label: BuildLabel) => Record<string, string>;
+    signal: AbortSignal;
+    log: Log;
+    mark: (event: string) => void;
+  },
+): Promise<void> {
+  const at = (fraction: number) => o.phaseStart + o.startPhaseMs * fraction;
+  const since = () => seconds(Date.now() - o.phaseStart);
+  try {
+    await sleep(at(DRILL_AT.deploy) - Date.now(), o.signal);
+    if (o.signal.aborted) return;
+    o.mark('build B: workers starting beside A');
+    const t = Date.now();
+    record.bStartedAtSeconds = since();
+    await fleet.add([...BUILD_SLOTS.B], o.envOf('B'));
+    record.bReadyMs = Date.now() - t;
+    o.mark(`build B: workers polling after ${record.bReadyMs} ms`);
+    await gatedStep(d, record, 'deploy', 'B', o);
+
+    await sleep(at(DRILL_AT.rollback) - Date.now(), o.signal);
+    if (o.signal.aborted) return;
+    await gatedStep(d, record, 'rollback', 'A', o);
+
+    await sleep(at(DRILL_AT.forward) - Date.now(), o.signal);
+    if (o.signal.aborted) return;
+    const forward = await gatedStep(d, record, 'forward', 'B', o);
+    if (forward.setAfterMs === undefined) {
+      record.errors.push('build B was not made current again: A keeps taking new runs and is never drained');
+      return;
+    }
+    await drainAndStopA(d, fleet, record, forward.setBeforeMs!, o);
+  } catch (err) {
+    record.errors.push(`drill: ${errorLine(err)}`);
+    o.log(`deploy drill failed: ${errorLine(err)}`);
+  }
+}
+
+/**
+ * Waits until visibility counts no open run on A twice, 3 s apart, and every booking has been started; then stops
+ * A's workers. The time to drain runs from the moment A stopped being current.
+ */
+async function drainAndStopA(
+  d: DeployStack,
+  fleet: WorkerFleet,
+  record: DeployRecord,
+  notCurrentSinceMs: number,
+  o: { hardLimitAt: number; startsDone: () => boolean; signal: AbortSignal; log: Log; mark: (e: string) => void },
+): Promise<void> {
+  const drain: NonNullable<DeployRecord['aDrain']> = { notCurrentSinceMs, samples: [] };
+  record.aDrain = drain;
+  let zeros = 0;
+  while (Date.now() < o.hardLimitAt && !o.signal.aborted) {
+    let count: number | undefined;
+    try {
+      count = await openRunsOn(d.operator, d.builds.A);
+    } catch {
+      // A node may be down: ask again.
+    }
+    if (count !== undefined) {
+      drain.samples.push([seconds(Date.now() - notCurrentSinceMs), count]);
+      if (count === 0) {
+        if (zeros === 0) drain.drainedAtMs = Date.now();
+        zeros++;
+      } else {
+        zeros = 0;
+        delete drain.drainedAtMs;
+      }
+      if (zeros >= 2 && o.startsDone()) break;
+    }
+    await sleep(3_000, o.signal);
+  }
+  if (zeros < 2 || !o.startsDone()) {
+    record.errors.push(`build A still had open runs at the hard limit (last count ${drain.samples.at(-1)?.[1]})`);
+    return;
+  }
+  o.mark(`build A drained ${seconds(drain.drainedAtMs! - notCurrentSinceMs)} s after it stopped being current`);
+  await fleet.retire([...BUILD_SLOTS.A]);
+  drain.stoppedAtMs = Date.now();
+  o.mark('build A: workers stopped');
+  o.log(`deploy: build A drained and stopped`);
+}
