@@ -24,6 +24,7 @@ import {
   type OrderState,
 } from '../client';
 import { bookingStateQuery, ORDER_OUTCOMES_NEEDING_A_PERSON, orderStateQuery } from '../contract';
+import { describeRunBuild, runBuildOf, type RunBuild } from '../console/build';
 import { operatorIdentity, recordedAs } from './identity';
 import type { Money } from '../values';
 import {
@@ -60,6 +61,8 @@ export interface WorkflowReport {
   closeTime?: string;
   /** The BookingStage search attribute: the booking's stage or outcome, the order run's `order-<stage>`. */
   stage?: string;
+  /** The build the run is on (Worker Deployment Versioning), or null when it is unversioned. */
+  build: RunBuild | null;
   /** Why a run that closed without a result ended (FAILED, TERMINATED, TIMED_OUT, CANCELED). */
   failure?: FailureReport;
 }
@@ -119,6 +122,7 @@ function workflowReport(d: WorkflowExecutionDescription): WorkflowReport {
     startTime: d.startTime.toISOString(),
     ...(d.closeTime ? { closeTime: d.closeTime.toISOString() } : {}),
     ...(stage ? { stage } : {}),
+    build: runBuildOf(d) ?? null,
   };
 }
 
@@ -235,6 +239,7 @@ function bookingLines(b: NonNullable<StatusReport['booking']>): string[] {
   const lines = [`Booking workflow ${b.workflowId}: ${b.status}, started ${b.startTime}`];
   if (b.closeTime) lines.push(`  closed ${b.closeTime}`);
   if (b.stage) lines.push(`  stage: ${b.stage}`);
+  lines.push(`  build: ${describeRunBuild(b.build)}`);
   const s = b.state;
   if (s) {
     lines.push(`  book attempts: ${s.bookAttempts.length}, polls: ${s.polls.length}`);
@@ -270,6 +275,7 @@ function orderLines(o: NonNullable<StatusReport['order']>): string[] {
   const lines = [`Order workflow ${o.workflowId} (latest run): ${o.status}, started ${o.startTime}`];
   if (o.closeTime) lines.push(`  closed ${o.closeTime}`);
   if (o.stage) lines.push(`  stage: ${o.stage}`);
+  lines.push(`  build: ${describeRunBuild(o.build)}`);
   if (o.state) lines.push(`  state: ${JSON.stringify(o.state)}`);
   if (o.outcome) lines.push(`  outcome: ${JSON.stringify(o.outcome)}`);
   lines.push(...failureLines(o.failure));
@@ -357,6 +363,8 @@ export interface ListedWorkflow {
   status: string;
   startTime: string;
   closeTime?: string;
+  /** The build the run is on, as visibility lists it, or null when it is unversioned. */
+  build: RunBuild | null;
 }
 
 export interface ListReport {
@@ -400,13 +408,15 @@ export async function runList(
       status: w.status.name,
       startTime: w.startTime.toISOString(),
       ...(w.closeTime ? { closeTime: w.closeTime.toISOString() } : {}),
+      build: runBuildOf(w) ?? null,
     });
     if (workflows.length >= limit) break;
   }
   if (workflows.length === 0) io.say(`No workflow has BookingStage "${stage}"`);
   else {
-    io.say(['REFERENCE', 'STAGE', 'WORKFLOW ID', 'STARTED'].join('\t'));
-    for (const w of workflows) io.say([w.reference ?? '-', w.stage, w.workflowId, w.startTime].join('\t'));
+    io.say(['REFERENCE', 'STAGE', 'WORKFLOW ID', 'STARTED', 'BUILD'].join('\t'));
+    for (const w of workflows)
+      io.say([w.reference ?? '-', w.stage, w.workflowId, w.startTime, w.build?.buildId ?? 'unversioned'].join('\t'));
     if (workflows.length >= limit) io.say(`(first ${limit}; --limit shows more)`);
   }
   const report: ListReport = { stage, query, limit, workflows };

@@ -21,6 +21,7 @@ import {
   type PollRecord,
 } from '../contract';
 import { OPERATOR_NOTE_WORKFLOW_TYPE, operatorNoteWorkflowId } from '../client';
+import { runBuildOf, type RunBuild } from './build';
 
 export type ItemKind = 'unresolved-booking' | 'order' | 'sweep-finding';
 
@@ -32,6 +33,8 @@ export interface ConsoleItem {
   customerReferenceNo?: string;
   /** Its BookingStage (`unresolved`, `order-cancel-failed`, …) or, for a sweep finding, `orphan` / `mismatch`. */
   stage: string;
+  /** The build the run that asked for a person ran on (Worker Deployment Versioning); null when unversioned. */
+  build: RunBuild | null;
   closedAt?: string;
   ageMinutes?: number;
   /** One line: what happened, in the workflow's own words. */
@@ -41,6 +44,9 @@ export interface ConsoleItem {
   /** What a person may do here; the console offers these actions and no others. */
   actions: Array<'check' | 'quote-cancel' | 'handled'>;
 }
+
+/** An item as a reader finds it; readable() adds the build of the run it read. */
+type FoundItem = Omit<ConsoleItem, 'build'>;
 
 /** Order stages whose latest run leaves the order to a person (the contract's ORDER_OUTCOMES_NEEDING_A_PERSON). */
 export const ORDER_STAGES_NEEDING_A_PERSON = ORDER_OUTCOMES_NEEDING_A_PERSON.map((kind) => `order-${kind}` as const);
@@ -92,7 +98,7 @@ export function noteItem(item: Pick<ConsoleItem, 'workflowId' | 'runId' | 'custo
   };
 }
 
-async function unresolvedBooking(client: Client, w: WorkflowExecutionInfo): Promise<ConsoleItem[]> {
+async function unresolvedBooking(client: Client, w: WorkflowExecutionInfo): Promise<FoundItem[]> {
   const outcome = await resultOf<BookingOutcome>(client, w);
   if (!outcome || outcome.kind !== 'unresolved') return [];
   const ref = outcome.customerReferenceNo;
@@ -150,7 +156,7 @@ function cancelAskedFor(lastPolled: number | undefined, since: OrderOutcome | un
   return `Caller asked to cancel; order ${status}, not Cancelled: ${action}.`;
 }
 
-async function orderItem(client: Client, w: WorkflowExecutionInfo): Promise<ConsoleItem[]> {
+async function orderItem(client: Client, w: WorkflowExecutionInfo): Promise<FoundItem[]> {
   // `w` is the newest run of this order that left it to a person. A later run settles it only if it cancelled the
   // order or checked it as expected; a quote, a refused request or a run still going leave the item listed.
   const latest = await client.workflow.getHandle(w.workflowId).describe();
@@ -182,13 +188,15 @@ async function orderItem(client: Client, w: WorkflowExecutionInfo): Promise<Cons
   ];
 }
 
+/** The items `read` finds for the run `w`, each with the build `w` ran on. */
 async function readable(
   w: WorkflowExecutionInfo,
   kind: ItemKind,
-  read: () => Promise<ConsoleItem[]>,
+  read: () => Promise<FoundItem[]>,
 ): Promise<ConsoleItem[]> {
+  const build = runBuildOf(w) ?? null;
   try {
-    return await read();
+    return (await read()).map((item) => ({ ...item, build }));
   } catch (err) {
     const ref = w.typedSearchAttributes.get(CustomerReferenceNoKey);
     return [
@@ -198,6 +206,7 @@ async function readable(
         runId: w.runId,
         ...(ref ? { customerReferenceNo: ref } : {}),
         stage: w.typedSearchAttributes.get(BookingStageKey) ?? '',
+        build,
         ...closed(w),
         summary: `could not be read here (${err instanceof Error ? err.message : String(err)}): open its history`,
         polls: [],
@@ -213,7 +222,7 @@ interface SweepEntry {
   reason?: string;
 }
 
-async function sweepFindings(client: Client, w: WorkflowExecutionInfo): Promise<ConsoleItem[]> {
+async function sweepFindings(client: Client, w: WorkflowExecutionInfo): Promise<FoundItem[]> {
   const result = await resultOf<{ orphans?: SweepEntry[]; mismatches?: SweepEntry[] }>(client, w);
   if (!result) return [];
   const entries = [

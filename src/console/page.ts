@@ -1,4 +1,9 @@
-/** The console's one page: server-rendered HTML with plain forms (no script), every value escaped. */
+/**
+ * The console's pages, the list of what needs a person and a booking's own page: server-rendered HTML with plain
+ * forms (no script), every value escaped.
+ */
+import type { BookingDetail, RunSummary } from './booking';
+import { describeRunBuild, type RunBuild } from './build';
 import type { ConsoleItem } from './items';
 
 export interface PageModel {
@@ -29,11 +34,10 @@ const KIND_LABEL: Record<ConsoleItem['kind'], string> = {
   'sweep-finding': 'Sweep finding',
 };
 
-export function renderPage(model: PageModel): string {
-  const e = escapeHtml;
-  const rows = model.items.map((item) => renderItem(item, model.webUiUrl)).join('\n');
+/** The page around `body`: its title, the shared style. */
+function documentOf(title: string, body: string): string {
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Bookings that need a person</title>
+<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <style>
 body{font-family:system-ui,sans-serif;margin:2rem;max-width:72rem}
@@ -43,21 +47,30 @@ table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;pad
 .quote{background:#fff6e0;border:1px solid #fc6;padding:.5rem;margin-bottom:1rem}
 form{display:inline-block;margin:.1rem}small{color:#555}code{font-size:.9em}
 </style></head><body>
-<h1>Bookings that need a person</h1>
+${body}
+</body></html>`;
+}
+
+export function renderPage(model: PageModel): string {
+  const e = escapeHtml;
+  const rows = model.items.map((item) => renderItem(item, model.webUiUrl)).join('\n');
+  return documentOf(
+    'Bookings that need a person',
+    `<h1>Bookings that need a person</h1>
 ${model.operator ? renderOperator(model.operator, model.signedIn === true) : ''}
 <p><small>Unresolved bookings, orders a cancellation left to a person, and sweep findings. An item leaves the list once
 it is marked handled, or once a check finds the order settled.</small></p>
 ${model.message ? `<p class="message" role="status">${e(model.message)}</p>` : ''}
-${model.problem ? `<p class="problem" role="alert">${e(model.problem)}</p>\n<p><a href="/">Reload</a></p>` : renderList(model, rows)}
-</body></html>`;
+${model.problem ? `<p class="problem" role="alert">${e(model.problem)}</p>\n<p><a href="/">Reload</a></p>` : renderList(model, rows)}`,
+  );
 }
 
 function renderList(model: PageModel, rows: string): string {
   return `${model.quote ? renderQuote(model.quote) : ''}
 <p><a href="/">Refresh</a> · <span id="count">${model.items.length}</span> item(s)</p>
-<table><thead><tr><th>What</th><th>Reference</th><th>Stage</th><th>Age</th><th>Details</th><th>Actions</th></tr></thead>
+<table><thead><tr><th>What</th><th>Reference</th><th>Stage</th><th>Build</th><th>Age</th><th>Details</th><th>Actions</th></tr></thead>
 <tbody>
-${rows || '<tr><td colspan="6">Nothing needs a person.</td></tr>'}
+${rows || '<tr><td colspan="7">Nothing needs a person.</td></tr>'}
 </tbody></table>`;
 }
 
@@ -72,9 +85,7 @@ function renderItem(item: ConsoleItem, webUiUrl: string | undefined): string {
         `<li><code>${e(p.at)}</code> ${e(p.trigger)} → ${e(p.result)}${p.status !== undefined ? ` (status ${e(p.status)})` : ''}</li>`,
     )
     .join('');
-  const link = webUiUrl
-    ? ` <a href="${e(`${webUiUrl}/namespaces/default/workflows/${encodeURIComponent(item.workflowId)}/${encodeURIComponent(item.runId)}`)}">history</a>`
-    : '';
+  const link = historyLink(webUiUrl, item);
   const actions = [
     item.actions.includes('check') && ref
       ? `<form method="post" action="/actions/check">${target}${hidden('kind', item.kind)}<button>Check again now</button></form>`
@@ -89,7 +100,8 @@ function renderItem(item: ConsoleItem, webUiUrl: string | undefined): string {
   ].join('');
   return `<tr class="item" data-ref="${e(ref)}" data-kind="${e(item.kind)}">
 <td>${e(KIND_LABEL[item.kind])}<br><small><code>${e(item.workflowId)}</code>${link}</small></td>
-<td><code>${e(ref)}</code></td><td>${e(item.stage)}</td>
+<td>${ref ? `<a href="${e(bookingPath(ref))}"><code>${e(ref)}</code></a>` : ''}</td><td>${e(item.stage)}</td>
+<td>${renderBuild(item.build)}</td>
 <td>${item.ageMinutes !== undefined ? `${e(item.ageMinutes)} min` : ''}</td>
 <td>${e(item.summary)}${polls ? `<ul>${polls}</ul>` : ''}</td>
 <td>${actions}</td></tr>`;
@@ -113,4 +125,70 @@ function renderQuote(q: NonNullable<PageModel['quote']>): string {
   }. The order workflow quotes again before it sends Cancel and stops if the fee is higher.</p>
 <form method="post" action="/actions/cancel"><input type="hidden" name="ref" value="${e(q.customerReferenceNo)}">${feeFields}
 <input name="reason" required maxlength="500" placeholder="Reason" aria-label="reason"><button>Cancel at ${e(fee)}</button></form></div>`;
+}
+
+/** Where a reference's own page is. */
+export function bookingPath(ref: string): string {
+  return `/booking?ref=${encodeURIComponent(ref)}`;
+}
+
+/** A link to the run's history in the Web UI, when its address is known. */
+function historyLink(webUiUrl: string | undefined, run: { workflowId: string; runId: string }): string {
+  if (!webUiUrl) return '';
+  const url = `${webUiUrl}/namespaces/default/workflows/${encodeURIComponent(run.workflowId)}/${encodeURIComponent(run.runId)}`;
+  return ` <a href="${escapeHtml(url)}">history</a>`;
+}
+
+/** The build id, with how the run follows it and the deployment on hover; `unversioned` without one. */
+function renderBuild(build: RunBuild | null): string {
+  if (!build) return '<span class="build">unversioned</span>';
+  return `<span class="build" title="${escapeHtml(describeRunBuild(build))}"><code>${escapeHtml(build.buildId)}</code> <small>${escapeHtml(build.behavior)}</small></span>`;
+}
+
+export interface BookingPageModel {
+  /** The reference asked for; `detail` undefined when it has no booking and no order run. */
+  customerReferenceNo: string;
+  detail?: BookingDetail;
+  /** Why the booking could not be read: shown instead of "no booking". */
+  problem?: string;
+  webUiUrl?: string;
+  operator?: string;
+  signedIn?: boolean;
+}
+
+/** A booking's own page: its booking workflow and the order's latest run, each with status, stage and build. */
+export function renderBookingPage(model: BookingPageModel): string {
+  const e = escapeHtml;
+  const ref = model.customerReferenceNo;
+  const runs = model.detail
+    ? [
+        renderRun('Booking', model.detail.booking, model.webUiUrl),
+        renderRun('Order (latest run)', model.detail.order, model.webUiUrl),
+      ].join('\n')
+    : '';
+  return documentOf(
+    `Booking ${ref}`,
+    `<h1>Booking <code>${e(ref)}</code></h1>
+${model.operator ? renderOperator(model.operator, model.signedIn === true) : ''}
+<p><a href="/">Back to what needs a person</a></p>
+${
+  model.problem
+    ? `<p class="problem" role="alert">${e(model.problem)}</p>`
+    : model.detail
+      ? `<table><thead><tr><th>Workflow</th><th>Status</th><th>Stage</th><th>Build</th><th>Started</th><th>Closed</th></tr></thead>
+<tbody>
+${runs}
+</tbody></table>`
+      : '<p class="problem" role="alert">No booking (and no order run) for this reference.</p>'
+}`,
+  );
+}
+
+function renderRun(label: string, run: RunSummary | null, webUiUrl: string | undefined): string {
+  const e = escapeHtml;
+  if (!run) return `<tr class="run"><td>${e(label)}</td><td colspan="5">none</td></tr>`;
+  return `<tr class="run" data-workflow-id="${e(run.workflowId)}">
+<td>${e(label)}<br><small><code>${e(run.workflowId)}</code>${historyLink(webUiUrl, run)}</small></td>
+<td>${e(run.status)}</td><td>${e(run.stage ?? '')}</td><td>${renderBuild(run.build)}</td>
+<td><code>${e(run.startTime)}</code></td><td>${run.closeTime ? `<code>${e(run.closeTime)}</code>` : ''}</td></tr>`;
 }

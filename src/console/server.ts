@@ -1,6 +1,7 @@
 /**
  * The operator console: one page listing what needs a person (./items.ts) and the safe actions on each, all
- * through the same workflows and helpers the CLI uses, so the console decides nothing itself:
+ * through the same workflows and helpers the CLI uses, so the console decides nothing itself; and a page per
+ * booking (`/booking?ref=`, read-only: its runs, each with the build it runs on). The actions:
  *  - check again now: an order run that verifies the order with QueryOrders (checkOrderNow);
  *  - quote, then cancel at the quoted fee: the cancelBooking update, which quotes again before it sends;
  *  - mark handled with a note: an operatorNoteWorkflow run, the durable record (recordHandled).
@@ -37,8 +38,9 @@ import {
 } from '../http/listener';
 import { LOGIN_ATTEMPTS, LoginAttempts, weakTokenProblem } from '../http/login-guard';
 import { SEARCH_ATTRIBUTES } from '../contract/definitions';
+import { readBookingDetail } from './booking';
 import { describeOrderOutcome, listItemsNeedingAPerson, type ConsoleItem } from './items';
-import { escapeHtml, renderPage, type PageModel } from './page';
+import { escapeHtml, renderBookingPage, renderPage, type PageModel } from './page';
 import {
   CONSOLE_SESSION_COOKIE,
   consoleLoginPage,
@@ -111,6 +113,7 @@ const Target = z.object({
   runId: z.string().min(1).max(100),
   ref: z.string().max(100).default(''),
 });
+const BookingQuery = z.object({ ref: z.string().trim().min(1).max(100) });
 const CheckForm = Target.extend({ kind: z.string().max(40).default('') });
 const HandledForm = Target.extend({ note: z.string().trim().min(1).max(2000) });
 const CancelForm = z.object({
@@ -183,9 +186,16 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
     res.end();
   };
 
+  /** What every page shows around its content: who acts, whether they may log out, the Web UI's address. */
+  const linksFor = (operator: string) => ({
+    operator,
+    signedIn: tokens.size > 0,
+    ...(options.webUiUrl ? { webUiUrl: options.webUiUrl } : {}),
+  });
+
   /** The page, or (503) why nothing could be listed: an operator must never read an empty list as "all is well". */
   async function page(url: URL, operator: string): Promise<{ status: number; html: string }> {
-    const links = { operator, signedIn: tokens.size > 0, ...(options.webUiUrl ? { webUiUrl: options.webUiUrl } : {}) };
+    const links = linksFor(operator);
     let items: ConsoleItem[];
     try {
       items = await listItemsNeedingAPerson(client);
@@ -207,6 +217,27 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
       };
     }
     return { status: 200, html: renderPage(model) };
+  }
+
+  /** A booking's own page (`GET /booking?ref=`): its runs, each with status, stage and build; 404 when it has none. */
+  async function bookingPage(url: URL, operator: string): Promise<{ status: number; html: string }> {
+    const links = linksFor(operator);
+    const query = BookingQuery.safeParse({ ref: url.searchParams.get('ref') ?? '' });
+    if (!query.success) return { status: 400, html: 'expected ?ref=&lt;reference&gt; (up to 100 characters)' };
+    const customerReferenceNo = query.data.ref;
+    try {
+      const detail = await readBookingDetail(client, customerReferenceNo);
+      return {
+        status: detail ? 200 : 404,
+        html: renderBookingPage({ customerReferenceNo, ...(detail ? { detail } : {}), ...links }),
+      };
+    } catch (err) {
+      const problem = `Temporal did not answer for this booking (${err instanceof Error ? err.message : String(err)}).`;
+      return {
+        status: 503,
+        html: renderBookingPage({ customerReferenceNo, problem: problem.slice(0, 400), ...links }),
+      };
+    }
   }
 
   async function act(route: string, form: URLSearchParams, res: ServerResponse, operator: string): Promise<void> {
@@ -331,6 +362,10 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
     }
     if (req.method === 'GET' && url.pathname === '/') {
       const { status, html } = await page(url, operator);
+      return send(res, status, html);
+    }
+    if (req.method === 'GET' && url.pathname === '/booking') {
+      const { status, html } = await bookingPage(url, operator);
       return send(res, status, html);
     }
     if (req.method === 'POST' && url.pathname.startsWith('/actions/')) {

@@ -368,7 +368,7 @@ describe('list', () => {
 
     const text = await cli('list', '--stage', 'awaiting-price-approval', '--limit', '1000');
     expect(text.code).toBe(0);
-    expect(text.stdout).toMatch(/^REFERENCE\tSTAGE\tWORKFLOW ID\tSTARTED$/m);
+    expect(text.stdout).toMatch(/^REFERENCE\tSTAGE\tWORKFLOW ID\tSTARTED\tBUILD$/m);
     expect(text.stdout).toMatch(new RegExp(`^${ref}\\tawaiting-price-approval\\tbooking:${ref}\\t\\d{4}-`, 'm'));
 
     // Leave nothing waiting: reject it.

@@ -3,8 +3,9 @@
  * listener started here, and refused: a slow-loris client and connections past the cap; guessing tokens at
  * `/login`; a session cookie changed in any part, signed under another secret, expired, logged out, or from before
  * the operator's token changed; the token itself offered anywhere but the login form; a token or session secret
- * under 128 bits (refused at start, by the function and by the process, naming the setting). What the console
- * records as the operator is the login's name (or the certificate's subject), never a name typed in the form.
+ * under 128 bits (refused at start, by the function and by the process, naming the setting); a booking's page asked
+ * for by a stranger, or for a reference carrying markup or past the bound. What the console records as the operator
+ * is the login's name (or the certificate's subject), never a name typed in the form.
  *
  * No Temporal here: the client is a recording fake (what the console asks of Temporal is what is asserted), and
  * "authorized" is told by a note without text, which the console refuses itself (303, "not done: note") where a
@@ -15,7 +16,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
-import type { Client } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import {
   CONSOLE_LIMITS,
   ConsoleConfigError,
@@ -38,11 +39,13 @@ const SECRET = 'console-session-secret-0123456789abcdef0123';
 interface Recorded {
   notes: Array<{ by: string; note: string }>;
   cancels: Array<{ requestedBy?: string; reason?: string }>;
+  /** The runs a booking's page asked to describe. */
+  described: string[];
 }
 
 /** A client that records what the console starts, and answers a cancellation as requested. */
 function recordingClient(): { client: Client; recorded: Recorded } {
-  const recorded: Recorded = { notes: [], cancels: [] };
+  const recorded: Recorded = { notes: [], cancels: [], described: [] };
   const client = {
     options: { namespace: 'default' },
     workflow: {
@@ -54,6 +57,13 @@ function recordingClient(): { client: Client; recorded: Recorded } {
         recorded.cancels.push(options.args[0]!);
         return { kind: 'cancel-requested' };
       },
+      // A booking's page reads runs: none here.
+      getHandle: (workflowId: string) => ({
+        describe: async () => {
+          recorded.described.push(workflowId);
+          throw new WorkflowNotFoundError('not found', workflowId, undefined);
+        },
+      }),
     },
   } as unknown as Client;
   return { client, recorded };
@@ -341,6 +351,28 @@ describe('who did what', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   }, 60_000);
+});
+
+describe("a booking's page", () => {
+  test('is for operators only; a reference is bounded, and echoed escaped', async () => {
+    const { s, recorded } = await consoleServer();
+    const ref = '<script>alert(1)</script>';
+    const stranger = await fetch(`${s.url}/booking?ref=${encodeURIComponent(ref)}`, { redirect: 'manual' });
+    expect(stranger.status).toBe(401);
+    expect(recorded.described).toEqual([]);
+
+    const cookie = await loggedIn(s);
+    const page = await fetch(`${s.url}/booking?ref=${encodeURIComponent(ref)}`, { headers: { cookie } });
+    expect(page.status).toBe(404);
+    const html = await page.text();
+    expect(html).not.toContain('<script>');
+    expect(html).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
+    expect(recorded.described).toEqual([`booking:${ref}`, `order:${ref}`]);
+
+    const tooLong = await fetch(`${s.url}/booking?ref=${'x'.repeat(101)}`, { headers: { cookie } });
+    expect(tooLong.status).toBe(400);
+    expect(recorded.described).toHaveLength(2);
+  });
 });
 
 describe('a token that could be guessed', () => {
