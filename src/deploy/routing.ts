@@ -15,8 +15,11 @@ export interface BuildSummary {
   buildId: string;
   /** current, ramping, draining (no new runs, open runs left), drained, inactive (never current) */
   status: 'current' | 'ramping' | 'draining' | 'drained' | 'inactive' | 'unknown';
-  /** When the build was last current (absent: never); the rollback goes to the latest of these. */
-  lastCurrentMs?: number;
+  /**
+   * When the build last stopped taking new runs (else, when it last became current; absent: never took any): the
+   * rollback goes to the latest of these. Server 1.29 fills the first only.
+   */
+  lastActiveMs?: number;
   createMs?: number;
 }
 
@@ -78,12 +81,12 @@ export async function describeDeployment(
     ...(current ? { current } : {}),
     ...(rampingId ? { ramping: { buildId: rampingId, percentage: routing?.rampingVersionPercentage ?? 0 } } : {}),
     builds: (info?.versionSummaries ?? []).map((v) => {
-      const lastCurrentMs = ms(v.lastCurrentTime) ?? ms(v.currentSinceTime);
+      const lastActiveMs = ms(v.lastDeactivationTime) ?? ms(v.lastCurrentTime);
       const createMs = ms(v.createTime);
       return {
         buildId: v.deploymentVersion?.buildId ?? '',
         status: statusOf(v.status),
-        ...(lastCurrentMs ? { lastCurrentMs } : {}),
+        ...(lastActiveMs ? { lastActiveMs } : {}),
         ...(createMs ? { createMs } : {}),
       };
     }),

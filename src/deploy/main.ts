@@ -1,0 +1,266 @@
+/**
+ * `npm run deploy -- <step> [flags]`: moves a Worker Deployment's new runs from one build to another, with the replay
+ * gate first. The new build's workers must already be polling (started beside the old ones: `npm run worker` with
+ * WORKER_DEPLOYMENT_NAME and its WORKER_BUILD_ID); this command moves traffic, never processes.
+ *
+ *   status                          the deployment's current and ramping builds, each build's open runs
+ *   gate     --build-id B           the replay gate alone (exit 1 when refused)
+ *   ramp     --build-id B --percent P   the gate, then P % of new runs to B (the rest stay on the current build);
+ *                                   `--percent 0` ends the ramp
+ *   rollout  --build-id B           the gate, then B current: every new run starts on B
+ *   drain    --build-id A [--wait]  open runs still pinned to A; with --wait, until none (then A may stop)
+ *   rollback [--build-id A]         the gate for A, then A current again (default: the build current before)
+ *
+ * Common flags: --deployment (default WORKER_DEPLOYMENT_NAME), --task-queue (default BOOKING_TASK_QUEUE or the
+ * contract's), --bundle <file> (the new build's `npm run bundle` output; default: src/workflows of this checkout,
+ * bundled now), --strict (every divergence refuses), --json. The Temporal connection and payload keys are the CLI's
+ * (TEMPORAL_ADDRESS, TEMPORAL_TLS_*, PAYLOAD_ENCRYPTION_KEYS): an operator's. docs/operations.md, "Deploying a new
+ * build", has the whole sequence.
+ */
+import { parseArgs } from 'node:util';
+import type { Client } from '@temporalio/client';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { connectClient } from '../client';
+import { DEFAULT_TASK_QUEUE } from '../contract';
+import { operatorIdentity } from '../cli/identity';
+import { withStackKeys } from '../cli/common';
+import { workflowBundlerOptions } from '../workflow-bundle';
+import { describeGate, runReplayGate, type GateReport } from './gate';
+import { describeDeployment, openRunsOn, setCurrentBuild, setRampingBuild, type DeploymentRouting } from './routing';
+import { BUILD_ID_PATTERN, DEPLOYMENT_NAME_PATTERN, type WorkerBuild } from './version';
+
+export const DEPLOY_STEPS = ['status', 'gate', 'rollout', 'ramp', 'drain', 'rollback'] as const;
+export type DeployStep = (typeof DEPLOY_STEPS)[number];
+
+export class DeployError extends Error {
+  override readonly name = 'DeployError';
+}
+
+export interface DeployArgs {
+  step: DeployStep;
+  deploymentName: string;
+  taskQueue: string;
+  buildId?: string;
+  percent?: number;
+  bundle?: string;
+  strict: boolean;
+  wait: boolean;
+  json: boolean;
+}
+
+/** Reads the command line; every mistake is a DeployError naming the flag. */
+export function parseDeployArgs(argv: string[], env: NodeJS.ProcessEnv = process.env): DeployArgs {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      deployment: { type: 'string' },
+      'task-queue': { type: 'string' },
+      'build-id': { type: 'string' },
+      percent: { type: 'string' },
+      bundle: { type: 'string' },
+      strict: { type: 'boolean', default: false },
+      wait: { type: 'boolean', default: false },
+      json: { type: 'boolean', default: false },
+    },
+  });
+  const step = positionals[0] as DeployStep | undefined;
+  if (!step || !DEPLOY_STEPS.includes(step)) {
+    throw new DeployError(`step: one of ${DEPLOY_STEPS.join(', ')}, got ${step ?? 'none'}`);
+  }
+  const deploymentName = values.deployment ?? env.WORKER_DEPLOYMENT_NAME;
+  if (!deploymentName || !DEPLOYMENT_NAME_PATTERN.test(deploymentName)) {
+    throw new DeployError('--deployment (or WORKER_DEPLOYMENT_NAME): the Worker Deployment, letters, digits, - and _');
+  }
+  const buildId = values['build-id'];
+  if (buildId !== undefined && !BUILD_ID_PATTERN.test(buildId)) {
+    throw new DeployError(`--build-id: letters, digits and . _ + - only, got "${buildId}"`);
+  }
+  if (['gate', 'rollout', 'ramp', 'drain'].includes(step) && !buildId) {
+    throw new DeployError(`--build-id: ${step} needs the build it acts on`);
+  }
+  const percentText = values.percent;
+  let percent: number | undefined;
+  if (percentText !== undefined) {
+    percent = Number(percentText);
+    if (!Number.isFinite(percent) || percent < 0 || percent > 100) {
+      throw new DeployError(`--percent: 0 to 100, got "${percentText}"`);
+    }
+  } else if (step === 'ramp') {
+    throw new DeployError('--percent: the share of new runs the build takes, 0 to 100');
+  }
+  return {
+    step,
+    deploymentName,
+    taskQueue: values['task-queue'] ?? env.BOOKING_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
+    ...(buildId ? { buildId } : {}),
+    ...(percent !== undefined ? { percent } : {}),
+    ...(values.bundle ? { bundle: values.bundle } : {}),
+    strict: values.strict!,
+    wait: values.wait!,
+    json: values.json!,
+  };
+}
+
+export interface DeployIo {
+  say(line: string): void;
+  identity: string;
+  /** How long `drain --wait` waits between two counts. */
+  pollMs?: number;
+}
+
+/** The bundle the gate replays against: the file given, or this checkout's src/workflows bundled now. */
+async function gateBundle(args: DeployArgs): Promise<{ codePath: string } | { code: string }> {
+  if (args.bundle) return { codePath: args.bundle };
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: require.resolve('../workflows'),
+    ...workflowBundlerOptions(),
+    logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} },
+  });
+  return { code };
+}
+
+async function gate(client: Client, args: DeployArgs, build: WorkerBuild, io: DeployIo): Promise<GateReport> {
+  const report = await runReplayGate({
+    client,
+    workflowBundle: await gateBundle(args),
+    dataConverter: client.options.dataConverter,
+    build,
+    taskQueue: args.taskQueue,
+    strict: args.strict,
+    log: io.say,
+  });
+  for (const line of describeGate(report)) io.say(line);
+  return report;
+}
+
+async function routingOf(client: Client, name: string): Promise<DeploymentRouting> {
+  const routing = await describeDeployment(client, name);
+  if (!routing) throw new DeployError(`deployment ${name}: no worker of it has polled this namespace yet`);
+  return routing;
+}
+
+/** The build must have polled: moving new runs to a build no worker runs would leave them waiting. */
+function known(routing: DeploymentRouting, buildId: string): void {
+  if (!routing.builds.some((b) => b.buildId === buildId)) {
+    throw new DeployError(
+      `build ${buildId}: no worker of it has polled deployment ${routing.deploymentName} ` +
+        `(builds known: ${routing.builds.map((b) => b.buildId).join(', ') || 'none'}); start its workers first`,
+    );
+  }
+}
+
+/** The build to roll back to: the one given, else the one current most recently before the current one. */
+export function rollbackTarget(routing: DeploymentRouting, buildId?: string): string {
+  if (buildId) return buildId;
+  const before = routing.builds
+    .filter((b) => b.buildId !== routing.current && b.lastActiveMs !== undefined)
+    .sort((a, b) => b.lastActiveMs! - a.lastActiveMs!)[0];
+  if (!before) throw new DeployError('--build-id: no build was current before this one; name the build to go back to');
+  return before.buildId;
+}
+
+export interface DeployResult {
+  exitCode: 0 | 1;
+  value: Record<string, unknown>;
+}
+
+/** One step; the value is what `--json` prints. Exit 1: the gate refused, or drain found open runs (without --wait). */
+export async function runDeployStep(client: Client, args: DeployArgs, io: DeployIo): Promise<DeployResult> {
+  const by = { identity: io.identity };
+  const build = (buildId: string): WorkerBuild => ({ deploymentName: args.deploymentName, buildId });
+  switch (args.step) {
+    case 'status': {
+      const routing = await routingOf(client, args.deploymentName);
+      const builds = await Promise.all(
+        routing.builds.map(async (b) => ({ ...b, openRuns: await openRunsOn(client, build(b.buildId)) })),
+      );
+      io.say(`Deployment ${routing.deploymentName}: current ${routing.current ?? 'none'}`);
+      if (routing.ramping) io.say(`  ramping ${routing.ramping.buildId} at ${routing.ramping.percentage} %`);
+      for (const b of builds) io.say(`  ${b.buildId.padEnd(28)} ${b.status.padEnd(9)} ${b.openRuns} open runs`);
+      return {
+        exitCode: 0,
+        value: {
+          deployment: routing.deploymentName,
+          current: routing.current ?? null,
+          ramping: routing.ramping ?? null,
+          builds,
+        },
+      };
+    }
+    case 'gate': {
+      const report = await gate(client, args, build(args.buildId!), io);
+      return { exitCode: report.verdict === 'pass' ? 0 : 1, value: { gate: report } };
+    }
+    case 'ramp':
+    case 'rollout': {
+      const target = build(args.buildId!);
+      const routing = await routingOf(client, args.deploymentName);
+      known(routing, target.buildId);
+      const report = await gate(client, args, target, io);
+      if (report.verdict === 'refuse') return { exitCode: 1, value: { gate: report, moved: false } };
+      if (args.step === 'ramp') {
+        const percent = args.percent!;
+        const ramp = percent > 0 ? { buildId: target.buildId, percentage: percent } : undefined;
+        await setRampingBuild(client, args.deploymentName, ramp, by);
+        io.say(percent > 0 ? `Build ${target.buildId} takes ${percent} % of new runs` : 'Ramp ended');
+        return { exitCode: 0, value: { gate: report, ramping: percent } };
+      }
+      await setCurrentBuild(client, target, by);
+      io.say(`Build ${target.buildId} is current: every new run starts on it; open runs finish on their own build`);
+      return { exitCode: 0, value: { gate: report, current: target.buildId, previous: routing.current ?? null } };
+    }
+    case 'rollback': {
+      const routing = await routingOf(client, args.deploymentName);
+      const target = build(rollbackTarget(routing, args.buildId));
+      known(routing, target.buildId);
+      const report = await gate(client, args, target, io);
+      if (report.verdict === 'refuse') return { exitCode: 1, value: { gate: report, moved: false } };
+      if (routing.ramping) await setRampingBuild(client, args.deploymentName, undefined, by);
+      await setCurrentBuild(client, target, by);
+      io.say(`Rolled back: build ${target.buildId} is current; runs started on ${routing.current} finish there`);
+      return { exitCode: 0, value: { gate: report, current: target.buildId, previous: routing.current ?? null } };
+    }
+    case 'drain': {
+      const target = build(args.buildId!);
+      const routing = await routingOf(client, args.deploymentName);
+      if (routing.current === target.buildId || routing.ramping?.buildId === target.buildId) {
+        throw new DeployError(`build ${target.buildId} still takes new runs (current or ramping): move them first`);
+      }
+      let open = await openRunsOn(client, target);
+      io.say(`Build ${target.buildId}: ${open} open runs pinned to it`);
+      while (args.wait && open > 0) {
+        await new Promise((r) => setTimeout(r, io.pollMs ?? 15_000));
+        open = await openRunsOn(client, target);
+        io.say(`Build ${target.buildId}: ${open} open runs pinned to it`);
+      }
+      if (open === 0) io.say(`Build ${target.buildId} is drained: its workers may stop`);
+      return { exitCode: open === 0 ? 0 : 1, value: { buildId: target.buildId, openRuns: open, drained: open === 0 } };
+    }
+  }
+}
+
+async function main(): Promise<number> {
+  const args = parseDeployArgs(process.argv.slice(2));
+  const say = (line: string) => {
+    if (!args.json) console.log(line);
+  };
+  const client = await connectClient(withStackKeys(process.env));
+  try {
+    const { exitCode, value } = await runDeployStep(client, args, { say, identity: operatorIdentity() });
+    if (args.json) console.log(JSON.stringify(value));
+    return exitCode;
+  } finally {
+    await client.connection.close().catch(() => undefined);
+  }
+}
+
+if (require.main === module) {
+  main().then(
+    (code) => process.exit(code),
+    (err: unknown) => {
+      console.error(err instanceof DeployError ? err.message : err instanceof Error ? err.message : String(err));
+      process.exit(2);
+    },
+  );
+}

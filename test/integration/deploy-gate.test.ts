@@ -1,0 +1,214 @@
+/**
+ * The deploy command on a real dev server (src/deploy): the replay gate reads histories from the cluster and replays
+ * them against a new build's bundle; build B (dev/builds/changed-commands) adds a step to the booking with no patch.
+ *  - An open booking of an unversioned worker would move to the build made current: B breaks it, so B is refused,
+ *    and the same code as the booking's own passes.
+ *  - A booking pinned to build A stays on A: B passes, naming the runs A must still finish; `--strict` refuses.
+ *  - `rollout`, `drain` and `rollback` move new runs between builds while the pinned booking stays where it is.
+ * Bookings here answer Book 504 and stay pending: they are open for the whole file, and terminated at its end.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { WorkflowHandle } from '@temporalio/client';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { runReplayGate } from '../../src/deploy/gate';
+import { parseDeployArgs, runDeployStep } from '../../src/deploy/main';
+import { describeDeployment, openRunsOn, setCurrentBuild } from '../../src/deploy/routing';
+import type { WorkerBuild } from '../../src/deploy/version';
+import { createBookingWorker, type BookingWorker } from '../../src/worker';
+import { workflowBundlerOptions } from '../../src/workflow-bundle';
+import {
+  bookingRequest,
+  createBookingRig,
+  eventually,
+  startBooking,
+  testProfile,
+  type BookingRig,
+} from '../harness/booking';
+import { connectDevServer, workflowBundle } from '../harness/temporal';
+
+let env: TestWorkflowEnvironment;
+let dir: string;
+let bundleB: string;
+const handles: WorkflowHandle[] = [];
+const rigs: BookingRig[] = [];
+const extraWorkers: Array<{ worker: BookingWorker; running: Promise<void> }> = [];
+
+beforeAll(async () => {
+  env = await connectDevServer();
+  dir = mkdtempSync(path.join(os.tmpdir(), 'deploy-gate-'));
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: require.resolve('../../dev/builds/changed-commands'),
+    ...workflowBundlerOptions(),
+    logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} },
+  });
+  bundleB = path.join(dir, 'build-b.js');
+  writeFileSync(bundleB, code);
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.all(handles.map((h) => h.terminate('deploy-gate test done').catch(() => undefined)));
+  for (const w of extraWorkers) {
+    w.worker.shutdown();
+    await w.running;
+  }
+  for (const rig of rigs) await rig.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** A booking whose Book answers 504 and whose order stays pending: open, polling, until terminated. */
+async function openBooking(rig: BookingRig): Promise<WorkflowHandle> {
+  const handle = await startBooking(env, rig, bookingRequest({ test: 'book=504AfterCreate&outcome=pending' }));
+  handles.push(handle);
+  // Book sent and answered: the run is in recovery, with history beyond its first task.
+  await eventually(async () => (rig.sandbox.orders().length > 0 ? true : undefined));
+  return handle;
+}
+
+/** Makes `build` current once its workers have polled (the server registers a build at its first poll). */
+async function makeCurrent(build: WorkerBuild): Promise<void> {
+  await eventually(async () => {
+    const routing = await describeDeployment(env.client, build.deploymentName);
+    if (!routing?.builds.some((b) => b.buildId === build.buildId)) return undefined;
+    await setCurrentBuild(env.client, build, { identity: 'deploy-gate test' }, routing.conflictToken);
+    return true;
+  });
+}
+
+async function buildOfRun(handle: WorkflowHandle): Promise<string | undefined> {
+  const desc = await handle.describe();
+  return desc.raw.workflowExecutionInfo?.versioningInfo?.deploymentVersion?.buildId ?? undefined;
+}
+
+test('a build that would break an open unversioned booking is refused; the code it runs passes', async () => {
+  const rig = await createBookingRig(env, 'gate-unversioned');
+  rigs.push(rig);
+  const handle = await openBooking(rig);
+  const build = { deploymentName: `gate-${randomUUID().slice(0, 8)}`, buildId: 'b' };
+
+  const refused = await runReplayGate({
+    client: env.client,
+    workflowBundle: { codePath: bundleB },
+    build,
+    taskQueue: rig.taskQueue,
+  });
+  expect(refused.verdict).toBe('refuse');
+  expect(refused.counts['would-continue']).toEqual({ replayed: 1, failed: 1 });
+  expect(refused.reasons.join('\n')).toContain(handle.workflowId);
+  expect(refused.runs[0]).toMatchObject({ role: 'would-continue', status: 'diverges', behavior: 'unversioned' });
+
+  const passed = await runReplayGate({
+    client: env.client,
+    workflowBundle: workflowBundle(),
+    build,
+    taskQueue: rig.taskQueue,
+  });
+  expect(passed.verdict).toBe('pass');
+  expect(passed.counts['would-continue']).toEqual({ replayed: 1, failed: 0 });
+});
+
+test('a build that changes commands passes while the runs it would break are pinned to theirs; strict refuses', async () => {
+  const deploymentName = `gate-${randomUUID().slice(0, 8)}`;
+  const a = { deploymentName, buildId: '1.0.0+aaaaaaa' };
+  const b = { deploymentName, buildId: '1.0.0+bbbbbbb' };
+  const rig = await createBookingRig(env, 'gate-pinned', { deployment: a });
+  rigs.push(rig);
+  await makeCurrent(a);
+  const pinned = await openBooking(rig);
+  expect(await buildOfRun(pinned)).toBe(a.buildId);
+
+  const gate = await runReplayGate({
+    client: env.client,
+    workflowBundle: { codePath: bundleB },
+    build: b,
+    taskQueue: rig.taskQueue,
+  });
+  expect(gate.verdict).toBe('pass');
+  expect(gate.counts['would-continue'].replayed).toBe(0);
+  expect(gate.counts['pinned-elsewhere']).toEqual({ replayed: 1, failed: 1 });
+  expect(gate.openElsewhere).toEqual({ [a.buildId]: 1 });
+
+  const strict = await runReplayGate({
+    client: env.client,
+    workflowBundle: { codePath: bundleB },
+    build: b,
+    taskQueue: rig.taskQueue,
+    strict: true,
+  });
+  expect(strict.verdict).toBe('refuse');
+
+  // B's code under A's build id: A's own open run would be continued by it, and does not replay.
+  const sameIdOtherCode = await runReplayGate({
+    client: env.client,
+    workflowBundle: { codePath: bundleB },
+    build: a,
+    taskQueue: rig.taskQueue,
+  });
+  expect(sameIdOtherCode.verdict).toBe('refuse');
+
+  // The deploy steps: B's workers beside A's, rollout, drain, rollback.
+  const workerB = await createBookingWorker({
+    connection: env.nativeConnection,
+    namespace: env.namespace ?? 'default',
+    taskQueue: rig.taskQueue,
+    supplier: rig.supplier,
+    profile: testProfile,
+    workflowBundle: { codePath: bundleB },
+    recoveryTesting: true,
+    deployment: b,
+  });
+  extraWorkers.push({ worker: workerB, running: workerB.run() });
+  const lines: string[] = [];
+  const io = { say: (line: string) => lines.push(line), identity: 'deploy-gate test', pollMs: 500 };
+  const args = (...argv: string[]) =>
+    parseDeployArgs([...argv, '--deployment', deploymentName, '--task-queue', rig.taskQueue, '--bundle', bundleB], {});
+
+  const rollout = await eventually(async () => {
+    const routing = await describeDeployment(env.client, deploymentName);
+    return routing?.builds.some((x) => x.buildId === b.buildId)
+      ? runDeployStep(env.client, args('rollout', '--build-id', b.buildId), io)
+      : undefined;
+  });
+  expect(rollout.exitCode).toBe(0);
+  expect((await describeDeployment(env.client, deploymentName))?.current).toBe(b.buildId);
+  const onB = await startBooking(env, rig, bookingRequest());
+  handles.push(onB);
+  expect((await onB.result()).kind).toBe('confirmed');
+  expect(await buildOfRun(onB)).toBe(b.buildId);
+  expect(await buildOfRun(pinned)).toBe(a.buildId);
+
+  const drain = await runDeployStep(env.client, args('drain', '--build-id', a.buildId), io);
+  expect(drain).toMatchObject({ exitCode: 1, value: { openRuns: 1, drained: false } });
+
+  // Back to A: the gate for A passes (A's own open run replays; B's closed run diverges, as expected), A is current.
+  const rollback = await runDeployStep(env.client, { ...args('rollback'), bundle: workflowBundle().codePath }, io);
+  expect(rollback.exitCode).toBe(0);
+  expect((await describeDeployment(env.client, deploymentName))?.current).toBe(a.buildId);
+  expect(lines.join('\n')).toContain(`Rolled back: build ${a.buildId} is current`);
+
+  // Once A's last run ends, A is drained.
+  await runDeployStep(env.client, args('rollout', '--build-id', b.buildId), io);
+  await pinned.terminate('the order it waits for will never settle');
+  await eventually(async () => ((await openRunsOn(env.client, a)) === 0 ? true : undefined));
+  const drained = await runDeployStep(env.client, args('drain', '--build-id', a.buildId), io);
+  expect(drained).toMatchObject({ exitCode: 0, value: { drained: true } });
+}, 180_000);
+
+test('the deploy command names the flag it cannot use', () => {
+  expect(() => parseDeployArgs(['launch'], {})).toThrow(/^step: one of status, gate/);
+  expect(() => parseDeployArgs(['status'], {})).toThrow(/^--deployment/);
+  expect(() => parseDeployArgs(['gate', '--deployment', 'd'], {})).toThrow(/^--build-id: gate needs/);
+  expect(() => parseDeployArgs(['ramp', '--deployment', 'd', '--build-id', 'b'], {})).toThrow(/^--percent/);
+  expect(() => parseDeployArgs(['ramp', '--deployment', 'd', '--build-id', 'b', '--percent', '150'], {})).toThrow(
+    /^--percent: 0 to 100/,
+  );
+  expect(() => parseDeployArgs(['gate', '--deployment', 'd.x', '--build-id', 'b'], {})).toThrow(/^--deployment/);
+  expect(parseDeployArgs(['status'], { WORKER_DEPLOYMENT_NAME: 'fleet', BOOKING_TASK_QUEUE: 'q' })).toMatchObject({
+    step: 'status',
+    deploymentName: 'fleet',
+    taskQueue: 'q',
+  });
+});
