@@ -23,7 +23,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
-import { Connection } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { workflowBundlerOptions } from '../../src/workflow-bundle';
 import { z } from 'zod';
@@ -32,6 +32,10 @@ import { BookingStageKey, CustomerReferenceNoKey } from '../../src/contract';
 import { createEncryptionCodec } from '../../src/codec/encryption';
 import { startCodecServer } from '../../src/codec/server';
 import { connectClient } from '../../src/client';
+import { dataConverterFor } from '../../src/codec/config';
+import { runDeployStep } from '../../src/deploy/main';
+import { describeDeployment } from '../../src/deploy/routing';
+import type { WorkerBuild } from '../../src/deploy/version';
 import { startConsole } from '../../src/console/server';
 import { ensureTemporalReady } from '../../src/temporal/setup';
 import { SANDBOX_PROFILE, startSandbox } from '../sandbox/server';
@@ -208,6 +212,8 @@ async function main(): Promise<void> {
       // `npm start`. RECOVERY_TESTING=off in the environment turns it off.
       RECOVERY_TESTING: 'on',
       SUPPLIER_PROFILE: JSON.stringify(SANDBOX_PROFILE),
+      // Versioned, as production runs: runs finish on the build they started on (`npm run deploy` moves new ones).
+      WORKER_DEPLOYMENT_NAME: 'hotel-booking',
       ...process.env,
       ...encryptionEnv,
       TEMPORAL_ADDRESS: cluster.address,
@@ -217,6 +223,8 @@ async function main(): Promise<void> {
       SUPPLIER_BASE_URL: sandbox.url,
     };
     const config = loadConfig(workerEnv);
+    // Every worker of this stack is one build (the id computed once: the package version and the commit).
+    if (config.worker.deployment) Object.assign(workerEnv, { WORKER_BUILD_ID: config.worker.deployment.buildId });
     const codecUrl = `http://127.0.0.1:${env.STACK_CODEC_PORT}`;
     const uiOrigin = `http://127.0.0.1:${env.STACK_UI_PORT}`;
     const codecToken = process.env.CODEC_SERVER_TOKEN || undefined;
@@ -278,6 +286,22 @@ async function main(): Promise<void> {
       await Promise.all(workers.map((w) => stopWorker(w.child)));
     });
     await Promise.all(workers.map((w) => w.ready));
+    if (config.worker.deployment) {
+      // The stack's build takes new runs in each namespace, through the replay gate as every deploy does: on data
+      // left by another build, the gate refuses when an open run it would continue does not replay.
+      const build = config.worker.deployment;
+      await makeCurrent(consoleClient, build, config.taskQueue, bundle);
+      for (const p of partners) {
+        const partnerClient = new Client({
+          connection: consoleClient.connection,
+          namespace: p.namespace,
+          dataConverter: dataConverterFor(
+            loadConfig({ ...workerEnv, PAYLOAD_ENCRYPTION_KEYS: p.payloadKeys }).encryption,
+          ),
+        });
+        await makeCurrent(partnerClient, build, config.taskQueue, bundle);
+      }
+    }
 
     const nodes = cluster.nodes.map((n) => `${n.name} :${n.ports.frontend} (pid ${n.pid()})`).join(', ');
     const [caller, receiver, operator] = (['caller', 'receiver', 'operator'] as const).map((who) =>
@@ -333,3 +357,38 @@ if (require.main === module)
       process.exit(1);
     },
   );
+
+/**
+ * `npm run deploy -- rollout` for the stack's own build, once its workers have polled (the server registers a build
+ * at its first poll); nothing to do when it is current already. A refused gate stops the stack, naming the runs.
+ */
+async function makeCurrent(client: Client, build: WorkerBuild, taskQueue: string, bundle: string): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    const routing = await describeDeployment(client, build.deploymentName);
+    if (routing?.current === build.buildId) return;
+    if (routing?.builds.some((b) => b.buildId === build.buildId)) break;
+    if (attempt > 100) throw new Error(`build ${build.buildId} never registered in ${client.options.namespace}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const lines: string[] = [];
+  const { exitCode } = await runDeployStep(
+    client,
+    {
+      step: 'rollout',
+      deploymentName: build.deploymentName,
+      buildId: build.buildId,
+      taskQueue,
+      bundle,
+      strict: false,
+      wait: false,
+      json: false,
+    },
+    { say: (line) => lines.push(line), identity: 'npm run stack:prod' },
+  );
+  if (exitCode !== 0) {
+    throw new Error(
+      `${client.options.namespace}: the replay gate refused build ${build.buildId}:\n${lines.join('\n')}`,
+    );
+  }
+  console.log(`Build ${build.buildId} current in ${client.options.namespace}`);
+}

@@ -4,13 +4,17 @@
  * full history of each scenario's last run (for a continue-as-new chain, the run that resumed) to
  * test/replay/histories/<type>/<version>, with recorded.json (the code's fingerprint, see ./fingerprint.ts).
  *
- *   npm run record-histories -- <booking|order|sweep|note> [<version>]   (default: the type's newest folder)
+ *   npm run record-histories -- <booking|order|sweep|note> [<version>] [--new-build]
+ *   (default version: the type's newest folder)
  *
- * The rule (docs/testing.md, "Changing the workflow safely"): before 1.0.0 nothing runs anywhere but here, so a
- * change of commands records its type's one set again. From 1.0.0 on, a change of commands that must reach running
- * workflows is patched and recorded into a new version folder beside the old ones; recording again into an
- * existing folder is then refused when the current code cannot replay the histories there (a change that breaks
- * running workflows) or when the new histories carry a patch marker the old ones lack (a new shape).
+ * The rule (docs/testing.md, "Changing the workflow safely"): from 1.0.0 on, recording again into an existing folder
+ * is refused when the current code cannot replay the histories there (a change that breaks running workflows) or when
+ * the new histories carry a patch marker the old ones lack (a new shape). A change of commands then goes one of two
+ * ways. As a new build (every type is pinned on a versioned fleet, so runs finish on the build they started on):
+ * no patch, a new folder recorded with `--new-build`, whose recorded.json lists the older folders the new code does
+ * not replay as left to their build; the replay tier stops replaying those, and the deploy keeps the old build until
+ * it has drained. As a patch (a fix that must reach running workflows): `patched()`, a new folder, and every older
+ * folder still replays.
  */
 import { writeFileSync, mkdirSync, readdirSync, readFileSync, unlinkSync, existsSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
@@ -31,19 +35,54 @@ import { byVersion, WORKFLOW_TYPES, workflowFingerprint, type WorkflowFolder } f
 
 const HISTORIES = path.resolve(__dirname, 'histories');
 
-function target(): { folder: WorkflowFolder; out: string } {
+function target(): { folder: WorkflowFolder; out: string; newBuild: boolean; older: string[] } {
   const folder = process.argv[2] as WorkflowFolder;
   if (!(folder in WORKFLOW_TYPES)) {
-    throw new Error(`usage: npm run record-histories -- <${Object.keys(WORKFLOW_TYPES).join('|')}> [<version>]`);
+    throw new Error(
+      `usage: npm run record-histories -- <${Object.keys(WORKFLOW_TYPES).join('|')}> [<version>] [--new-build]`,
+    );
   }
   const existing = existsSync(path.join(HISTORIES, folder))
     ? readdirSync(path.join(HISTORIES, folder))
         .filter((d) => !d.startsWith('.'))
         .sort(byVersion)
     : [];
-  const version = process.argv[3] ?? existing.at(-1);
+  const named = process.argv.slice(3).find((a) => !a.startsWith('--'));
+  const version = named ?? existing.at(-1);
   if (!version) throw new Error(`no ${folder} histories yet: name the first version folder`);
-  return { folder, out: path.join(HISTORIES, folder, version) };
+  const newBuild = process.argv.includes('--new-build');
+  if (newBuild && existing.includes(version)) {
+    throw new Error(`--new-build records a new folder: ${folder}/${version} exists; name the next version`);
+  }
+  return { folder, out: path.join(HISTORIES, folder, version), newBuild, older: existing.filter((v) => v !== version) };
+}
+
+/**
+ * A new build's folder: the older folders of the type whose histories the current code does not replay. Runs of
+ * those shapes are pinned to the builds that made them and never reach this code; the replay tier leaves them out.
+ */
+async function leftToTheirBuild(folder: WorkflowFolder, older: string[]): Promise<string[]> {
+  const left: string[] = [];
+  for (const version of older) {
+    const dir = path.join(HISTORIES, folder, version);
+    for (const file of historyFiles(dir)) {
+      const { workflowId, history } = JSON.parse(readFileSync(path.join(dir, file), 'utf8'));
+      const replays = await Worker.runReplayHistory(
+        { workflowsPath: require.resolve('../../src/workflows'), dataConverter: testDataConverter() },
+        historyFromJSON(history),
+        workflowId,
+      ).then(
+        () => true,
+        () => false,
+      );
+      if (!replays) {
+        console.log(`${folder}/${version} does not replay on this build: left to the build that recorded it`);
+        left.push(version);
+        break;
+      }
+    }
+  }
+  return left;
 }
 
 const historyFiles = (dir: string) =>
@@ -89,8 +128,9 @@ async function replayExisting(out: string): Promise<Set<string>> {
         return;
       }
       throw new Error(
-        `${where} no longer replays (${String(err)}): the change breaks running workflows. Guard it with ` +
-          'patched() and record a new version folder; never re-record to silence this.',
+        `${where} no longer replays (${String(err)}): the change breaks running workflows. Either ship it as a new ` +
+          `build (record a new folder with --new-build; the old build runs until drained) or guard it with ` +
+          'patched() and record a new folder; never re-record to silence this.',
       );
     });
   }
@@ -125,8 +165,9 @@ async function main(): Promise<void> {
     recoveryTesting: true,
   });
 
-  const { folder, out } = target();
+  const { folder, out, newBuild, older } = target();
   const previousMarkers = await replayExisting(out);
+  const left = newBuild ? await leftToTheirBuild(folder, older) : [];
   const recorded: Array<{ name: string; body: string; markers: Set<string> }> = [];
 
   /** Keeps the latest run's history under `workflowId`, after checking it ended as the scenario expects. */
@@ -205,7 +246,12 @@ async function main(): Promise<void> {
   writeFileSync(
     path.join(out, 'recorded.json'),
     JSON.stringify(
-      { workflowType: WORKFLOW_TYPES[folder].type, fingerprint: workflowFingerprint(folder), commit },
+      {
+        workflowType: WORKFLOW_TYPES[folder].type,
+        fingerprint: workflowFingerprint(folder),
+        commit,
+        ...(left.length > 0 ? { leftToTheirBuild: left } : {}),
+      },
       null,
       2,
     ) + '\n',

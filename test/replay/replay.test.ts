@@ -29,7 +29,22 @@ const subdirs = (at: string) =>
 const versions = folders.flatMap((folder) =>
   existsSync(path.join(dir, folder)) ? subdirs(path.join(dir, folder)).map((v) => `${folder}/${v}`) : [],
 );
+/**
+ * Folders a newer folder of their type lists as left to their build (recorded with --new-build): their runs are
+ * pinned to the builds that made them, so this code never continues them (docs/testing.md).
+ */
+const leftToTheirBuild = new Set(
+  versions.flatMap((version) => {
+    const recorded = path.join(dir, version, 'recorded.json');
+    if (!existsSync(recorded)) return [];
+    const { leftToTheirBuild: left = [] } = JSON.parse(readFileSync(recorded, 'utf8')) as {
+      leftToTheirBuild?: string[];
+    };
+    return left.map((older) => `${version.split('/')[0]}/${older}`);
+  }),
+);
 const files = versions
+  .filter((version) => !leftToTheirBuild.has(version))
   .flatMap((version) => readdirSync(path.join(dir, version)).map((f) => `${version}/${f}`))
   .filter((f) => f.endsWith('.json') && !f.endsWith('/recorded.json'))
   .sort();
