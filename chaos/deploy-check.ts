@@ -145,7 +145,7 @@ export async function checkDeploy(
   const runs = await everyRun(stack.raw);
   const byRunId = new Map(runs.map((r) => [r.runId, r]));
   const violations: string[] = [];
-  const implicated: string[] = [];
+  const implicated: string[] = [...record.implicated];
   const refOf = (r: RunBuilds) => r.workflowId.replace(/^(booking|order):/, '');
 
   // Nondeterminism: in the histories and in every worker log line.

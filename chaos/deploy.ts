@@ -10,9 +10,11 @@ import { Client, type ConnectionLike } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { DEFAULT_TASK_QUEUE } from '../src/client';
-import { describeGate, runReplayGate, type GateReport } from '../src/deploy/gate';
+import { describeGate, runReplayGate, type GateReport, type GateRun } from '../src/deploy/gate';
 import { describeDeployment, openRunsOn, setCurrentBuild } from '../src/deploy/routing';
 import type { WorkerBuild } from '../src/deploy/version';
+import { temporal } from '@temporalio/proto';
+import { runBuilds } from './deploy-check';
 import type { Log, WorkerFleet } from './stack';
 import { errorLine, seconds, sleep } from './timing';
 
@@ -53,6 +55,10 @@ export interface DeployStep {
     openElsewhere?: Record<string, number>;
     reasons: string[];
     lines: string[];
+    /** When the gate began (its listing of open runs follows at once), epoch ms. */
+    startedMs?: number;
+    /** The runs that refused the build, each with what visibility, the server's own record and its history say. */
+    refusals?: RefusalEvidence[];
   };
   /** Epoch ms just before the setCurrent call that took, and when it returned; absent: the build never became current. */
   setBeforeMs?: number;
@@ -61,6 +67,31 @@ export interface DeployStep {
   /** The current build the server reported after the call. */
   currentAfter?: string;
   error?: string;
+}
+
+/**
+ * A run that refused a build, seen three ways after the gate: the build visibility gave the gate, the build the
+ * server's own record of the run holds (DescribeWorkflowExecution's versioning info), and the builds its history's
+ * completed workflow tasks carry, with when the first was completed: a run visibility listed as unversioned whose
+ * first task had completed on a build before the gate listed it was judged on a stale listing.
+ */
+export interface RefusalEvidence {
+  workflowId: string;
+  runId: string;
+  role: string;
+  /** As the gate saw it (from visibility): '' unversioned. */
+  gateBuildId: string;
+  gateBehavior: string;
+  /** Visibility's TemporalWorkerDeploymentVersion / behavior for the run, read again after the gate. */
+  visibilityNow?: { version: string; behavior: string };
+  /** DescribeWorkflowExecution: versioningInfo's behavior and deployment version. */
+  described?: { behavior: string; buildId: string };
+  /** Builds of the run's completed workflow tasks in its history, and when its first task completed (epoch ms). */
+  historyBuilds: string[];
+  firstTaskCompletedMs?: number;
+  /** First task completed this long before the gate began (positive: before). */
+  completedBeforeGateMs?: number;
+  error: string;
 }
 
 /** What the drill did and saw, for the checks and the report. */
@@ -81,6 +112,8 @@ export interface DeployRecord {
     samples: Array<[number, number]>;
   };
   errors: string[];
+  /** Booking references a refusal names: their decoded histories are kept beside the report. */
+  implicated: string[];
 }
 
 /** A client as the operator: same connection, its own identity. */
@@ -148,6 +181,10 @@ async function gate(d: DeployStack, label: BuildLabel, log: Log): Promise<NonNul
       });
       const lines = describeGate(report);
       for (const line of lines) log(`gate ${label}: ${line.trim()}`);
+      const refused = report.runs.filter(
+        (r) =>
+          r.status !== 'replays' && (r.role === 'would-continue' || r.role === 'own-build' || r.status === 'fails'),
+      );
       return {
         verdict: report.verdict,
         seconds: seconds(Date.now() - t),
@@ -155,6 +192,8 @@ async function gate(d: DeployStack, label: BuildLabel, log: Log): Promise<NonNul
         openElsewhere: report.openElsewhere,
         reasons: report.reasons.slice(0, 20),
         lines,
+        startedMs: t,
+        ...(refused.length > 0 ? { refusals: await refusalEvidence(d, refused.slice(0, 10), t) } : {}),
       };
     } catch (err) {
       lastError = errorLine(err);
@@ -163,6 +202,52 @@ async function gate(d: DeployStack, label: BuildLabel, log: Log): Promise<NonNul
     }
   }
   return { verdict: 'error', seconds: seconds(Date.now() - t), reasons: [lastError], lines: [] };
+}
+
+/** What visibility, the server's record and the history say of each run that refused a build (see RefusalEvidence). */
+async function refusalEvidence(d: DeployStack, refused: GateRun[], gateStartedMs: number): Promise<RefusalEvidence[]> {
+  const { VersioningBehavior } = temporal.api.enums.v1;
+  return Promise.all(
+    refused.map(async (r): Promise<RefusalEvidence> => {
+      const e: RefusalEvidence = {
+        workflowId: r.workflowId,
+        runId: r.runId,
+        role: r.role,
+        gateBuildId: r.buildId,
+        gateBehavior: r.behavior,
+        historyBuilds: [],
+        error: r.error ?? '',
+      };
+      const handle = d.operator.workflow.getHandle(r.workflowId, r.runId);
+      try {
+        const history = await handle.fetchHistory();
+        const builds = runBuilds(r.workflowId, r.runId, r.type, history.events ?? []);
+        e.historyBuilds = builds.builds;
+        const firstDone = (history.events ?? []).find((ev) => ev.workflowTaskCompletedEventAttributes);
+        if (firstDone?.eventTime) {
+          e.firstTaskCompletedMs =
+            Number(firstDone.eventTime.seconds ?? 0) * 1000 + Math.floor((firstDone.eventTime.nanos ?? 0) / 1e6);
+          e.completedBeforeGateMs = gateStartedMs - e.firstTaskCompletedMs;
+        }
+        const info = (await handle.describe()).raw.workflowExecutionInfo?.versioningInfo;
+        e.described = {
+          behavior: VersioningBehavior[info?.behavior ?? 0] ?? String(info?.behavior),
+          buildId: info?.deploymentVersion?.buildId ?? '',
+        };
+        const query = `WorkflowId = '${r.workflowId}' AND RunId = '${r.runId}'`;
+        for await (const listed of d.operator.workflow.list({ query })) {
+          const attrs = listed.searchAttributes as Record<string, unknown[] | undefined>;
+          e.visibilityNow = {
+            version: String(attrs?.TemporalWorkerDeploymentVersion?.[0] ?? ''),
+            behavior: String(attrs?.TemporalWorkflowVersioningBehavior?.[0] ?? ''),
+          };
+        }
+      } catch (err) {
+        e.error += ` (evidence incomplete: ${errorLine(err)})`;
+      }
+      return e;
+    }),
+  );
 }
 
 /** One gated routing change: gate, then (on a pass only) make the build current. */
@@ -185,6 +270,15 @@ async function gatedStep(
   step.gate = await gate(d, label, o.log);
   if (step.gate.verdict !== 'pass') {
     step.error = `gate ${step.gate.verdict}: ${step.gate.reasons[0] ?? ''}`;
+    for (const e of step.gate.refusals ?? []) {
+      o.log(
+        `gate ${label} refused over ${e.workflowId}: the gate read build '${e.gateBuildId}' (${e.gateBehavior}); ` +
+          `visibility now '${e.visibilityNow?.version ?? '?'}', the server's record ${e.described?.buildId || "''"} ` +
+          `(${e.described?.behavior ?? '?'}), its history ${JSON.stringify(e.historyBuilds)}, first task completed ` +
+          `${e.completedBeforeGateMs ?? '?'} ms before the gate began`,
+      );
+      if (e.workflowId.startsWith('booking:')) record.implicated.push(e.workflowId.slice('booking:'.length));
+    }
     o.mark(`${kind}: gate for build ${label} ${step.gate.verdict}; routing left as it was`);
     return step;
   }

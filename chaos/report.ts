@@ -355,7 +355,7 @@ function deployRows(d: DeployReport): Array<[string, string]> {
     ['  deploys / rollbacks', `${d.deploys} / ${d.rollbacks}`],
     ...d.steps.map((s): [string, string] => [
       `  ${s.kind} → ${s.build}`,
-      `t+${s.atSeconds} s, ${s.setAfterMs !== undefined ? `current after ${s.setAttempts} call(s)` : `NOT current: ${s.error ?? ''}`}; ${gateLine(s)}`,
+      `t+${s.atSeconds} s, ${s.setAfterMs !== undefined ? `current after ${s.setAttempts} call(s)` : `NOT current: ${(s.error ?? '').slice(0, 300)}`}; ${gateLine(s)}`,
     ]),
     ['  worker kills by build', JSON.stringify(d.killsByBuild)],
     [

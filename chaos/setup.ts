@@ -130,7 +130,7 @@ async function firstBuildCurrent(
     operator: operatorClient(s.client.connection, 'default'),
     dataConverter: { payloadCodecs: [codec] },
     envOf: s.envOf,
-    record: { deploymentName: DRILL_DEPLOYMENT, builds: s.builds, steps: [], errors: [] },
+    record: { deploymentName: DRILL_DEPLOYMENT, builds: s.builds, steps: [], errors: [], implicated: [] },
   };
   const step: DeployStep = { kind: 'first', build: 'A', buildId: s.builds.A, atSeconds: 0, setAttempts: 0 };
   deploy.record.steps.push(step);
