@@ -55,6 +55,10 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev && npm cache clean --force
 COPY --from=build /app/lib ./lib
+# The commit the image is built from (`docker build --build-arg BUILD_COMMIT=$(git rev-parse --short HEAD)`): with
+# the package version it is the worker's build id (WORKER_BUILD_ID's default), so two images never share one.
+ARG BUILD_COMMIT=""
+ENV BUILD_COMMIT=${BUILD_COMMIT}
 # Unprivileged: the image's built-in `node` user. It only reads /app, except the worker's
 # workflow bundle, which is built in memory at start.
 USER node

@@ -4,10 +4,12 @@
  * WORKER_DEPLOYMENT_NAME and its WORKER_BUILD_ID); this command moves traffic, never processes.
  *
  *   status                          the deployment's current and ramping builds, each build's open runs
- *   gate     --build-id B           the replay gate alone (exit 1 when refused)
- *   ramp     --build-id B --percent P   the gate, then P % of new runs to B (the rest stay on the current build);
+ *   gate     [--build-id B]         the replay gate alone (exit 1 when refused)
+ *   ramp     [--build-id B] --percent P the gate, then P % of new runs to B (the rest stay on the current build);
  *                                   `--percent 0` ends the ramp
- *   rollout  --build-id B           the gate, then B current: every new run starts on B
+ *   rollout  [--build-id B]         the gate, then B current: every new run starts on B
+ *   (gate, ramp and rollout default to this checkout's or image's own build: WORKER_BUILD_ID, else the package
+ *   version and commit, as its workers compute it)
  *   drain    --build-id A [--wait]  open runs still pinned to A; with --wait, until none (then A may stop)
  *   rollback [--build-id A]         the gate for A, then A current again (default: the build current before)
  *
@@ -27,7 +29,7 @@ import { withStackKeys } from '../cli/common';
 import { workflowBundlerOptions } from '../workflow-bundle';
 import { describeGate, runReplayGate, type GateReport } from './gate';
 import { describeDeployment, openRunsOn, setCurrentBuild, setRampingBuild, type DeploymentRouting } from './routing';
-import { BUILD_ID_PATTERN, DEPLOYMENT_NAME_PATTERN, type WorkerBuild } from './version';
+import { BUILD_ID_PATTERN, defaultBuildId, DEPLOYMENT_NAME_PATTERN, type WorkerBuild } from './version';
 
 export const DEPLOY_STEPS = ['status', 'gate', 'rollout', 'ramp', 'drain', 'rollback'] as const;
 export type DeployStep = (typeof DEPLOY_STEPS)[number];
@@ -72,13 +74,14 @@ export function parseDeployArgs(argv: string[], env: NodeJS.ProcessEnv = process
   if (!deploymentName || !DEPLOYMENT_NAME_PATTERN.test(deploymentName)) {
     throw new DeployError('--deployment (or WORKER_DEPLOYMENT_NAME): the Worker Deployment, letters, digits, - and _');
   }
-  const buildId = values['build-id'];
+  // The build a gate, ramp or rollout is for: named, else this checkout's (or image's) own, as its workers compute it.
+  const buildId =
+    values['build-id'] ??
+    (['gate', 'rollout', 'ramp'].includes(step) ? (env.WORKER_BUILD_ID ?? defaultBuildId(env)) : undefined);
   if (buildId !== undefined && !BUILD_ID_PATTERN.test(buildId)) {
     throw new DeployError(`--build-id: letters, digits and . _ + - only, got "${buildId}"`);
   }
-  if (['gate', 'rollout', 'ramp', 'drain'].includes(step) && !buildId) {
-    throw new DeployError(`--build-id: ${step} needs the build it acts on`);
-  }
+  if (step === 'drain' && !buildId) throw new DeployError('--build-id: drain needs the build it waits for');
   const percentText = values.percent;
   let percent: number | undefined;
   if (percentText !== undefined) {

@@ -200,7 +200,8 @@ test('a build that changes commands passes while the runs it would break are pin
 test('the deploy command names the flag it cannot use', () => {
   expect(() => parseDeployArgs(['launch'], {})).toThrow(/^step: one of status, gate/);
   expect(() => parseDeployArgs(['status'], {})).toThrow(/^--deployment/);
-  expect(() => parseDeployArgs(['gate', '--deployment', 'd'], {})).toThrow(/^--build-id: gate needs/);
+  expect(() => parseDeployArgs(['drain', '--deployment', 'd'], {})).toThrow(/^--build-id: drain needs/);
+  expect(parseDeployArgs(['rollout', '--deployment', 'd'], { WORKER_BUILD_ID: '2.0.0+abc' }).buildId).toBe('2.0.0+abc');
   expect(() => parseDeployArgs(['ramp', '--deployment', 'd', '--build-id', 'b'], {})).toThrow(/^--percent/);
   expect(() => parseDeployArgs(['ramp', '--deployment', 'd', '--build-id', 'b', '--percent', '150'], {})).toThrow(
     /^--percent: 0 to 100/,

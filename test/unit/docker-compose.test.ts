@@ -403,12 +403,14 @@ describe('mutual TLS to Temporal', () => {
     worker: 'worker',
     'temporal-ui': 'operator',
     'temporal-setup': 'operator',
+    'worker-build-current': 'operator',
   };
   /** The job each service does, as the OU the authorizer must see from it. */
   const JOB_OU: Record<string, string> = {
     worker: IDENTITY_UNITS.worker,
     'temporal-ui': IDENTITY_UNITS.operator,
     'temporal-setup': IDENTITY_UNITS.operator,
+    'worker-build-current': IDENTITY_UNITS.operator,
   };
   /** The identity a service's certificate volume holds: the nodes', a client's, or none. */
   const identityOf = (name: string) => (nodes.some(([node]) => node === name) ? 'server' : IDENTITY[name]);
@@ -562,7 +564,7 @@ describe('mutual TLS to Temporal', () => {
     const mountedBy = (who: string) =>
       others.filter(([, s]) => mountsOf(s).some((m) => m.source === identityVolume(who))).map(([name]) => name);
     expect(mountedBy('worker')).toEqual(['worker']);
-    expect(mountedBy('operator').sort()).toEqual(['temporal-setup', 'temporal-ui']);
+    expect(mountedBy('operator').sort()).toEqual(['temporal-setup', 'temporal-ui', 'worker-build-current']);
     expect(mountedBy('server').sort()).toEqual(nodes.map(([name]) => name).sort());
     // The booking callers' and the receiver's are for processes outside compose: no container here holds them.
     expect(mountedBy('booking-caller')).toEqual([]);
