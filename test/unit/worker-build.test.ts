@@ -1,0 +1,51 @@
+/**
+ * Which build a worker is (src/deploy/version.ts, WORKER_DEPLOYMENT_NAME / WORKER_BUILD_ID) and how each workflow
+ * type declares its versioning behaviour (src/workflows/versioning.ts): as a getter, so an unversioned worker sends
+ * none (the server refuses a behaviour from one, which stopped every workflow there before).
+ */
+import { loadConfig } from '../../src/config';
+import { buildCommit, defaultBuildId, packageVersion } from '../../src/deploy/version';
+import * as workflows from '../../src/workflows';
+import { workerDeploymentOptions } from '../../src/worker';
+
+const base = { SUPPLIER_APP_KEY: 'k', SUPPLIER_APP_SECRET: 's3cret-value' };
+
+test('a worker without WORKER_DEPLOYMENT_NAME is unversioned; with it, a build of that deployment', () => {
+  expect(loadConfig(base).worker.deployment).toBeUndefined();
+  expect(workerDeploymentOptions(undefined)).toEqual({});
+  const config = loadConfig({ ...base, WORKER_DEPLOYMENT_NAME: 'hotel-booking', WORKER_BUILD_ID: '1.2.0+abc1234' });
+  expect(config.worker.deployment).toEqual({ deploymentName: 'hotel-booking', buildId: '1.2.0+abc1234' });
+  expect(workerDeploymentOptions(config.worker.deployment)).toEqual({
+    workerDeploymentOptions: {
+      version: { deploymentName: 'hotel-booking', buildId: '1.2.0+abc1234' },
+      useWorkerVersioning: true,
+      defaultVersioningBehavior: 'PINNED',
+    },
+  });
+});
+
+test('the build id defaults to the package version and the commit the image was built from', () => {
+  const config = loadConfig({ ...base, WORKER_DEPLOYMENT_NAME: 'fleet', BUILD_COMMIT: '0123456789abcdef' });
+  expect(config.worker.deployment?.buildId).toBe(`${packageVersion()}+0123456789ab`);
+  expect(defaultBuildId({ BUILD_COMMIT: 'f00d' })).toBe(`${packageVersion()}+f00d`);
+  // Outside a git tree and without BUILD_COMMIT: the version alone.
+  expect(buildCommit({}, '/')).toBeUndefined();
+});
+
+test('bad deployment settings are refused, naming the variable', () => {
+  expect(() => loadConfig({ ...base, WORKER_BUILD_ID: '1.0.0' })).toThrow(
+    /WORKER_BUILD_ID: a build id needs WORKER_DEPLOYMENT_NAME/,
+  );
+  expect(() => loadConfig({ ...base, WORKER_DEPLOYMENT_NAME: 'a.b' })).toThrow(/WORKER_DEPLOYMENT_NAME/);
+  expect(() => loadConfig({ ...base, WORKER_DEPLOYMENT_NAME: 'a', WORKER_BUILD_ID: 'one build' })).toThrow(
+    /WORKER_BUILD_ID/,
+  );
+});
+
+test('every workflow type declares its behaviour, as a getter read when a run starts (never a fixed value)', () => {
+  const declared = Object.entries(workflows).map(([name, fn]) => [
+    name,
+    typeof (fn as { workflowDefinitionOptions?: unknown }).workflowDefinitionOptions,
+  ]);
+  expect(declared).toEqual(Object.keys(workflows).map((name) => [name, 'function']));
+});
