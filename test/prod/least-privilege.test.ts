@@ -305,6 +305,25 @@ const PROBES: Record<string, (c: Connection) => Promise<unknown>> = {
       workflowExecutionOptions: { versioningOverride: { autoUpgrade: true } },
       updateMask: { paths: ['versioning_override'] },
     }),
+  'make a build current (deploy)': (c) =>
+    briefly(c, () =>
+      c.workflowService.setWorkerDeploymentCurrentVersion({
+        namespace: ns(),
+        deploymentName: `probe-${probeQueue}`,
+        buildId: 'none',
+        identity: 'probe',
+      }),
+    ),
+  'ramp a build (deploy)': (c) =>
+    briefly(c, () =>
+      c.workflowService.setWorkerDeploymentRampingVersion({
+        namespace: ns(),
+        deploymentName: `probe-${probeQueue}`,
+        buildId: 'none',
+        percentage: 10,
+        identity: 'probe',
+      }),
+    ),
   'register a search attribute': (c) =>
     c.operatorService.addSearchAttributes({ namespace: ns(), searchAttributes: { BookingStage: 2 } }),
 };

@@ -7,7 +7,7 @@
  * which refuses to overwrite histories the new code cannot replay.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
 
@@ -56,4 +56,24 @@ export function workflowFingerprint(folder: WorkflowFolder): string {
     hash.update(`${file}\n${outputText}\n`);
   }
   return hash.digest('hex').slice(0, 16);
+}
+
+/**
+ * The version folders (`<type>/<version>`) a newer folder of their type lists as left to their build (recorded with
+ * `--new-build`): their runs are pinned to the builds that made them, so the current code never continues them and
+ * the replay tier leaves them, and the fixtures of their shape, out (docs/testing.md).
+ */
+export function foldersLeftToTheirBuild(histories: string = path.join(__dirname, 'histories')): Set<string> {
+  const left = new Set<string>();
+  for (const folder of Object.keys(WORKFLOW_TYPES)) {
+    const dir = path.join(histories, folder);
+    if (!existsSync(dir)) continue;
+    for (const version of readdirSync(dir)) {
+      const recorded = path.join(dir, version, 'recorded.json');
+      if (!existsSync(recorded)) continue;
+      const { leftToTheirBuild = [] } = JSON.parse(readFileSync(recorded, 'utf8')) as { leftToTheirBuild?: string[] };
+      for (const older of leftToTheirBuild) left.add(`${folder}/${older}`);
+    }
+  }
+  return left;
 }

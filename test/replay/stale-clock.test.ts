@@ -13,20 +13,28 @@ import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { dataConverterFor } from '../../src/codec/config';
 import { EncryptionKeys } from '../../src/codec/encryption';
 import { workflowBundle } from '../harness/temporal';
+import { foldersLeftToTheirBuild } from './fingerprint';
 
-test('a booking whose task after a sticky-queue timeout ran on a stale clock replays (it stopped for good before)', async () => {
-  const file = JSON.parse(readFileSync(path.join(__dirname, 'fixtures', 'stale-clock-booking.json'), 'utf8'));
-  const keys = EncryptionKeys.parse(file.keys);
-  const dataConverter = dataConverterFor({ keys, activeKeyId: [...keys.keys()][0]! })!;
-  // The timer of the stale task, then the poll after it, the booking's cancel request and two more tasks.
-  const types = (file.history.events as Array<{ eventType: string }>).map((e) => e.eventType);
-  expect(types[21]).toBe('EVENT_TYPE_TIMER_STARTED');
-  expect(types).toContain('EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED');
-  await expect(
-    Worker.runReplayHistory(
-      { workflowBundle: workflowBundle(), dataConverter },
-      historyFromJSON(file.history),
-      file.workflowId,
-    ),
-  ).resolves.toBeUndefined();
-});
+/** The shape of history it has: once a new build leaves that shape to its build, this code never continues it. */
+const SHAPE = 'booking/v1-baseline';
+const replayedHere = foldersLeftToTheirBuild().has(SHAPE) ? test.skip : test;
+
+replayedHere(
+  'a booking whose task after a sticky-queue timeout ran on a stale clock replays (it stopped for good before)',
+  async () => {
+    const file = JSON.parse(readFileSync(path.join(__dirname, 'fixtures', 'stale-clock-booking.json'), 'utf8'));
+    const keys = EncryptionKeys.parse(file.keys);
+    const dataConverter = dataConverterFor({ keys, activeKeyId: [...keys.keys()][0]! })!;
+    // The timer of the stale task, then the poll after it, the booking's cancel request and two more tasks.
+    const types = (file.history.events as Array<{ eventType: string }>).map((e) => e.eventType);
+    expect(types[21]).toBe('EVENT_TYPE_TIMER_STARTED');
+    expect(types).toContain('EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED');
+    await expect(
+      Worker.runReplayHistory(
+        { workflowBundle: workflowBundle(), dataConverter },
+        historyFromJSON(file.history),
+        file.workflowId,
+      ),
+    ).resolves.toBeUndefined();
+  },
+);
