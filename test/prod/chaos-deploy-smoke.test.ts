@@ -19,6 +19,7 @@ let cleanUp = () => {};
 
 beforeAll(async () => {
   ({ report, cleanUp } = await runChaosSmoke({
+    engine: 'prod',
     deploy: true,
     n: BOOKINGS,
     seed: 20_261_128,
