@@ -15,6 +15,7 @@
  */
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
+import { temporal } from '@temporalio/proto';
 import { Worker, type ReplayWorkerOptions } from '@temporalio/worker';
 import type { WorkerBuild } from './version';
 
@@ -104,6 +105,33 @@ async function listRuns(client: Client, query: string, limit: number): Promise<W
   return out;
 }
 
+/**
+ * The build a run is pinned to, as its own history says: the last completed workflow task that declared PINNED.
+ * Visibility can lag: a run listed before its first task completed shows no build, and by the time its history is
+ * read that task may have been completed, and the run pinned, by the build current then. The history is what gets
+ * replayed, so its word decides the run's role.
+ */
+export function pinnedBuildOf(history: temporal.api.history.v1.IHistory): WorkerBuild | undefined {
+  let pinned: WorkerBuild | undefined;
+  for (const event of history.events ?? []) {
+    const done = event.workflowTaskCompletedEventAttributes;
+    if (!done) continue;
+    const version = done.deploymentVersion;
+    if (done.versioningBehavior === temporal.api.enums.v1.VersioningBehavior.VERSIONING_BEHAVIOR_PINNED && version) {
+      pinned = { deploymentName: version.deploymentName ?? '', buildId: version.buildId ?? '' };
+    }
+  }
+  return pinned;
+}
+
+/** An open run's role once its history is read: pinned to another build there, it stays there whatever visibility said. */
+function roleFromHistory(c: Candidate, history: temporal.api.history.v1.IHistory, build: WorkerBuild): Candidate {
+  if (c.role !== 'would-continue') return c;
+  const pinned = pinnedBuildOf(history);
+  if (!pinned || (pinned.deploymentName === build.deploymentName && pinned.buildId === build.buildId)) return c;
+  return { ...c, role: 'pinned-elsewhere', buildId: pinned.buildId, behavior: 'Pinned' };
+}
+
 /** Which runs to replay: every open run of the queue (those pinned elsewhere sampled), and a sample of closed ones. */
 async function candidates(
   options: GateOptions,
@@ -152,7 +180,11 @@ export async function runReplayGate(options: GateOptions): Promise<GateReport> {
     for (const c of chosen) {
       try {
         const history = await options.client.workflow.getHandle(c.info.workflowId, c.info.runId).fetchHistory();
-        pushed.push(c);
+        const judged = roleFromHistory(c, history, options.build);
+        if (judged.role === 'pinned-elsewhere' && c.role !== judged.role) {
+          openElsewhere[judged.buildId] = (openElsewhere[judged.buildId] ?? 0) + 1;
+        }
+        pushed.push(judged);
         yield { workflowId: c.info.workflowId, history };
       } catch (err) {
         fetchFailures.push(gateRun(c, 'fails', `history not read: ${err instanceof Error ? err.message : err}`));

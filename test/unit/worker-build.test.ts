@@ -7,6 +7,7 @@ import { loadConfig } from '../../src/config';
 import { buildCommit, defaultBuildId, packageVersion } from '../../src/deploy/version';
 import * as workflows from '../../src/workflows';
 import { workerDeploymentOptions } from '../../src/worker';
+import { pinnedBuildOf } from '../../src/deploy/gate';
 
 const base = { SUPPLIER_APP_KEY: 'k', SUPPLIER_APP_SECRET: 's3cret-value' };
 
@@ -48,4 +49,20 @@ test('every workflow type declares its behaviour, as a getter read when a run st
     typeof (fn as { workflowDefinitionOptions?: unknown }).workflowDefinitionOptions,
   ]);
   expect(declared).toEqual(Object.keys(workflows).map((name) => [name, 'function']));
+});
+
+test("a run's pinned build is read from its own history, the last task that declared PINNED (visibility may lag)", () => {
+  const completed = (behavior: number, buildId?: string) => ({
+    workflowTaskCompletedEventAttributes: {
+      versioningBehavior: behavior,
+      ...(buildId ? { deploymentVersion: { deploymentName: 'fleet', buildId } } : {}),
+    },
+  });
+  const started = { workflowExecutionStartedEventAttributes: {} };
+  expect(pinnedBuildOf({ events: [started] })).toBeUndefined();
+  expect(pinnedBuildOf({ events: [started, completed(0)] })).toBeUndefined();
+  expect(pinnedBuildOf({ events: [started, completed(1, 'a'), completed(1, 'a')] })).toEqual({
+    deploymentName: 'fleet',
+    buildId: 'a',
+  });
 });
