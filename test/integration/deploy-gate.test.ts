@@ -120,34 +120,23 @@ test('a build that changes commands passes while the runs it would break are pin
   const pinned = await openBooking(rig);
   expect(await buildOfRun(pinned)).toBe(a.buildId);
 
-  const gate = await runReplayGate({
-    client: env.client,
-    workflowBundle: { codePath: bundleB },
-    build: b,
-    taskQueue: rig.taskQueue,
-  });
+  /** The gate for `build` with build B's code, on this rig's queue. */
+  const gateWithB = (build: WorkerBuild, strict = false) =>
+    runReplayGate({
+      client: env.client,
+      workflowBundle: { codePath: bundleB },
+      build,
+      taskQueue: rig.taskQueue,
+      strict,
+    });
+  const gate = await gateWithB(b);
   expect(gate.verdict).toBe('pass');
   expect(gate.counts['would-continue'].replayed).toBe(0);
   expect(gate.counts['pinned-elsewhere']).toEqual({ replayed: 1, failed: 1 });
   expect(gate.openElsewhere).toEqual({ [a.buildId]: 1 });
-
-  const strict = await runReplayGate({
-    client: env.client,
-    workflowBundle: { codePath: bundleB },
-    build: b,
-    taskQueue: rig.taskQueue,
-    strict: true,
-  });
-  expect(strict.verdict).toBe('refuse');
-
+  expect((await gateWithB(b, true)).verdict).toBe('refuse');
   // B's code under A's build id: A's own open run would be continued by it, and does not replay.
-  const sameIdOtherCode = await runReplayGate({
-    client: env.client,
-    workflowBundle: { codePath: bundleB },
-    build: a,
-    taskQueue: rig.taskQueue,
-  });
-  expect(sameIdOtherCode.verdict).toBe('refuse');
+  expect((await gateWithB(a)).verdict).toBe('refuse');
 
   // The deploy steps: B's workers beside A's, rollout, drain, rollback.
   const workerB = await createBookingWorker({
