@@ -24,7 +24,7 @@ const SWITCH_GRACE_BEFORE_MS = 1_000;
 const SWITCH_GRACE_AFTER_MS = 5_000;
 
 /** Nondeterminism as the SDK and the server word it. */
-const NONDETERMINISM = /TMPRL1100|nondetermin|non-determin|NON_DETERMINISTIC/i;
+export const NONDETERMINISM = /TMPRL1100|nondetermin|non-determin|NON_DETERMINISTIC/i;
 
 /** What one run's history says about the builds that ran it. */
 export interface RunBuilds {
@@ -119,7 +119,7 @@ async function everyRun(raw: Client): Promise<RunBuilds[]> {
 }
 
 /** Which build was current at `t`, or `either` within the grace around a change. */
-function routingAt(record: DeployRecord, t: number): BuildLabel | 'either' | undefined {
+export function routingAt(record: DeployRecord, t: number): BuildLabel | 'either' | undefined {
   const changes = record.steps.filter((s) => s.setBeforeMs !== undefined && s.setAfterMs !== undefined);
   let current: BuildLabel | undefined;
   for (const s of changes) {

@@ -329,7 +329,8 @@ export async function runDrill(
       record.errors.push('build B was not made current again: A keeps taking new runs and is never drained');
       return;
     }
-    await drainAndStopA(d, fleet, record, forward.setBeforeMs!, o);
+    // A stopped being current at the latest when the call returned (under a node kill the call can take a minute).
+    await drainAndStopA(d, fleet, record, forward.setAfterMs, o);
   } catch (err) {
     record.errors.push(`drill: ${errorLine(err)}`);
     o.log(`deploy drill failed: ${errorLine(err)}`);

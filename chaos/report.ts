@@ -67,7 +67,10 @@ export interface DeployReport {
   bReadyMs: number | null;
   /** Worker SIGKILLs per build. */
   killsByBuild: Record<string, number>;
-  /** From the moment A stopped being current (B made current again) until no open run was on A; null: never. */
+  /**
+   * From the moment A stopped being current (the call that made B current again returned) until no open run was on A;
+   * null: never.
+   */
   timeToDrainASeconds: number | null;
   aStoppedAtSeconds: number | null;
   /** openRunsOn(A) readings while it drained: [seconds since A stopped being current, count]. */
@@ -355,7 +358,7 @@ function deployRows(d: DeployReport): Array<[string, string]> {
     ['  deploys / rollbacks', `${d.deploys} / ${d.rollbacks}`],
     ...d.steps.map((s): [string, string] => [
       `  ${s.kind} → ${s.build}`,
-      `t+${s.atSeconds} s, ${s.setAfterMs !== undefined ? `current after ${s.setAttempts} call(s)` : `NOT current: ${(s.error ?? '').slice(0, 300)}`}; ${gateLine(s)}`,
+      `t+${s.atSeconds} s, ${s.setAfterMs !== undefined ? `current after ${s.setAttempts} call(s), the last taking ${((s.setAfterMs - s.setBeforeMs!) / 1000).toFixed(1)} s` : `NOT current: ${(s.error ?? '').slice(0, 300)}`}; ${gateLine(s)}`,
     ]),
     ['  worker kills by build', JSON.stringify(d.killsByBuild)],
     [
