@@ -28,7 +28,14 @@ import { operatorIdentity } from '../cli/identity';
 import { withStackKeys } from '../cli/common';
 import { workflowBundlerOptions } from '../workflow-bundle';
 import { describeGate, runReplayGate, type GateReport } from './gate';
-import { describeDeployment, openRunsOn, setCurrentBuild, setRampingBuild, type DeploymentRouting } from './routing';
+import {
+  describeBuild,
+  describeDeployment,
+  openRunsOn,
+  setCurrentBuild,
+  setRampingBuild,
+  type DeploymentRouting,
+} from './routing';
 import { BUILD_ID_PATTERN, defaultBuildId, DEPLOYMENT_NAME_PATTERN, type WorkerBuild } from './version';
 
 export const DEPLOY_STEPS = ['status', 'gate', 'rollout', 'ramp', 'drain', 'rollback'] as const;
@@ -110,6 +117,8 @@ export interface DeployIo {
   identity: string;
   /** How long `drain --wait` waits between two counts. */
   pollMs?: number;
+  /** How long a move waits for the new build's workers to poll every queue the current build polls (default 60 s). */
+  registerWaitMs?: number;
 }
 
 /** The bundle the gate replays against: the file given, or this checkout's src/workflows bundled now. */
@@ -163,6 +172,35 @@ export function rollbackTarget(routing: DeploymentRouting, buildId?: string): st
   return before.buildId;
 }
 
+/**
+ * Waits until `target`'s workers poll every task queue the current build polls. The server refuses to move new runs
+ * to a build missing one (its runs there would go unversioned), and a build's workers register their queues one by
+ * one in their first seconds: a deploy started right after they came up would otherwise fail on a race.
+ */
+async function awaitSameTaskQueues(
+  client: Client,
+  routing: DeploymentRouting,
+  target: WorkerBuild,
+  io: DeployIo,
+): Promise<void> {
+  if (!routing.current || routing.current === target.buildId) return;
+  const current = await describeBuild(client, { deploymentName: routing.deploymentName, buildId: routing.current });
+  const needed = current?.taskQueues ?? [];
+  const deadline = Date.now() + (io.registerWaitMs ?? 60_000);
+  for (;;) {
+    const polled = new Set((await describeBuild(client, target))?.taskQueues ?? []);
+    const missing = needed.filter((q) => !polled.has(q));
+    if (missing.length === 0) return;
+    if (Date.now() > deadline) {
+      throw new DeployError(
+        `build ${target.buildId}: no worker of it polls ${missing.join(', ')}, which build ${routing.current} ` +
+          'polls; start its workers on every queue first',
+      );
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
 export interface DeployResult {
   exitCode: 0 | 1;
   value: Record<string, unknown>;
@@ -202,6 +240,7 @@ export async function runDeployStep(client: Client, args: DeployArgs, io: Deploy
       known(routing, target.buildId);
       const report = await gate(client, args, target, io);
       if (report.verdict === 'refuse') return { exitCode: 1, value: { gate: report, moved: false } };
+      await awaitSameTaskQueues(client, routing, target, io);
       if (args.step === 'ramp') {
         const percent = args.percent!;
         const ramp = percent > 0 ? { buildId: target.buildId, percentage: percent } : undefined;
@@ -219,6 +258,7 @@ export async function runDeployStep(client: Client, args: DeployArgs, io: Deploy
       known(routing, target.buildId);
       const report = await gate(client, args, target, io);
       if (report.verdict === 'refuse') return { exitCode: 1, value: { gate: report, moved: false } };
+      await awaitSameTaskQueues(client, routing, target, io);
       if (routing.ramping) await setRampingBuild(client, args.deploymentName, undefined, by);
       await setCurrentBuild(client, target, by);
       io.say(`Rolled back: build ${target.buildId} is current; runs started on ${routing.current} finish there`);
