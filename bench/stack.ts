@@ -251,11 +251,18 @@ async function startTemporal(
       stop: () => cluster.stop(),
     };
   }
-  const server = await startDevServer({
-    cliPath: cliWithDynamicConfig(dir, options.dynamicConfig ?? {}),
-    ...dev,
-    logLevel: 'error',
-  });
+  // A port picked free can be taken by another process before the server binds it (several test files start
+  // servers at once): the server exits at start, and is started again on other ports.
+  const cliPath = cliWithDynamicConfig(dir, options.dynamicConfig ?? {});
+  let server: Awaited<ReturnType<typeof startDevServer>> | undefined;
+  for (let attempt = 1; !server; attempt++) {
+    try {
+      server = await startDevServer({ cliPath, ...dev, logLevel: 'error' });
+    } catch (err) {
+      if (attempt >= 3) throw err;
+      dev = { ...dev, port: await freePort(), uiPort: await freePort() };
+    }
+  }
   return {
     address: server.address,
     uiUrl: server.uiUrl,
