@@ -107,6 +107,7 @@ export async function createBookingWorker(deps: BookingWorkerDeps): Promise<Book
     ...createOrderActivities({
       supplier: deps.supplier,
       profile: deps.profile,
+      ...(deps.recoveryTesting ? { recoveryTesting: true } : {}),
       client: new Client({
         connection: deps.connection,
         namespace: deps.namespace,

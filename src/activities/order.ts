@@ -17,9 +17,12 @@ import {
   orderWorkflowId,
   ORDER_WORKFLOW_TYPE,
   type AutoCancel,
+  type BookingOutcome,
+  type BookingWorkflow,
   type OrderOutcome,
   type OrderWorkflowInput,
 } from '../contract';
+import { OrderWorkflowInput as OrderInputSchema, RecoveryOptions } from '../contract/schemas';
 import type { SupplierClient } from '../supplier/interface';
 import type { SupplierProfile } from '../supplier/profile';
 import { withSignal, type SupplierCallContext } from './booking';
@@ -29,7 +32,25 @@ export interface OrderActivityDeps {
   client: Pick<Client, 'workflow'>;
   supplier: SupplierClient;
   profile: SupplierProfile;
+  /** RECOVERY_TESTING: a test worker lifts the recovery floors for an order run as for a booking. */
+  recoveryTesting?: boolean;
 }
+
+/**
+ * What an order run may do, judged at its first step before anything is read from the supplier: its input within
+ * the worker's bounds, and whether a booking of this namespace made the order (`ours`), by `booking:<ref>`'s own
+ * record. On a supplier account shared by several partners, a reference is not proof of ownership: another
+ * partner's order under it must get no quote, no Cancel and no read.
+ */
+export type OrderStartCheck =
+  | { kind: 'invalid'; issues: string[] }
+  | { kind: 'ours'; booking: 'running' | 'ended' }
+  | { kind: 'not-ours'; reason: string };
+
+/** The booking outcomes that sent Book: the order under the reference is the booking's. */
+const BOOKED_OUTCOMES = new Set<BookingOutcome['kind']>(['confirmed', 'failed', 'unresolved']);
+/** The stages a booking cut off (terminated, timed out) was in once it had sent Book. */
+const BOOKED_STAGES = new Set(['booking', 'recovering', 'completed']);
 
 export interface CancelOrderInput {
   customerReferenceNo: string;
@@ -47,8 +68,18 @@ export type EarlierSends = 'none' | 'may-have-acted' | 'unknown';
 /** How many earlier runs of an order are read, newest first, to find the last one that sent a Cancel. */
 const EARLIER_RUNS_READ = 20;
 
-export function createOrderActivities({ client, supplier, profile }: OrderActivityDeps) {
+export function createOrderActivities({ client, supplier, profile, recoveryTesting }: OrderActivityDeps) {
   return {
+    /**
+     * The order run's first step (after its own pure guard): the input against the contract's schema and the
+     * worker's recovery bounds, then whose order it is. Reads Temporal only, never the supplier.
+     */
+    async checkOrderStart({ input }: { input: OrderWorkflowInput }): Promise<OrderStartCheck> {
+      const issues = orderInputSchemaIssues(input, recoveryTesting === true);
+      if (issues.length > 0) return { kind: 'invalid', issues };
+      return bookingOfOrder(client, input.customerReferenceNo);
+    },
+
     /**
      * One Cancel, never retried by Temporal (the order workflow decides what follows, by the Cancel rule in
      * ./cancel-rule.ts): every ending is a value, so the workflow knows whether this send may have acted.
@@ -146,6 +177,48 @@ export function createOrderActivities({ client, supplier, profile }: OrderActivi
       return 'none' satisfies EarlierSends;
     },
   };
+}
+
+/** The order input against the contract's schema; its recovery policy within RECOVERY_BOUNDS unless on a test worker. */
+function orderInputSchemaIssues(input: OrderWorkflowInput, testing: boolean): string[] {
+  const issues: string[] = [];
+  const parsed = OrderInputSchema.safeParse(input);
+  if (!parsed.success) issues.push(...parsed.error.issues.map((i) => `${i.path.join('.') || 'input'}: ${i.message}`));
+  if (!testing && input?.recovery) {
+    const bounded = RecoveryOptions.safeParse({ ...input.recovery, testing: false });
+    if (!bounded.success) {
+      issues.push(...bounded.error.issues.map((i) => `recovery.${i.path.join('.')}: ${i.message}`));
+    }
+  }
+  return issues;
+}
+
+/**
+ * Whether `booking:<ref>` of this namespace made the order: still running (its own hand-off, or a caller's request
+ * the run refuses while it runs), ended with an outcome that sent Book (from its result, which no starter can
+ * forge), or cut off once it had sent Book. No booking, or one that ended before Book: not ours.
+ */
+async function bookingOfOrder(client: Pick<Client, 'workflow'>, ref: string): Promise<OrderStartCheck> {
+  const handle = client.workflow.getHandle<BookingWorkflow>(bookingWorkflowId(ref));
+  let described;
+  try {
+    described = await handle.describe();
+  } catch (err) {
+    if ((err as Error)?.name === 'WorkflowNotFoundError') {
+      return { kind: 'not-ours', reason: 'no booking of this namespace has this reference' };
+    }
+    throw err;
+  }
+  const status = described.status.name;
+  if (status === 'RUNNING') return { kind: 'ours', booking: 'running' };
+  if (status === 'COMPLETED') {
+    const outcome = await handle.result();
+    if (BOOKED_OUTCOMES.has(outcome.kind)) return { kind: 'ours', booking: 'ended' };
+    return { kind: 'not-ours', reason: `the booking of this reference ended ${outcome.kind}, before any Book` };
+  }
+  const stage = described.typedSearchAttributes.get(BookingStageKey);
+  if (stage !== undefined && BOOKED_STAGES.has(stage)) return { kind: 'ours', booking: 'ended' };
+  return { kind: 'not-ours', reason: `the booking of this reference was cut off before any Book (stage ${stage})` };
 }
 
 /**

@@ -21,6 +21,7 @@ import {
   CancelBookingRequest,
   cancelBookingUpdate,
   checkOrderSignal,
+  operatorCheckOrderSignal,
   orderStateQuery,
   orderWorkflowId,
   bookingStateQuery,
@@ -278,7 +279,9 @@ export async function checkOrderNow(
   return client.workflow.signalWithStart<OrderWorkflow, [OrderCheck]>(ORDER_WORKFLOW_TYPE, {
     ...start,
     args: [input],
-    signal: checkOrderSignal,
+    // Settling an unresolved booking is a person's word: it goes by the operators' own signal, which the
+    // authorizer lets no other identity send.
+    signal: options.resolvesUnresolved ? operatorCheckOrderSignal : checkOrderSignal,
     signalArgs: [check],
   });
 }

@@ -142,6 +142,12 @@ export const autoCancelSignal = defineSignal<[AutoCancel]>('autoCancel');
  * (OrderCheck). An open run checks it after the work in hand, unless it has already followed a cancellation.
  */
 export const checkOrderSignal = defineSignal<[OrderCheck]>('checkOrder');
+/**
+ * On the order workflow, from operators only (the authorizer lets no other identity send it): the check a person asks
+ * for, whose `resolvesUnresolved` settles a booking that ended `unresolved`. Said on `checkOrder`, that flag is ignored:
+ * the callback receiver's door carries the reference and a reported status, nothing only an operator may say.
+ */
+export const operatorCheckOrderSignal = defineSignal<[OrderCheck]>('operatorCheckOrder');
 
 /**
  * The recovery policy's defaults (spec section 8's schedule), in this zod-free module so the workflow can

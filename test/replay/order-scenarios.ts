@@ -115,6 +115,17 @@ export const orderScenarios: WorkflowScenario[] = [
     },
   },
   {
+    // Another partner's reference on a shared supplier account: no booking of this namespace made the order, so the
+    // run answers not-found and reads nothing.
+    name: 'not-ours-refused',
+    expected: 'not-cancellable',
+    async run(ctx) {
+      const ref = randomUUID();
+      await cancelRequest(ctx, ref, { confirm: false }).catch(() => undefined);
+      return orderEnded(ctx, ref);
+    },
+  },
+  {
     name: 'cancel-free',
     expected: 'cancelled',
     async run(ctx) {

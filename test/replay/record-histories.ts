@@ -61,6 +61,12 @@ function target(): { folder: WorkflowFolder; out: string; newBuild: boolean; old
  * A new build's folder: the older folders of the type whose histories the current code does not replay. Runs of
  * those shapes are pinned to the builds that made them and never reach this code; the replay tier leaves them out.
  */
+function keptLeftToTheirBuild(out: string): string[] {
+  const recorded = path.join(out, 'recorded.json');
+  if (!existsSync(recorded)) return [];
+  return (JSON.parse(readFileSync(recorded, 'utf8')) as { leftToTheirBuild?: string[] }).leftToTheirBuild ?? [];
+}
+
 async function leftToTheirBuild(folder: WorkflowFolder, older: string[]): Promise<string[]> {
   const left: string[] = [];
   for (const version of older) {
@@ -167,7 +173,8 @@ async function main(): Promise<void> {
 
   const { folder, out, newBuild, older } = target();
   const previousMarkers = await replayExisting(out);
-  const left = newBuild ? await leftToTheirBuild(folder, older) : [];
+  // Recorded again (same shape), a folder keeps the older folders it already left to their build.
+  const left = newBuild ? await leftToTheirBuild(folder, older) : keptLeftToTheirBuild(out);
   const recorded: Array<{ name: string; body: string; markers: Set<string> }> = [];
 
   /** Keeps the latest run's history under `workflowId`, after checking it ended as the scenario expects. */

@@ -46,6 +46,7 @@ const NO_SUPPLIER_REQUEST: Record<string, string> = {
   judgeOrder: 'reads Temporal only (the order status comes in its input)',
   startOrderWorkflow: 'starts a workflow in Temporal only',
   bookingInProgress: 'reads Temporal only',
+  checkOrderStart: 'checks the input and reads Temporal only',
   earlierCancelSends: 'reads Temporal only',
 };
 

@@ -256,12 +256,16 @@ async function withOrderWorkers<T>(
 ): Promise<T> {
   const taskQueue = `order-shaped-${Date.now()}`;
   const booking = createActivities({ supplier: rig.supplier, profile: testProfile });
-  const order = createOrderActivities({ supplier: rig.supplier, profile: testProfile, client });
+  const order = createOrderActivities({ supplier: rig.supplier, profile: testProfile, client, recoveryTesting: true });
   const main = await Worker.create({
     connection: env.nativeConnection,
     taskQueue,
     workflowBundle: workflowBundle(),
-    activities: { sendCancel: order.sendCancel, bookingInProgress: order.bookingInProgress },
+    activities: {
+      sendCancel: order.sendCancel,
+      bookingInProgress: order.bookingInProgress,
+      checkOrderStart: order.checkOrderStart,
+    },
     ...(shape.noActivities ? { enableNonLocalActivities: false } : {}),
   });
   const queries = await Worker.create({

@@ -162,6 +162,8 @@ test("the sweep's cancellation of an orphan reaches a run already open for the r
       return { status: 400, body: { code: 100000400, msg: 'order status does not allow cancellation' } };
     },
   );
+  // The order is this namespace's: its booking sent Book (answered 504) and found it confirmed.
+  expect(await rig.book(bookingRequest({ customerReferenceNo: ref }))).toMatchObject({ kind: 'confirmed' });
   const quote = await cancelBooking(env.client, ref, { confirm: false }, { taskQueue: rig.taskQueue });
   if (quote.kind !== 'quote') throw new Error(`expected a quote, got ${quote.kind}`);
   await awaitOrderOutcome(env.client, ref);

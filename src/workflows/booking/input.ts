@@ -9,6 +9,7 @@ import type {
   RecoveryPolicy,
   RequestValidation,
 } from '../../contract';
+import { bookingResumeIssues } from '../input-guard';
 import { checkRequestAndAvail, validateBookingRequest } from './proxies';
 import { startingState } from './run';
 
@@ -49,12 +50,9 @@ export interface CheckedInput {
 export async function checkInput(input: BookingWorkflowInput): Promise<CheckedInput> {
   if (input?.resume) {
     // `resume` skips CheckAvail, the price check and the input check: only this workflow's own continue-as-new
-    // may set it.
-    if (!workflowInfo().continuedFromExecutionRunId) {
-      throw invalid('resume: internal to continue-as-new; a new booking must not set it', [
-        'resume: internal to continue-as-new',
-      ]);
-    }
+    // may set it (not a first run, a retry or a cron run, which a starter could make carry it).
+    const issues = bookingResumeIssues(input, workflowInfo());
+    if (issues.length > 0) throw invalid(issues.join('; '), issues);
     return { request: input.resume.request, recovery: input.resume.recovery };
   }
   const raw = input ?? ({} as BookingWorkflowInput);

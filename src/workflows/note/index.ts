@@ -4,7 +4,8 @@
  * visible in the Web UI like any workflow, and the console leaves out every item that has one. No activity, no
  * timer, nothing sent anywhere.
  */
-import { setWorkflowOptions } from '@temporalio/workflow';
+import { setWorkflowOptions, workflowInfo } from '@temporalio/workflow';
+import { noteInputIssues, refuseInput } from '../input-guard';
 import { pinnedWhenVersioned } from '../versioning';
 import type { OperatorNote } from '../../contract';
 
@@ -12,5 +13,8 @@ import type { OperatorNote } from '../../contract';
 setWorkflowOptions(pinnedWhenVersioned, operatorNoteWorkflow);
 
 export async function operatorNoteWorkflow(note: OperatorNote): Promise<OperatorNote> {
+  // The note is the record of who handled what: one that does not name its own item, or is unbounded, is refused.
+  const issues = noteInputIssues(note, workflowInfo());
+  if (issues.length > 0) throw refuseInput('InvalidOperatorNote', issues);
   return note;
 }

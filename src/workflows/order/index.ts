@@ -11,14 +11,22 @@
  * An operator's "Request cancellation" lets a Cancel in flight finish, sends nothing more, and ends with an
  * outcome.
  */
-import { allHandlersFinished, CancellationScope, condition, setWorkflowOptions } from '@temporalio/workflow';
+import {
+  allHandlersFinished,
+  CancellationScope,
+  condition,
+  setWorkflowOptions,
+  workflowInfo,
+} from '@temporalio/workflow';
+import { orderInputIssues, refuseInput } from '../input-guard';
 import { pinnedWhenVersioned } from '../versioning';
 import type { AutoCancel, OrderCheck, OrderOutcome, OrderState, OrderWorkflowInput } from '../../contract';
 import { cancelOnItsOwn, takeAutoCancel, type WaitState } from './auto-cancel';
 import { follow, type CancelPlan, type FollowState } from './cancel';
 import { listenOrder } from './messages';
 import { finishOrder, newOrderRun, recordOutcome, type OrderRun } from './run';
-import { answerRequest, checkOrder } from './work';
+import { checkOrderStart } from './proxies';
+import { answerNotOurs, answerRequest, checkOrder } from './work';
 
 /** What a run hands over continue-as-new (internal): the order's state and the cancellation it follows or awaits. */
 export interface OrderCarry {
@@ -42,6 +50,10 @@ export type OrderWorkflowArgs = OrderWorkflowInput & { carry?: OrderCarry };
 setWorkflowOptions(pinnedWhenVersioned, orderWorkflow);
 
 export async function orderWorkflow(input: OrderWorkflowArgs): Promise<OrderOutcome> {
+  // Its own last guard: an input nobody could send (a carry on a first run, another reference's id, a schedule out
+  // of bounds) is refused before any command, whoever was let through to start it.
+  const issues = orderInputIssues(input, workflowInfo());
+  if (issues.length > 0) throw refuseInput('InvalidOrderInput', issues);
   const run = newOrderRun(input);
   listenOrder(run);
   // Noted, not obeyed at once: the work below is not cancellable, so a Cancel in flight finishes.
@@ -55,6 +67,7 @@ async function work(run: OrderRun, input: OrderWorkflowArgs): Promise<OrderOutco
   // The first piece of work reads the order fresh: hints that came with the start (signal-with-start) are seen.
   run.hintsSeen = run.hints;
   if (input.carry) await resume(run, input.carry, input);
+  else await checkStart(run, input);
 
   for (;;) {
     await condition(
@@ -65,6 +78,11 @@ async function work(run: OrderRun, input: OrderWorkflowArgs): Promise<OrderOutco
         run.hints > run.hintsSeen ||
         allHandlersFinished(),
     );
+    if (run.notOurs !== undefined) {
+      const outcome = answerNotOurs(run, run.notOurs);
+      if (run.requests.length + run.autoCancels.length + run.checks.length > 0 || !allHandlersFinished()) continue;
+      return finishOrder(run, outcome);
+    }
     const request = run.requests.shift();
     if (request) {
       run.current = request;
@@ -93,6 +111,24 @@ async function work(run: OrderRun, input: OrderWorkflowArgs): Promise<OrderOutco
     break;
   }
   return finishOrder(run, run.outcome);
+}
+
+/**
+ * The run's first step, before any read of the supplier: the input within the worker's bounds, and the order its own
+ * namespace's booking made. Not ours (another partner's reference on a shared supplier account, a booking that never
+ * sent Book) or not verifiable: every piece of work is answered not-found, nothing read, nothing sent.
+ */
+async function checkStart(run: OrderRun, input: OrderWorkflowArgs): Promise<void> {
+  const { carry: _carry, ...start } = input;
+  let checked;
+  try {
+    checked = await checkOrderStart({ input: start });
+  } catch {
+    run.notOurs = 'whether a booking of this namespace made this order could not be read: ask again';
+    return;
+  }
+  if (checked.kind === 'invalid') throw refuseInput('InvalidOrderInput', checked.issues);
+  if (checked.kind === 'not-ours') run.notOurs = checked.reason;
 }
 
 /** The checks asked so far, as one: the latest's words, and an operator's resolvesUnresolved if any asked it. */

@@ -7,6 +7,7 @@ import {
   autoCancelSignal,
   cancelBookingUpdate,
   checkOrderSignal,
+  operatorCheckOrderSignal,
   orderStateQuery,
   supplierOrderUpdateSignal,
 } from '../../contract/definitions';
@@ -48,14 +49,19 @@ export function listenOrder(run: OrderRun): void {
     run.autoCancels.push(auto);
   });
   // A check is also a hint: a cancellation being followed reads the order early instead.
-  setHandler(checkOrderSignal, (check) => {
-    if (!isCheck(check)) {
-      log.warn('checkOrder signal ignored: not a check', { customerReferenceNo: run.input.customerReferenceNo });
-      return;
-    }
-    run.checks.push(check);
-    run.hints++;
-  });
+  // What a person may say (resolvesUnresolved) is taken only from the operators' own door.
+  setHandler(checkOrderSignal, (check) => takeCheck(run, check, false));
+  setHandler(operatorCheckOrderSignal, (check) => takeCheck(run, check, true));
+}
+
+function takeCheck(run: OrderRun, check: OrderCheck, byOperator: boolean): void {
+  if (!isCheck(check)) {
+    log.warn('checkOrder signal ignored: not a check', { customerReferenceNo: run.input.customerReferenceNo });
+    return;
+  }
+  const { resolvesUnresolved, ...claimed } = check;
+  run.checks.push(byOperator && resolvesUnresolved ? { ...claimed, resolvesUnresolved: true } : claimed);
+  run.hints++;
 }
 
 function isCheck(value: unknown): value is OrderCheck {

@@ -29,6 +29,15 @@ export const { bookingInProgress } = proxyLocalActivities<OrderActivities>({
 });
 
 /**
+ * The run's first step: its input within the worker's bounds and whose order it is (reads of Temporal only, so a
+ * local activity, run again at no risk). Failing it, the run acts on nothing.
+ */
+export const { checkOrderStart } = proxyLocalActivities<OrderActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 5 },
+});
+
+/**
  * Whether an earlier run of the order left a Cancel that may have acted unsettled: reads of Temporal only (a list by
  * workflow id, each run's end), so a local activity; asked only when a run's first Cancel is refused.
  */

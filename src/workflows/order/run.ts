@@ -57,6 +57,8 @@ export interface OrderRun {
   /** Supplier hints received (`supplierOrderUpdate`) and the count already acted on. */
   hints: number;
   hintsSeen: number;
+  /** Why the order is not this namespace's to read or act on (checkStart); every piece of work is answered not-found. */
+  notOurs?: string;
   /** An operator cancelled the run: what is in flight finishes, nothing new is sent. */
   interrupted: boolean;
   /** The order's state as last read (profile-independent: confirmed, cancelled, …). */

@@ -103,6 +103,25 @@ export async function answerRequest(run: OrderRun, queued: QueuedRequest, input:
 }
 
 /**
+ * Answers every piece of work waiting on a run whose order is not its namespace's: a caller's request refused as
+ * `OrderNotFound`, a system cancellation or a check ended `not-cancellable` (for the system's, `cancel-not-done`: a
+ * person looks). Nothing is read from the supplier, so nothing of another partner's order reaches this history.
+ */
+export function answerNotOurs(run: OrderRun, reason: string): OrderOutcome {
+  for (const queued of run.requests.splice(0)) {
+    queued.refusal = { type: 'OrderNotFound', message: `The order cannot be cancelled: ${reason}` };
+  }
+  const auto = run.autoCancels.splice(0)[0];
+  if (auto) run.autoAsked ??= auto.origin;
+  run.checks.splice(0);
+  run.hintsSeen = run.hints;
+  const outcome: OrderOutcome = { kind: 'not-cancellable', reason };
+  recordOutcome(run, outcome);
+  setOrderStage(run, 'not-cancellable');
+  return outcome;
+}
+
+/**
  * Whether the reference's booking has ended. While it runs, its order is its own: a Cancel sent from here while
  * the booking recovers would be read back by the booking as its order Cancelled, and the booking would end
  * `failed` over an order that was made (and cancelled, perhaps at a fee). Cannot tell: not `ended`.

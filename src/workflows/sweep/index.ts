@@ -16,6 +16,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
+import { refuseInput, sweepInputIssues } from '../input-guard';
 import { pinnedWhenVersioned } from '../versioning';
 import type { OrderActivities } from '../../activities/order';
 import type { ReconciliationActivities, SweepFilter } from '../../activities/sweep';
@@ -64,6 +65,8 @@ const { lookUpBookings } = proxyActivities<ReconciliationActivities>({
 setWorkflowOptions(pinnedWhenVersioned, reconciliationSweepWorkflow);
 
 export async function reconciliationSweepWorkflow(input: SweepWorkflowInput): Promise<SweepResult> {
+  const issues = sweepInputIssues(input);
+  if (issues.length > 0) throw refuseInput('InvalidSweepInput', issues);
   const nowMs = Date.now();
   const endMs = nowMs - input.settleMinutes * 60_000;
   const startMs = endMs - input.lookbackMinutes * 60_000;
