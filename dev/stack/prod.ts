@@ -277,6 +277,9 @@ async function main(): Promise<void> {
           ...workerEnv,
           TEMPORAL_NAMESPACE: p.namespace,
           PAYLOAD_ENCRYPTION_KEYS: p.payloadKeys,
+          // The sweep lists the whole supplier account, every partner's orders: it runs in the stack's namespace only,
+          // so no partner's histories hold them (docs/production.md, "On one supplier account").
+          RECONCILIATION_SCHEDULE: 'off',
           WORKER_METRICS_PORT: '',
           WORKER_WORKFLOW_BUNDLE: bundle,
         }),
