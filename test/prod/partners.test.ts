@@ -10,9 +10,17 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { Client, Connection, type TLSConfig } from '@temporalio/client';
+import { Client, Connection, type TLSConfig, WorkflowUpdateFailedError } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
-import { awaitOutcome, BookingStageKey, connectClient, CustomerReferenceNoKey, startBooking } from '../../src/client';
+import {
+  awaitOutcome,
+  BookingStageKey,
+  cancelBooking,
+  connectClient,
+  CustomerReferenceNoKey,
+  startBooking,
+} from '../../src/client';
+import { ApplicationFailure } from '@temporalio/common';
 import { newEncryptionKey } from '../../src/codec/encryption';
 import { loadConfig } from '../../src/config';
 import { ensureTemporalReady } from '../../src/temporal/setup';
@@ -301,4 +309,28 @@ describe("each namespace's payloads are encrypted with its own key", () => {
     expect(await keyIdsOf(cluster.namespace, booked.stack)).toEqual(new Set([stackKeyId]));
     expect(await keyIdsOf(acme.namespace, booked.acme)).toEqual(new Set([acmeKeyId]));
   });
+});
+
+describe("a partner reaches no other partner's order on the shared supplier account", () => {
+  test("acme's quote and confirm for the stack's reference, in its own namespace, are refused OrderNotFound: nothing read, nothing cancelled", async () => {
+    // Before: acme's order run took the reference at its word, quoted the stack's order (hotel, dates, price) and
+    // cancelled it with a confirm, on the supplier account both share.
+    const ref = booked.stack.replace(/^booking:/, '');
+    expect(ref).not.toBe('');
+    const client = await partnerClient(acme.namespace, acme.payloadKeys, acme.pair);
+    const reads = () => sandbox.calls('queryOrders').filter((c) => c.customerReferenceNos?.includes(ref)).length;
+    const readsBefore = reads();
+    for (const request of [{ confirm: false }, { confirm: true, acceptedFee: { amount: 0, currency: 'USD' } }]) {
+      const error = await cancelBooking(client, ref, request, { taskQueue }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(WorkflowUpdateFailedError);
+      const cause = (error as WorkflowUpdateFailedError).cause;
+      expect(cause instanceof ApplicationFailure ? cause.type : cause?.name).toBe('OrderNotFound');
+    }
+    expect(reads()).toBe(readsBefore);
+    expect(sandbox.calls('cancel').filter((c) => c.customerReferenceNos?.includes(ref))).toHaveLength(0);
+    expect(sandbox.orders().find((o) => o.customerReferenceNo === ref)?.status).toBe(2);
+  }, 60_000);
 });
