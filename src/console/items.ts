@@ -27,6 +27,8 @@ export type ItemKind = 'unresolved-booking' | 'order' | 'sweep-finding';
 
 export interface ConsoleItem {
   kind: ItemKind;
+  /** The namespace the run is in: every action on the item goes there. Set by every listing. */
+  namespace?: string;
   /** The run that asked for a person. */
   workflowId: string;
   runId: string;
@@ -85,8 +87,33 @@ export async function listItemsNeedingAPerson(client: Client, options: ListOptio
   for (const w of sweeps) items.push(...(await readable(w, 'sweep-finding', () => sweepFindings(client, w))));
   return items
     .filter((item) => !handled.has(operatorNoteWorkflowId(noteItem(item))))
-    .map((item) => withAge(item, now()))
-    .sort((a, b) => (b.closedAt ?? '').localeCompare(a.closedAt ?? ''));
+    .map((item) => withAge({ ...item, namespace: client.options.namespace }, now()))
+    .sort(newestFirst);
+}
+
+/** What every watched namespace needs a person for, and the namespaces that could not be listed (with why). */
+export interface Listing {
+  items: ConsoleItem[];
+  failed: Array<{ namespace: string; error: unknown }>;
+}
+
+/**
+ * listItemsNeedingAPerson in each namespace of `clients`, side by side: one namespace that cannot be listed is
+ * reported as such and never hides the others' items.
+ */
+export async function listEveryNamespace(clients: readonly Client[], options: ListOptions = {}): Promise<Listing> {
+  const settled = await Promise.allSettled(clients.map((client) => listItemsNeedingAPerson(client, options)));
+  const listing: Listing = { items: [], failed: [] };
+  settled.forEach((result, i) => {
+    if (result.status === 'fulfilled') listing.items.push(...result.value);
+    else listing.failed.push({ namespace: clients[i]!.options.namespace, error: result.reason });
+  });
+  listing.items.sort(newestFirst);
+  return listing;
+}
+
+function newestFirst(a: ConsoleItem, b: ConsoleItem): number {
+  return (b.closedAt ?? '').localeCompare(a.closedAt ?? '');
 }
 
 /** The item as its note names it (operatorNoteWorkflowId). */

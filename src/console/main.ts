@@ -2,16 +2,21 @@
  * `npm run console`: the operator console on its own (`npm start` runs it beside the worker). Configured by
  * CONSOLE_HOST, CONSOLE_PORT, who the operators are (named tokens in CONSOLE_OPERATOR_TOKENS_FILE, one shared
  * CONSOLE_TOKEN, or client certificates: CONSOLE_TLS_CERT, CONSOLE_TLS_KEY, CONSOLE_TLS_CLIENT_CA), the session key
- * CONSOLE_SESSION_SECRET, TEMPORAL_UI_URL, BOOKING_TASK_QUEUE, Temporal's own connection variables
- * (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_TLS_*) and the workers' PAYLOAD_ENCRYPTION_KEYS /
- * PAYLOAD_ENCRYPTION_KEY_ID, with which it reads results server-side. Every secret may come from a file
- * (`<name>_FILE`: compose secrets). Beyond loopback it will not start without tokens or client certificates.
+ * CONSOLE_SESSION_SECRET, the namespaces it watches (CONSOLE_NAMESPACES, with CONSOLE_NAMESPACE_KEYS_FILE for those
+ * with payload keys of their own), the proxies in front of it (CONSOLE_TRUSTED_PROXIES, CONSOLE_PUBLIC_URL),
+ * TEMPORAL_UI_URL, BOOKING_TASK_QUEUE, Temporal's own connection variables (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE,
+ * TEMPORAL_TLS_*) and the workers' PAYLOAD_ENCRYPTION_KEYS / PAYLOAD_ENCRYPTION_KEY_ID, with which it reads results
+ * server-side. Every secret may come from a file (`<name>_FILE`: compose secrets). Beyond loopback it will not start
+ * without tokens or client certificates.
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { connectClient } from '../client';
 import { DEFAULT_TASK_QUEUE } from '../contract';
+import { dataConverterFor, EncryptionEnv, encryptionFromEnv } from '../codec/config';
 import { withSecretFiles } from '../config/secret-files';
+import { ConsoleConfigError } from './access';
+import { namespaceClients, parseNamespaceKeys, parseNamespaceList } from './namespaces';
 import { checkConsoleAccess, startConsole, type ConsoleOptions } from './server';
 
 const unsetIfEmpty = (v: unknown) => (v === '' ? undefined : v);
@@ -39,6 +44,20 @@ export const ConsoleEnv = z.object({
   CONSOLE_TLS_CLIENT_CA: z.preprocess(unsetIfEmpty, z.string().min(1).optional()),
   /** The OU a client certificate must have to use the console. */
   CONSOLE_OPERATOR_OU: z.string().min(1).default('operators'),
+  /**
+   * The namespaces whose items it lists and acts on, comma-separated (`default,partner-acme`), over one connection;
+   * unset: TEMPORAL_NAMESPACE only. A request naming another namespace is refused.
+   */
+  CONSOLE_NAMESPACES: z.preprocess(unsetIfEmpty, z.string().min(1).optional()),
+  /** A file of `namespace=keyId:base64key,…` lines: the payload keys of a namespace whose worker has its own. */
+  CONSOLE_NAMESPACE_KEYS_FILE: z.preprocess(unsetIfEmpty, z.string().min(1).optional()),
+  /**
+   * Addresses or CIDR blocks of the proxies in front of it, comma-separated; their X-Forwarded-For and
+   * X-Forwarded-Proto are believed (the login limit counts by the client's address, the cookie is Secure over https).
+   */
+  CONSOLE_TRUSTED_PROXIES: z.preprocess(unsetIfEmpty, z.string().min(1).optional()),
+  /** The address operators use through a proxy (https://console.example): its host is accepted as Host and Origin. */
+  CONSOLE_PUBLIC_URL: z.preprocess(unsetIfEmpty, z.url().optional()),
   /** The Temporal Web UI's address, for a link to each item's history. */
   TEMPORAL_UI_URL: z.url().optional(),
   BOOKING_TASK_QUEUE: z.string().min(1).default(DEFAULT_TASK_QUEUE),
@@ -69,8 +88,15 @@ async function main(): Promise<void> {
       'Invalid configuration:\n  CONSOLE_TLS_CERT, CONSOLE_TLS_KEY, CONSOLE_TLS_CLIENT_CA: give all three or none',
     );
   }
-  const access: Pick<ConsoleOptions, 'host' | 'token' | 'operators' | 'sessionSecret' | 'tls'> = {
+  const access: Pick<ConsoleOptions, 'host' | 'token' | 'operators' | 'sessionSecret' | 'tls' | 'trustedProxies'> = {
     host: e.CONSOLE_HOST,
+    ...(e.CONSOLE_TRUSTED_PROXIES
+      ? {
+          trustedProxies: e.CONSOLE_TRUSTED_PROXIES.split(',')
+            .map((p) => p.trim())
+            .filter(Boolean),
+        }
+      : {}),
     token: e.CONSOLE_TOKEN,
     ...(e.CONSOLE_OPERATOR_TOKENS_FILE
       ? { operators: parseOperatorTokens(readFileSync(e.CONSOLE_OPERATOR_TOKENS_FILE, 'utf8')) }
@@ -89,13 +115,23 @@ async function main(): Promise<void> {
   };
   // Refused before anything is connected: a weak token or a missing one beyond loopback names its setting.
   checkConsoleAccess(access);
-  const client = await connectClient(env);
+  const listed = e.CONSOLE_NAMESPACES ? parseNamespaceList(e.CONSOLE_NAMESPACES) : undefined;
+  const ownKeys = e.CONSOLE_NAMESPACE_KEYS_FILE
+    ? parseNamespaceKeys(readFileSync(e.CONSOLE_NAMESPACE_KEYS_FILE, 'utf8'))
+    : new Map();
+  const home = await connectClient(env);
+  const namespaces = listed ?? [home.options.namespace];
+  const stray = [...ownKeys.keys()].find((ns) => !namespaces.includes(ns));
+  if (stray) throw new ConsoleConfigError(`CONSOLE_NAMESPACE_KEYS_FILE: namespace ${stray} is not watched`);
+  // connectClient has checked these already; every namespace without keys of its own reads with them.
+  const { encryption } = encryptionFromEnv(EncryptionEnv.parse(env));
   const server = await startConsole({
     ...access,
-    client,
+    clients: namespaceClients(home, namespaces, (ns) => dataConverterFor(ownKeys.get(ns) ?? encryption)),
     port: e.CONSOLE_PORT,
     taskQueue: e.BOOKING_TASK_QUEUE,
     ...(e.TEMPORAL_UI_URL ? { webUiUrl: e.TEMPORAL_UI_URL } : {}),
+    ...(e.CONSOLE_PUBLIC_URL ? { publicUrl: e.CONSOLE_PUBLIC_URL } : {}),
   });
   const stop = () => void server.close().then(() => process.exit(0));
   process.once('SIGINT', stop);
@@ -105,7 +141,7 @@ async function main(): Promise<void> {
     : e.CONSOLE_TOKEN || e.CONSOLE_OPERATOR_TOKENS_FILE
       ? `operators log in at ${server.url}/login`
       : 'loopback only, no login';
-  console.log(`Operator console on ${server.url} (${how})`);
+  console.log(`Operator console on ${server.url} (${how}), watching ${namespaces.join(', ')}`);
 }
 
 if (require.main === module) {

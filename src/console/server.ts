@@ -1,13 +1,12 @@
 /**
- * The operator console: one page listing what needs a person (./items.ts) and the safe actions on each, all
- * through the same workflows and helpers the CLI uses, so the console decides nothing itself; and a page per
- * booking (`/booking?ref=`, read-only: its runs, each with the build it runs on). The actions:
- *  - check again now: an order run that verifies the order with QueryOrders (checkOrderNow);
- *  - quote, then cancel at the quoted fee: the cancelBooking update, which quotes again before it sends;
- *  - mark handled with a note: an operatorNoteWorkflow run, the durable record (recordHandled).
+ * The operator console: one page listing what needs a person (./items.ts) in every namespace it watches
+ * (./namespaces.ts), each item labelled with its namespace, and the safe actions on each (./actions.ts), all through
+ * the same workflows and helpers the CLI uses, so the console decides nothing itself; and a page per booking
+ * (`/booking?ref=&namespace=`, read-only: its runs, each with the build it runs on). Every action and page goes to
+ * the item's own namespace, and a namespace a request names that the console does not watch is refused.
  *
- * Who is acting is known, never typed: a note's author and a cancellation's `requestedBy` are the operator the
- * console authenticated (operatorOf), in one of three ways:
+ * Who is acting is known, never typed (./access.ts): a note's author and a cancellation's `requestedBy` are the
+ * operator the console authenticated, in one of three ways:
  *  - behind mutual TLS (`tls`): the client certificate's subject; only the operators' OU is let in;
  *  - with named tokens (`operators`, or the one `token`): an operator types their token once into `/login`, and
  *    gets a signed session cookie (./session) naming them; the token is accepted there only, never as a header,
@@ -17,30 +16,28 @@
  * come from the console's own page (its Origin), and the Host header must name the console, so another web page
  * open in the operator's browser can neither act nor read. It holds slow clients as the callback receiver does
  * (src/http/listener: headers within 10 s, the request within 30 s, at most 100 sockets).
+ *
+ * Behind a proxy (./proxy.ts): the client's address (what the login limiter counts by) and whether it came over TLS
+ * (the session cookie is `Secure` then) are taken from `X-Forwarded-For` / `X-Forwarded-Proto` of the proxies named
+ * in `trustedProxies` only. The page renders nothing from its address but the console's own signed message (./flash).
  */
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { TLSSocket } from 'node:tls';
-import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { z } from 'zod';
-import { AlreadyHandledError, cancelBooking, checkOrderNow, recordHandled } from '../client';
-import { describeIssues } from '../values';
 import { cookieValues, tokenMatches } from '../http/credentials';
 import { readLimitedBody } from '../http/limited-body';
-import {
-  boundedServer,
-  closeServer,
-  isLoopbackHost,
-  listen,
-  urlOf,
-  type ClientCertificateTls,
-  type ListenerLimits,
-} from '../http/listener';
-import { LOGIN_ATTEMPTS, LoginAttempts, weakTokenProblem } from '../http/login-guard';
+import { boundedServer, closeServer, isLoopbackHost, listen, urlOf, type ListenerLimits } from '../http/listener';
+import { LOGIN_ATTEMPTS, LoginAttempts } from '../http/login-guard';
 import { SEARCH_ATTRIBUTES } from '../contract/definitions';
+import { actorOf, checkConsoleAccess, type AccessOptions, type Actor } from './access';
+import { runAction } from './actions';
 import { readBookingDetail } from './booking';
-import { describeOrderOutcome, listItemsNeedingAPerson, type ConsoleItem } from './items';
+import { flashToken, readFlash, type Flash } from './flash';
+import { listEveryNamespace } from './items';
+import { NamespaceRefusedError, WatchedNamespaces } from './namespaces';
 import { escapeHtml, renderBookingPage, renderPage, type PageModel } from './page';
+import { requestOrigin, TrustedProxies, type RequestOrigin } from './proxy';
 import {
   CONSOLE_SESSION_COOKIE,
   consoleLoginPage,
@@ -50,28 +47,32 @@ import {
   type SessionKeys,
 } from './session';
 
-export interface ConsoleOptions {
-  client: Client;
-  host?: string;
+export {
+  checkConsoleAccess,
+  ConsoleConfigError,
+  LOOPBACK_OPERATOR,
+  SHARED_TOKEN_OPERATOR,
+  type AccessOptions,
+} from './access';
+
+export interface ConsoleOptions extends AccessOptions {
+  /** The client of the one namespace to watch; `clients` to watch several. */
+  client?: Client;
+  /**
+   * One client per namespace to watch (CONSOLE_NAMESPACES), all over one connection, each with its namespace's
+   * payload keys; the first is the home namespace. Defaults to `[client]`.
+   */
+  clients?: readonly Client[];
   port?: number;
-  /** One operators' token (CONSOLE_TOKEN): whoever logs in with it is recorded as `console-token`. */
-  token?: string;
-  /** Named operator tokens (CONSOLE_OPERATOR_TOKENS_FILE), by operator: who logs in with one is recorded by name. */
-  operators?: Record<string, string>;
-  /**
-   * The key sessions are signed with (CONSOLE_SESSION_SECRET, 128 bits or more). Random at each start when not
-   * given: every operator logs in again after a restart, and replicas do not share sessions.
-   */
-  sessionSecret?: string;
-  /**
-   * Mutual TLS: HTTPS that takes only client certificates from `clientCa`, with `operatorOu` (default `operators`)
-   * in their subject; the operator is the certificate's subject. Tokens are not used then.
-   */
-  tls?: ClientCertificateTls & { operatorOu?: string };
   /** The task queue order and note runs start on. */
   taskQueue: string;
   /** The Temporal Web UI's address, for a link to each item's history. */
   webUiUrl?: string;
+  /**
+   * The address operators reach the console at through a proxy (CONSOLE_PUBLIC_URL, e.g. https://console.example):
+   * its host is accepted in the Host header and in a POST's Origin, beside the console's own address.
+   */
+  publicUrl?: string;
   /** How long "check again" waits for the order run's answer before it reports it as still running. */
   checkWaitMs?: number;
   /** Connection cap and timeouts; CONSOLE_LIMITS by default. */
@@ -79,10 +80,6 @@ export interface ConsoleOptions {
   /** Login attempts allowed per client address in a window; 5 a minute by default. */
   loginAttempts?: { max: number; windowMs: number };
   now?: () => number;
-}
-
-export class ConsoleConfigError extends Error {
-  override readonly name = 'ConsoleConfigError';
 }
 
 export interface ConsoleServer {
@@ -97,42 +94,18 @@ export const CONSOLE_LIMITS: ListenerLimits = {
   requestTimeoutMs: 30_000,
 };
 
-/** Who `token` (CONSOLE_TOKEN) is recorded as: one token shared by several people names nobody in particular. */
-export const SHARED_TOKEN_OPERATOR = 'console-token';
-
-/** Who acts on a console on loopback without TLS or a token: anyone on this machine. */
-export const LOOPBACK_OPERATOR = 'loopback';
-
-const OPERATOR_NAME = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
-
 const MAX_FORM_BYTES = 16 * 1024;
 const MAX_LOGIN_BYTES = 4096;
 
-const Target = z.object({
-  workflowId: z.string().min(1).max(400),
-  runId: z.string().min(1).max(100),
-  ref: z.string().max(100).default(''),
-});
 const BookingQuery = z.object({ ref: z.string().trim().min(1).max(100) });
-const CheckForm = Target.extend({ kind: z.string().max(40).default('') });
-const HandledForm = Target.extend({ note: z.string().trim().min(1).max(2000) });
-const CancelForm = z.object({
-  ref: z.string().min(1).max(100),
-  amount: z.coerce.number().nonnegative().optional(),
-  currency: z
-    .string()
-    .regex(/^[A-Z]{3}$/)
-    .optional(),
-  unknownFee: z.literal('1').optional(),
-  reason: z.string().trim().min(1).max(500),
-});
 
 export async function startConsole(options: ConsoleOptions): Promise<ConsoleServer> {
   const host = options.host ?? '127.0.0.1';
-  const { client, taskQueue, tls } = options;
-  const namespace = client.options.namespace;
+  const { taskQueue, tls } = options;
+  const namespaces = new WatchedNamespaces(options.clients ?? (options.client ? [options.client] : []));
   const now = options.now ?? Date.now;
   const tokens = checkConsoleAccess(options);
+  const proxies = new TrustedProxies(options.trustedProxies);
   const keys: SessionKeys = {
     secret: options.sessionSecret !== undefined ? Buffer.from(options.sessionSecret) : randomBytes(32),
     tokens,
@@ -143,23 +116,12 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
     options.loginAttempts?.windowMs ?? LOGIN_ATTEMPTS.windowMs,
   );
   const operatorOu = tls?.operatorOu ?? 'operators';
+  const publicHost = options.publicUrl ? new URL(options.publicUrl).host.toLowerCase() : undefined;
 
   let selfHosts = new Set<string>();
 
-  /**
-   * The operator making this request, or undefined when nobody is authenticated: the certificate's subject (TLS),
-   * the operator a valid session cookie names (tokens), or `loopback` (neither).
-   */
-  const operatorOf = (req: IncomingMessage): string | undefined => {
-    if (tls) return certificateOperator(req.socket as TLSSocket, operatorOu);
-    if (tokens.size === 0) return LOOPBACK_OPERATOR;
-    const revokedIds = new Set(revoked.keys());
-    for (const value of cookieValues(req.headers.cookie, CONSOLE_SESSION_COOKIE)) {
-      const session = readConsoleSession(keys, value, now(), revokedIds);
-      if (session) return session.operator;
-    }
-    return undefined;
-  };
+  const actor = (req: IncomingMessage): Actor | undefined =>
+    actorOf(req, { ...(tls ? { tls } : {}), keys, revoked: new Set(revoked.keys()), nowMs: now() });
 
   /** Whether a POST comes from the console's own page (a browser sends Origin with every POST). */
   const fromOwnPage = (req: IncomingMessage): boolean => {
@@ -180,8 +142,9 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
     });
     res.end(body);
   };
-  const back = (res: ServerResponse, message: string, extra: Record<string, string> = {}) => {
-    const q = new URLSearchParams({ msg: message, ...extra });
+  /** Back to the list, with the action's answer signed for this login (the page shows nothing else from its URL). */
+  const back = (res: ServerResponse, who: Actor, flash: Flash) => {
+    const q = new URLSearchParams({ flash: flashToken(keys.secret, who.login, flash, now()) });
     res.writeHead(303, { location: `/?${q.toString()}`, 'cache-control': 'no-store' });
     res.end();
   };
@@ -190,126 +153,68 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
   const linksFor = (operator: string) => ({
     operator,
     signedIn: tokens.size > 0,
+    namespaces: namespaces.names,
     ...(options.webUiUrl ? { webUiUrl: options.webUiUrl } : {}),
   });
 
-  /** The page, or (503) why nothing could be listed: an operator must never read an empty list as "all is well". */
-  async function page(url: URL, operator: string): Promise<{ status: number; html: string }> {
-    const links = linksFor(operator);
-    let items: ConsoleItem[];
-    try {
-      items = await listItemsNeedingAPerson(client);
-    } catch (err) {
-      return { status: 503, html: renderPage({ items: [], ...links, problem: listingProblem(err, namespace) }) };
+  /**
+   * The page, or (503) why a namespace could not be listed: an operator must never read an empty list as "all is
+   * well". A namespace that failed is named above the others' items; when none could be listed, no list is shown.
+   */
+  async function page(url: URL, who: Actor): Promise<{ status: number; html: string }> {
+    // Nothing else from the address is read: a message or a quote is shown only if the console made it for this login.
+    const flash = readFlash(keys.secret, who.login, url.searchParams.get('flash'), now());
+    const said = {
+      ...(flash?.message ? { message: flash.message } : {}),
+      ...(flash?.quote && namespaces.names.includes(flash.quote.namespace) ? { quote: flash.quote } : {}),
+    };
+    const model: PageModel = { items: [], ...linksFor(who.operator), ...said };
+    const listing = await listEveryNamespace(namespaces.clients);
+    const problems = listing.failed.map((f) => listingProblem(f.error, f.namespace));
+    if (listing.failed.length === namespaces.names.length) {
+      return { status: 503, html: renderPage({ ...model, problem: problems.join(' ') }) };
     }
-    const model: PageModel = { items, ...links };
-    const msg = url.searchParams.get('msg');
-    if (msg) model.message = msg.slice(0, 500);
-    const quoteRef = url.searchParams.get('quoteRef');
-    if (quoteRef) {
-      const amount = url.searchParams.get('quoteAmount');
-      const currency = url.searchParams.get('quoteCurrency');
-      const changesAt = url.searchParams.get('quoteChangesAt');
-      model.quote = {
-        customerReferenceNo: quoteRef,
-        fee: amount !== null && currency ? { amount: Number(amount), currency } : null,
-        ...(changesAt ? { changesAt } : {}),
-      };
-    }
-    return { status: 200, html: renderPage(model) };
+    model.items = listing.items;
+    if (problems.length > 0) model.unlisted = problems;
+    return { status: problems.length ? 503 : 200, html: renderPage(model) };
   }
 
-  /** A booking's own page (`GET /booking?ref=`): its runs, each with status, stage and build; 404 when it has none. */
-  async function bookingPage(url: URL, operator: string): Promise<{ status: number; html: string }> {
-    const links = linksFor(operator);
+  /** A booking's own page (`GET /booking?ref=&namespace=`): its runs, each with status, stage and build; 404 when none. */
+  async function bookingPage(url: URL, who: Actor): Promise<{ status: number; html: string }> {
+    const links = linksFor(who.operator);
     const query = BookingQuery.safeParse({ ref: url.searchParams.get('ref') ?? '' });
     if (!query.success) return { status: 400, html: 'expected ?ref=&lt;reference&gt; (up to 100 characters)' };
+    let client: Client;
+    try {
+      client = namespaces.clientFor(url.searchParams.get('namespace'));
+    } catch (err) {
+      if (err instanceof NamespaceRefusedError) return { status: 400, html: escapeHtml(err.message) };
+      throw err;
+    }
     const customerReferenceNo = query.data.ref;
+    const page = { customerReferenceNo, ...links, namespace: client.options.namespace };
     try {
       const detail = await readBookingDetail(client, customerReferenceNo);
-      return {
-        status: detail ? 200 : 404,
-        html: renderBookingPage({ customerReferenceNo, ...(detail ? { detail } : {}), ...links }),
-      };
+      return { status: detail ? 200 : 404, html: renderBookingPage({ ...page, ...(detail ? { detail } : {}) }) };
     } catch (err) {
       const problem = `Temporal did not answer for this booking (${err instanceof Error ? err.message : String(err)}).`;
-      return {
-        status: 503,
-        html: renderBookingPage({ customerReferenceNo, problem: problem.slice(0, 400), ...links }),
-      };
+      return { status: 503, html: renderBookingPage({ ...page, problem: problem.slice(0, 400) }) };
     }
-  }
-
-  async function act(route: string, form: URLSearchParams, res: ServerResponse, operator: string): Promise<void> {
-    const fields = Object.fromEntries(form.entries());
-    if (route === '/actions/check') {
-      const f = CheckForm.parse(fields);
-      if (!f.ref) return back(res, 'check: this item names no reference');
-      const run = await checkOrderNow(client, f.ref, {
-        taskQueue,
-        reason: 'asked in the operator console',
-        resolvesUnresolved: f.kind === 'unresolved-booking',
-      });
-      const outcome = await Promise.race([
-        run.result(),
-        new Promise<undefined>((r) => setTimeout(() => r(undefined), options.checkWaitMs ?? 20_000).unref()),
-      ]);
-      return back(res, outcome ? `${f.ref}: ${describeOrderOutcome(outcome)}` : `${f.ref}: the check is still running`);
-    }
-    if (route === '/actions/quote') {
-      const f = Target.parse(fields);
-      const answer = await cancelBooking(client, f.ref, { confirm: false }, { taskQueue });
-      const { fee, changesAt } = answer.quote;
-      return back(res, `${f.ref}: quoted`, {
-        quoteRef: f.ref,
-        ...(fee ? { quoteAmount: String(fee.amount), quoteCurrency: fee.currency } : {}),
-        ...(changesAt ? { quoteChangesAt: changesAt } : {}),
-      });
-    }
-    if (route === '/actions/cancel') {
-      const f = CancelForm.parse(fields);
-      const acceptedFee = f.unknownFee
-        ? null
-        : f.amount !== undefined && f.currency
-          ? { amount: f.amount, currency: f.currency }
-          : undefined;
-      if (acceptedFee === undefined) return back(res, 'cancel: the quoted fee is missing; quote again');
-      const answer = await cancelBooking(
-        client,
-        f.ref,
-        { confirm: true, acceptedFee, reason: f.reason, requestedBy: operator },
-        { taskQueue },
-      );
-      return back(res, `${f.ref}: ${answer.kind}${answer.kind === 'cancel-refused' ? ` (${answer.reason})` : ''}`);
-    }
-    if (route === '/actions/handled') {
-      const f = HandledForm.parse(fields);
-      await recordHandled(
-        client,
-        {
-          item: { workflowId: f.workflowId, runId: f.runId, ...(f.ref ? { customerReferenceNo: f.ref } : {}) },
-          note: f.note,
-          by: operator,
-        },
-        { taskQueue },
-      );
-      return back(res, `${f.ref || f.workflowId}: marked handled`);
-    }
-    send(res, 404, 'not found');
   }
 
   /**
    * `GET /login`: the form; `POST /login` with a token: a session naming the operator whose token it is, and a
    * redirect to the page. The one place a token is taken, read from the body, never from the URL.
    */
-  async function login(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async function login(req: IncomingMessage, res: ServerResponse, from: RequestOrigin): Promise<void> {
     if (req.method === 'GET') return send(res, 200, consoleLoginPage());
     if (req.method !== 'POST') return send(res, 404, 'not found');
     if (!fromOwnPage(req)) return send(res, 403, 'origin not allowed');
     const body = await readLimitedBody(req, MAX_LOGIN_BYTES);
     if (!body) return send(res, 413, 'form too large', { connection: 'close' });
-    // Every token tried counts, right or wrong: past the limit nothing is compared, so nothing can be learnt.
-    const attempt = attempts.take(req.socket.remoteAddress, now());
+    // Every token tried counts, right or wrong: past the limit nothing is compared, so nothing can be learnt. Counted
+    // by the client's address: behind a trusted proxy the one it reports, so one client locks out itself only.
+    const attempt = attempts.take(from.address, now());
     if (!attempt.allowed) {
       return send(res, 429, consoleLoginPage('Too many attempts from this address; wait a minute.'), {
         'retry-after': String(attempt.retryAfterSeconds),
@@ -320,13 +225,13 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
     let operator: string | undefined;
     for (const [name, token] of tokens) if (tokenMatches(given, token) && operator === undefined) operator = name;
     if (operator === undefined) return send(res, 401, consoleLoginPage('Wrong token.'));
-    const cookie = consoleSessionCookie(newConsoleSession(keys, operator, now()), false);
+    const cookie = consoleSessionCookie(newConsoleSession(keys, operator, now()), from.tls);
     res.writeHead(303, { location: '/', 'set-cookie': cookie, 'cache-control': 'no-store' });
     res.end();
   }
 
   /** `POST /logout`: the session ends here (its id refused until it would have expired) and in the browser. */
-  function logout(req: IncomingMessage, res: ServerResponse): void {
+  function logout(req: IncomingMessage, res: ServerResponse, from: RequestOrigin): void {
     for (const value of cookieValues(req.headers.cookie, CONSOLE_SESSION_COOKIE)) {
       const session = readConsoleSession(keys, value, now());
       if (session) revoked.set(session.sessionId, session.expiresAt);
@@ -335,7 +240,7 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
     for (const [id, expiresAt] of revoked) if (expiresAt <= t) revoked.delete(id);
     res.writeHead(303, {
       location: '/login',
-      'set-cookie': consoleSessionCookie('', false, 0),
+      'set-cookie': consoleSessionCookie('', from.tls, 0),
       'cache-control': 'no-store',
     });
     res.end();
@@ -345,13 +250,14 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
     // DNS rebinding: a page elsewhere that resolves its own name to this address must not be served.
     if (!selfHosts.has((req.headers.host ?? '').toLowerCase())) return send(res, 421, 'wrong host');
     const url = new URL(req.url ?? '/', `http://${req.headers.host}`);
-    if (url.pathname === '/login' && tokens.size > 0) return login(req, res);
+    const from = requestOrigin(req, proxies);
+    if (url.pathname === '/login' && tokens.size > 0) return login(req, res, from);
     if (url.pathname === '/logout' && req.method === 'POST' && tokens.size > 0) {
       if (!fromOwnPage(req)) return send(res, 403, 'origin not allowed');
-      return logout(req, res);
+      return logout(req, res, from);
     }
-    const operator = operatorOf(req);
-    if (operator === undefined) {
+    const who = actor(req);
+    if (who === undefined) {
       return send(
         res,
         tls ? 403 : 401,
@@ -361,11 +267,11 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
       );
     }
     if (req.method === 'GET' && url.pathname === '/') {
-      const { status, html } = await page(url, operator);
+      const { status, html } = await page(url, who);
       return send(res, status, html);
     }
     if (req.method === 'GET' && url.pathname === '/booking') {
-      const { status, html } = await bookingPage(url, operator);
+      const { status, html } = await bookingPage(url, who);
       return send(res, status, html);
     }
     if (req.method === 'POST' && url.pathname.startsWith('/actions/')) {
@@ -376,11 +282,13 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
       }
       const body = await readLimitedBody(req, MAX_FORM_BYTES);
       if (!body) return send(res, 413, 'form too large', { connection: 'close' });
-      try {
-        return await act(url.pathname, new URLSearchParams(body.toString('utf8')), res, operator);
-      } catch (err) {
-        return back(res, actionError(err));
-      }
+      const flash = await runAction(url.pathname, new URLSearchParams(body.toString('utf8')), {
+        namespaces,
+        operator: who.operator,
+        taskQueue,
+        checkWaitMs: options.checkWaitMs ?? 20_000,
+      });
+      return flash ? back(res, who, flash) : send(res, 404, 'not found');
     }
     send(res, 404, 'not found');
   }
@@ -397,82 +305,8 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
   );
   const port = await listen(server, options.port ?? 0, host);
   const names = isLoopbackHost(host) ? ['127.0.0.1', 'localhost', '[::1]'] : [host];
-  selfHosts = new Set(names.map((n) => `${n}:${port}`.toLowerCase()));
+  selfHosts = new Set([...names.map((n) => `${n}:${port}`.toLowerCase()), ...(publicHost ? [publicHost] : [])]);
   return { url: urlOf(host, port, tls ? 'https' : 'http'), close: () => closeServer(server) };
-}
-
-/**
- * The operators' tokens by name, once the settings that say who may use the console are sound: tokens (each of 128
- * bits or more, under valid, distinct names) or client certificates, not both; one of them beyond loopback; a
- * session secret of 128 bits when given. Throws ConsoleConfigError naming the setting; `npm run console` calls it
- * before it connects to Temporal, startConsole again.
- */
-export function checkConsoleAccess(
-  options: Pick<ConsoleOptions, 'host' | 'token' | 'operators' | 'sessionSecret' | 'tls'>,
-): Map<string, string> {
-  const host = options.host ?? '127.0.0.1';
-  const tokens = operatorTokens(options);
-  if (options.tls && tokens.size > 0) {
-    throw new ConsoleConfigError(
-      'CONSOLE_TOKEN, CONSOLE_OPERATOR_TOKENS_FILE: not used with CONSOLE_TLS_CERT: the client certificate names the ' +
-        'operator. Give one of the two.',
-    );
-  }
-  if (!options.tls && tokens.size === 0 && !isLoopbackHost(host)) {
-    throw new ConsoleConfigError(
-      `CONSOLE_TOKEN: required to listen on ${host} (beyond loopback): the console shows bookings and cancels ` +
-        'orders. Set operator tokens (CONSOLE_OPERATOR_TOKENS_FILE or CONSOLE_TOKEN, 128 bits each: `openssl rand ' +
-        '-hex 32`), serve it with client certificates (CONSOLE_TLS_*), or listen on 127.0.0.1.',
-    );
-  }
-  if (options.sessionSecret !== undefined) {
-    const weak = weakTokenProblem('CONSOLE_SESSION_SECRET', options.sessionSecret);
-    if (weak) throw new ConsoleConfigError(weak);
-  }
-  return tokens;
-}
-
-/** The operators' tokens by name: `operators` and `token`, each of 128 bits or more, every name valid. */
-function operatorTokens(options: Pick<ConsoleOptions, 'token' | 'operators'>): Map<string, string> {
-  const tokens = new Map<string, string>();
-  if (options.token !== undefined) {
-    const weak = weakTokenProblem('CONSOLE_TOKEN', options.token);
-    if (weak) throw new ConsoleConfigError(weak);
-    tokens.set(SHARED_TOKEN_OPERATOR, options.token);
-  }
-  for (const [name, token] of Object.entries(options.operators ?? {})) {
-    if (!OPERATOR_NAME.test(name) || tokens.has(name)) {
-      throw new ConsoleConfigError(
-        `CONSOLE_OPERATOR_TOKENS_FILE: operator "${name.slice(0, 64)}" is ${tokens.has(name) ? 'named twice' : 'not a name (letters, digits, ._@-, up to 64)'}`,
-      );
-    }
-    const weak = weakTokenProblem(`CONSOLE_OPERATOR_TOKENS_FILE (operator ${name})`, token);
-    if (weak) throw new ConsoleConfigError(weak);
-    if ([...tokens.values()].includes(token)) {
-      throw new ConsoleConfigError(`CONSOLE_OPERATOR_TOKENS_FILE: operator ${name} has another operator's token`);
-    }
-    tokens.set(name, token);
-  }
-  return tokens;
-}
-
-/** The operator a verified client certificate names (its subject), or undefined when its OU is not `operatorOu`. */
-function certificateOperator(socket: TLSSocket, operatorOu: string): string | undefined {
-  if (!socket.authorized) return undefined;
-  const subject = socket.getPeerCertificate()?.subject as unknown as Record<string, string | string[]> | undefined;
-  if (!subject) return undefined;
-  const ous = [subject.OU ?? []].flat();
-  if (!ous.includes(operatorOu)) return undefined;
-  const part = (k: string) => [subject[k] ?? []].flat().map((v) => `${k}=${v}`);
-  return [...part('CN'), ...part('OU'), ...part('O')].join(',').slice(0, 200);
-}
-
-/** An action's failure as the operator reads it: the workflow's reason, a field error, never a stack. */
-function actionError(err: unknown): string {
-  if (err instanceof z.ZodError) return `not done: ${describeIssues(err).join('; ')}`;
-  if (err instanceof AlreadyHandledError) return 'not done: this item was already marked handled';
-  if (err instanceof WorkflowUpdateFailedError) return `not done: ${err.cause?.message ?? err.message}`;
-  return `not done: ${err instanceof Error ? err.message : String(err)}`;
 }
 
 /**

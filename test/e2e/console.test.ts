@@ -59,7 +59,7 @@ test('an operator checks an unresolved booking again, and marks another handled 
     // The supplier now lists the order as confirmed: "Check again now" finds it and the booking leaves the list.
     rig.sandbox.setOrderStatus(resolvedRef, 2);
     await first.getByRole('button', { name: 'Check again now' }).click();
-    await page.waitForURL(/msg=/);
+    await page.waitForURL(/flash=/);
     await expect(page.getByRole('status').innerText()).resolves.toBe(
       `${resolvedRef}: checked: the supplier lists the order in status 2`,
     );
@@ -70,7 +70,7 @@ test('an operator checks an unresolved booking again, and marks another handled 
     const second = await row(page, handledRef);
     await second.getByRole('textbox', { name: 'note' }).fill('called the hotel: no room held; guest told');
     await second.getByRole('button', { name: 'Mark handled' }).click();
-    await page.waitForURL(/msg=/);
+    await page.waitForURL(/flash=/);
     await expect(page.getByRole('status').innerText()).resolves.toBe(`${handledRef}: marked handled`);
     await row(page, handledRef, false);
 

@@ -1,6 +1,7 @@
 /**
  * The operator console against the dev server, a worker and the sandbox (the browser's view is
- * test/e2e/console.test.ts): what it lists, what each action does through the workflows, and who may use it.
+ * test/e2e/console.test.ts): what it lists, what each action does through the workflows, who may use it, and
+ * a console watching two namespaces, each item acted on in its own.
  */
 import { request } from 'node:http';
 import { Client } from '@temporalio/client';
@@ -16,9 +17,18 @@ import {
 } from '../../src/client';
 import { listItemsNeedingAPerson, type ConsoleItem } from '../../src/console/items';
 import { ConsoleConfigError, LOOPBACK_OPERATOR, startConsole, type ConsoleServer } from '../../src/console/server';
-import { connectDevServer } from '../harness/temporal';
+import { ensureTemporalReady } from '../../src/temporal/setup';
+import { createBookingWorker, type BookingWorker } from '../../src/worker';
+import { connectDevServer, workflowBundle } from '../harness/temporal';
 import { expectWorkerWarnings } from '../harness/quiet-worker-logs';
-import { bookingRequest, createBookingRig, eventually, unresolvedBooking, type BookingRig } from '../harness/booking';
+import {
+  bookingRequest,
+  createBookingRig,
+  eventually,
+  testProfile,
+  unresolvedBooking,
+  type BookingRig,
+} from '../harness/booking';
 
 let env: TestWorkflowEnvironment;
 let rig: BookingRig;
@@ -40,16 +50,31 @@ const itemFor = async (ref: string) =>
 const listed = (ref: string) => eventually(() => itemFor(ref), 30_000);
 const gone = (ref: string) => eventually(async () => ((await itemFor(ref)) ? undefined : true), 30_000);
 
-/** A form POST as the page sends it; answers the redirect's message. */
-async function post(path: string, fields: Record<string, string>, headers: Record<string, string> = {}) {
-  const res = await fetch(`${server.url}${path}`, {
+/** The message the page shows (role=status), unescaped. */
+function messageIn(html: string): string {
+  const m = /<p class="message" role="status">([^<]*)<\/p>/.exec(html)?.[1] ?? '';
+  return m.replace(/&(amp|lt|gt|quot|#39);/g, (_, c: string) =>
+    c === 'amp' ? '&' : c === 'lt' ? '<' : c === 'gt' ? '>' : c === 'quot' ? '"' : "'",
+  );
+}
+
+/** A form POST as the page sends it; answers the message the page it redirects to shows. */
+async function post(
+  path: string,
+  fields: Record<string, string>,
+  headers: Record<string, string> = {},
+  to: ConsoleServer = server,
+) {
+  const res = await fetch(`${to.url}${path}`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
     body: new URLSearchParams(fields).toString(),
     redirect: 'manual',
   });
   const location = res.headers.get('location') ?? '';
-  return { status: res.status, message: new URL(location, server.url).searchParams.get('msg') ?? '', location };
+  const shown =
+    res.status === 303 && location.startsWith('/?') ? await (await fetch(new URL(location, to.url))).text() : '';
+  return { status: res.status, message: messageIn(shown), location };
 }
 
 const target = (item: ConsoleItem) => ({
@@ -332,4 +357,127 @@ describe('on a cluster we did not set up', () => {
       await bare.close();
     }
   }, 60_000);
+});
+
+describe('every namespace it watches', () => {
+  // A partner's namespace beside `default`, as the production topology has one per partner: its own worker on the
+  // same queue name and the same supplier account (the rig's sandbox), reached over the console's one connection.
+  const partner = `console-partner-${Date.now()}`;
+  let partnerClient: Client;
+  let partnerWorker: BookingWorker;
+  let partnerRun: Promise<void>;
+  let both: ConsoleServer;
+
+  beforeAll(async () => {
+    await env.connection.workflowService.registerNamespace({
+      namespace: partner,
+      workflowExecutionRetentionPeriod: msToTs('1 day'),
+    });
+    // The frontend's namespace cache learns of it within a few seconds.
+    await eventually(
+      () =>
+        ensureTemporalReady({ services: env.connection, namespace: partner, register: true }).then(
+          () => true,
+          () => undefined,
+        ),
+      30_000,
+    );
+    partnerClient = new Client({ connection: env.connection, namespace: partner });
+    partnerWorker = await createBookingWorker({
+      connection: env.nativeConnection,
+      namespace: partner,
+      taskQueue: rig.taskQueue,
+      supplier: rig.supplier,
+      profile: testProfile,
+      workflowBundle: workflowBundle(),
+      recoveryTesting: true,
+    });
+    partnerRun = partnerWorker.run();
+    both = await startConsole({
+      clients: [env.client, partnerClient],
+      taskQueue: rig.taskQueue,
+      checkWaitMs: 30_000,
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await both?.close();
+    if (partnerWorker?.getState() === 'RUNNING') partnerWorker.shutdown();
+    await partnerRun;
+  });
+
+  /** A booking in the partner's namespace that ends unresolved (as unresolvedBooking, there). */
+  async function partnerUnresolved(): Promise<string> {
+    const request = bookingRequest({
+      test: 'book=504AfterCreate&outcome=pending',
+      recovery: { testing: true, delaysSeconds: [1], repeatEverySeconds: 1, deadlineSeconds: 3 },
+    });
+    await startBooking(partnerClient, request, { taskQueue: rig.taskQueue });
+    expect((await awaitOutcome(partnerClient, request.customerReferenceNo)).kind).toBe('unresolved');
+    return request.customerReferenceNo;
+  }
+
+  /** The page's row for `ref`, once listed. */
+  const rowFor = (ref: string) =>
+    eventually(async () => {
+      const page = await (await fetch(`${both.url}/`)).text();
+      return new RegExp(`<tr class="item" data-ref="${ref}"[\\s\\S]*?</tr>`).exec(page)?.[0];
+    }, 30_000);
+
+  test("a partner's unresolved booking is listed beside default's, each labelled, each acted on in its own namespace", async () => {
+    expectWorkerWarnings(/^ERROR Booking unresolved/);
+    const [home, away] = await Promise.all([unresolvedBooking(env, rig), partnerUnresolved()]);
+    const [homeRow, awayRow] = await Promise.all([rowFor(home), rowFor(away)]);
+    expect(homeRow).toContain('data-namespace="default"');
+    expect(homeRow).toContain('namespace <code>default</code>');
+    expect(awayRow).toContain(`data-namespace="${partner}"`);
+    expect(awayRow).toContain(`namespace <code>${partner}</code>`);
+    expect(awayRow).toContain(`href="/booking?ref=${away}&amp;namespace=${partner}"`);
+    expect(awayRow).toContain(`<input type="hidden" name="namespace" value="${partner}">`);
+    // The console of one namespace (as before) never saw it.
+    expect((await (await fetch(`${server.url}/`)).text()).includes(away)).toBe(false);
+
+    // Its page reads the partner's namespace; in default there is no such booking.
+    const detail = await fetch(`${both.url}/booking?ref=${away}&namespace=${partner}`);
+    expect(detail.status).toBe(200);
+    expect(await detail.text()).toContain(`data-workflow-id="booking:${away}"`);
+    expect((await fetch(`${both.url}/booking?ref=${away}&namespace=default`)).status).toBe(404);
+    expect((await fetch(`${both.url}/booking?ref=${away}&namespace=partner-nobody`)).status).toBe(400);
+
+    // "Check again" on the partner's item: the order run starts in the partner's namespace, none in default.
+    rig.sandbox.setOrderStatus(away, 2);
+    const item = { workflowId: `booking:${away}`, runId: '', ref: away, kind: 'unresolved-booking' };
+    const runId = (await partnerClient.workflow.getHandle(`booking:${away}`).describe()).runId;
+    const checked = await post('/actions/check', { ...item, runId, namespace: partner }, {}, both);
+    expect(checked.message).toBe(`${away}: checked: the supplier lists the order in status 2`);
+    expect((await partnerClient.workflow.getHandle(`order:${away}`).describe()).status.name).toBe('COMPLETED');
+    await expect(env.client.workflow.getHandle(`order:${away}`).describe()).rejects.toThrow(/not found/i);
+    await eventually(async () =>
+      (await fetch(`${both.url}/`).then((r) => r.text())).includes(away) ? undefined : true,
+    );
+
+    // Naming a namespace the console does not watch: refused, nothing started anywhere.
+    const homeRunId = (await env.client.workflow.getHandle(`booking:${home}`).describe()).runId;
+    const stray = await post(
+      '/actions/handled',
+      { workflowId: `booking:${home}`, runId: homeRunId, ref: home, note: 'wrong place', namespace: 'partner-nobody' },
+      {},
+      both,
+    );
+    expect(stray.message).toBe('not done: namespace: not one this console watches');
+    // "Mark handled" on default's item: the note is in default, and the item leaves.
+    const handled = await post(
+      '/actions/handled',
+      { workflowId: `booking:${home}`, runId: homeRunId, ref: home, note: 'called the hotel', namespace: 'default' },
+      {},
+      both,
+    );
+    expect(handled.message).toBe(`${home}: marked handled`);
+    const noteId = operatorNoteWorkflowId({
+      workflowId: `booking:${home}`,
+      runId: homeRunId,
+      customerReferenceNo: home,
+    });
+    expect(await env.client.workflow.getHandle(noteId).result()).toMatchObject({ note: 'called the hotel' });
+    await expect(partnerClient.workflow.getHandle(noteId).describe()).rejects.toThrow(/not found/i);
+  }, 150_000);
 });

@@ -16,7 +16,6 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import {
   CONSOLE_LIMITS,
   ConsoleConfigError,
@@ -24,93 +23,26 @@ import {
   SHARED_TOKEN_OPERATOR,
   startConsole,
   type ConsoleOptions,
-  type ConsoleServer,
 } from '../../src/console/server';
 import { CONSOLE_SESSION_COOKIE, CONSOLE_SESSION_TTL_SECONDS } from '../../src/console/session';
 import { ensureCertificates } from '../../dev/prod/certs';
 import { idleConnection, slowLoris, statusOrClosed } from './attack';
+import {
+  ANA,
+  BO,
+  closeConsoles,
+  consoleServer,
+  form,
+  FORM,
+  loggedIn,
+  login,
+  probe,
+  recordingClient,
+} from './console-rig';
 
 const ROOT = path.join(__dirname, '../..');
-const ANA = 'ana-token-0123456789abcdef0123456789abcdef';
-const BO = 'bo-token-fedcba9876543210fedcba9876543210';
-const SECRET = 'console-session-secret-0123456789abcdef0123';
 
-/** What the console asked Temporal to do: the notes started and the cancellations sent. */
-interface Recorded {
-  notes: Array<{ by: string; note: string }>;
-  cancels: Array<{ requestedBy?: string; reason?: string }>;
-  /** The runs a booking's page asked to describe. */
-  described: string[];
-}
-
-/** A client that records what the console starts, and answers a cancellation as requested. */
-function recordingClient(): { client: Client; recorded: Recorded } {
-  const recorded: Recorded = { notes: [], cancels: [], described: [] };
-  const client = {
-    options: { namespace: 'default' },
-    workflow: {
-      start: async (_type: string, options: { args: Array<{ by: string; note: string }> }) => {
-        recorded.notes.push({ by: options.args[0]!.by, note: options.args[0]!.note });
-        return {};
-      },
-      executeUpdateWithStart: async (_update: unknown, options: { args: Array<Recorded['cancels'][number]> }) => {
-        recorded.cancels.push(options.args[0]!);
-        return { kind: 'cancel-requested' };
-      },
-      // A booking's page reads runs: none here.
-      getHandle: (workflowId: string) => ({
-        describe: async () => {
-          recorded.described.push(workflowId);
-          throw new WorkflowNotFoundError('not found', workflowId, undefined);
-        },
-      }),
-    },
-  } as unknown as Client;
-  return { client, recorded };
-}
-
-const servers: ConsoleServer[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => s.close()));
-});
-
-async function consoleServer(options: Partial<ConsoleOptions> = {}) {
-  const { client, recorded } = recordingClient();
-  const s = await startConsole({
-    client,
-    taskQueue: 'console-security',
-    operators: { ana: ANA, bo: BO },
-    sessionSecret: SECRET,
-    ...options,
-  });
-  servers.push(s);
-  return { s, recorded, port: Number(new URL(s.url).port) };
-}
-
-const form = (fields: Record<string, string>) => new URLSearchParams(fields).toString();
-const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
-
-const login = (s: ConsoleServer, token: string) =>
-  fetch(`${s.url}/login`, { method: 'POST', redirect: 'manual', headers: FORM, body: form({ token }) });
-
-/** The session cookie (name=value) a login with `token` sets. */
-async function loggedIn(s: ConsoleServer, token = ANA): Promise<string> {
-  const res = await login(s, token);
-  expect(res.status).toBe(303);
-  return res.headers.getSetCookie()[0]!.split(';')[0]!;
-}
-
-/** A note without text, with `headers`: 303 "not done: note" once the console knows who asks, else 401. */
-async function probe(s: ConsoleServer, headers: Record<string, string> = {}, path = '/actions/handled') {
-  const res = await fetch(`${s.url}${path}`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { ...FORM, ...headers },
-    body: form({ workflowId: 'booking:x', runId: 'r', ref: 'x', note: ' ' }),
-  });
-  const msg = new URL(res.headers.get('location') ?? '/', s.url).searchParams.get('msg') ?? '';
-  return { status: res.status, msg };
-}
+afterEach(closeConsoles);
 
 describe('starving the console', () => {
   test('a slow-loris client is cut off within the 10 s headers timeout; the login form is served meanwhile', async () => {
@@ -270,7 +202,7 @@ describe('the session cookie', () => {
 });
 
 describe('who did what', () => {
-  test('a note and a cancellation record the logged-in operator, not a name typed in the form', async () => {
+  test('a note, a cancellation and a check record the logged-in operator, not a name typed in the form', async () => {
     const { s, recorded } = await consoleServer();
     const cookie = await loggedIn(s, BO);
     const note = await fetch(`${s.url}/actions/handled`, {
@@ -287,8 +219,16 @@ describe('who did what', () => {
       body: form({ ref: 'x', amount: '0', currency: 'EUR', reason: 'guest asked', requestedBy: 'Ana' }),
     });
     expect(cancel.status).toBe(303);
+    const check = await fetch(`${s.url}/actions/check`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { ...FORM, cookie },
+      body: form({ workflowId: 'booking:x', runId: 'r', ref: 'x', by: 'Ana', requestedBy: 'Ana' }),
+    });
+    expect(check.status).toBe(303);
     expect(recorded.notes).toEqual([{ by: 'bo', note: 'called the hotel' }]);
     expect(recorded.cancels).toEqual([expect.objectContaining({ requestedBy: 'bo', reason: 'guest asked' })]);
+    expect(recorded.checks).toEqual(['asked in the operator console by bo']);
   });
 
   test('CONSOLE_TOKEN, shared, records its holder as console-token; loopback without a login as loopback', async () => {
