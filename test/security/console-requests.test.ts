@@ -8,8 +8,11 @@
  *    signed for this login, and a quote only to the login it was made for;
  *  - the namespace: a console watching several acts, and reads a booking, only in one it is configured for.
  */
+import { spawn } from 'node:child_process';
+import path from 'node:path';
 import { ConsoleConfigError, startConsole } from '../../src/console/server';
 import { flashToken } from '../../src/console/flash';
+import { parseNamespaceKeys } from '../../src/console/namespaces';
 import {
   ANA,
   BO,
@@ -219,5 +222,42 @@ describe('namespaces', () => {
     await expect(startConsole({ clients: [a, b], taskQueue: 'q' })).rejects.toThrow(/has a connection of its own/);
     const again = recordingClient(emptyRecord(), 'default', a.connection).client;
     await expect(startConsole({ clients: [a, again], taskQueue: 'q' })).rejects.toThrow(/listed twice/);
+  });
+});
+
+describe('npm run console', () => {
+  const run = (env: Record<string, string>) =>
+    new Promise<{ code: number | null; output: string }>((resolve) => {
+      const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/console/main.ts'], {
+        cwd: path.join(__dirname, '../..'),
+        // Nothing listens there: a refusal that came after connecting would name the address instead.
+        env: { PATH: process.env.PATH ?? '', CONSOLE_PORT: '0', TEMPORAL_ADDRESS: '127.0.0.1:1', ...env },
+      });
+      let output = '';
+      child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+      child.once('exit', (code) => resolve({ code, output }));
+    });
+
+  test('exits 1 naming CONSOLE_TRUSTED_PROXIES or CONSOLE_NAMESPACES when one is not sound, before connecting', async () => {
+    const proxies = await run({ CONSOLE_TOKEN: ANA, CONSOLE_TRUSTED_PROXIES: '10.0.0.1, proxy.example' });
+    expect(proxies).toEqual({ code: 1, output: expect.stringMatching(/^CONSOLE_TRUSTED_PROXIES: "proxy.example"/m) });
+    const namespaces = await run({ CONSOLE_NAMESPACES: 'default,partner acme' });
+    expect(namespaces).toEqual({
+      code: 1,
+      output: expect.stringMatching(/^CONSOLE_NAMESPACES: "partner acme" is not a namespace name/m),
+    });
+  }, 60_000);
+
+  test("a namespace's payload keys: a line that is not sound is named by line and namespace, never by its key", () => {
+    const key = Buffer.alloc(32, 7).toString('base64');
+    const keys = parseNamespaceKeys(`# partners\npartner-acme=acme-1:${key}, acme-2:${key}\n`);
+    expect(keys.get('partner-acme')).toMatchObject({ activeKeyId: 'acme-2' });
+    const short = Buffer.alloc(16, 7).toString('base64');
+    expect(() => parseNamespaceKeys(`partner-acme=acme-1:${short}`)).toThrow(
+      /^CONSOLE_NAMESPACE_KEYS_FILE: line 1 \(namespace partner-acme\): key "acme-1" must be 32 bytes/,
+    );
+    expect(() => parseNamespaceKeys(`partner-acme=acme-1:${short}`)).not.toThrow(short);
+    expect(() => parseNamespaceKeys(`acme-1:${key}`)).toThrow(/line 1 is not namespace=keyId:base64key/);
   });
 });
