@@ -252,6 +252,26 @@ const OTHER_TABLES: ReadonlyArray<{ title: string; intro: string; rows: Readonly
         'HTTPS with client certificates (all three or none): the operator is the certificate subject',
       ],
       ['`CONSOLE_OPERATOR_OU`', '`operators`', 'the OU a client certificate must have to use the console'],
+      [
+        '`CONSOLE_NAMESPACES`',
+        '`TEMPORAL_NAMESPACE`',
+        'the namespaces it lists and acts in, comma-separated, over one connection; a request naming another is refused',
+      ],
+      [
+        '`CONSOLE_NAMESPACE_KEYS_FILE`',
+        '—',
+        "a file of `namespace=keyId:base64key,…` lines: the payload keys of a namespace whose worker has its own (a partner's); others use `PAYLOAD_ENCRYPTION_KEYS`",
+      ],
+      [
+        '`CONSOLE_TRUSTED_PROXIES`',
+        '—',
+        'addresses or CIDR blocks of the proxies in front of it, whose `X-Forwarded-For` / `X-Forwarded-Proto` are believed (login limit per client, `Secure` cookie over https); needs operator tokens',
+      ],
+      [
+        '`CONSOLE_PUBLIC_URL`',
+        '—',
+        'the address operators use through a proxy (`https://console.example`): its host is accepted as `Host` and `Origin`',
+      ],
       ['`TEMPORAL_UI_URL`', '—', "the Web UI's address, for a link to each item's history"],
       ['`BOOKING_TASK_QUEUE`', '`hotel-booking`', 'the queue its order checks and notes start on'],
     ],
