@@ -3,7 +3,7 @@
 # program reads (`X`), then runs the program: for images whose programs take secrets only from the environment
 # (the Temporal server's config template, the worker, the sandbox). The value never sits in docker-compose.yml, in
 # an image or in `docker inspect`; a file's one trailing newline is dropped. A variable given both ways takes the
-# file (the Temporal nodes' settings file names a password for `npm run stack:prod` only). Only files in the secrets
+# file. Only files in the secrets
 # folder (FILE_ENV_DIR, /run/secrets) count: another `*_FILE` (TEMPORAL_CONFIG_FILE) is a path its program reads.
 set -eu
 dir="${FILE_ENV_DIR:-/run/secrets}"

@@ -471,7 +471,6 @@ export async function startProdCluster(options: ClusterOptions): Promise<ProdClu
       dataDir,
       port: options.postgresPort || (await freePort()),
       user: PROD_TOPOLOGY.postgres.user,
-      password: PROD_TOPOLOGY.postgres.password,
     });
     stops.push(() => postgres.stop());
     setupSchemas(bin, postgres);

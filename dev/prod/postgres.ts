@@ -7,7 +7,8 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, writeFileSync, chmodSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync, chmodSync } from 'node:fs';
 import path from 'node:path';
 import versions from '../temporal/versions.json';
 
@@ -16,7 +17,6 @@ export interface PostgresOptions {
   dataDir: string;
   port: number;
   user: string;
-  password: string;
   /** Folder of initdb, pg_ctl and postgres (default: Debian's for the pinned major version). */
   binDir?: string;
 }
@@ -100,13 +100,32 @@ export const POSTGRES_SETTINGS: Readonly<Record<string, string>> = {
   shared_buffers: '256MB',
 };
 
+/**
+ * The cluster's password: random, made with the cluster and kept beside it in `<dataDir>/postgres-password` (mode
+ * 0600, the launcher's only), so no two data folders share one and none is written in the repository.
+ */
+function clusterPassword(dataDir: string, fresh: boolean, pgData: string): string {
+  const file = path.join(dataDir, 'postgres-password');
+  if (fresh) {
+    mkdirSync(dataDir, { recursive: true });
+    writeFileSync(file, `${randomBytes(32).toString('hex')}\n`, { mode: 0o600 });
+  } else if (!existsSync(file)) {
+    throw new Error(
+      `${pgData} has no password file (${file}): it was made before each data folder had its own password. ` +
+        `Remove ${pgData} (its bookings go with it) and start again.`,
+    );
+  }
+  return readFileSync(file, 'utf8').trim();
+}
+
 export async function startPostgres(options: PostgresOptions): Promise<Postgres> {
   const binDir = options.binDir ?? `/usr/lib/postgresql/${versions.postgres}/bin`;
   if (!existsSync(path.join(binDir, 'pg_ctl')))
     throw new Error(`PostgreSQL ${versions.postgres} not found in ${binDir} (Debian: apt-get install postgresql-15)`);
   const pgData = pgDataFor(options.dataDir);
   const fresh = !existsSync(pgData) || readdirSync(pgData).length === 0;
-  if (fresh) initCluster(binDir, pgData, options.user, options.password);
+  const password = clusterPassword(options.dataDir, fresh, pgData);
+  if (fresh) initCluster(binDir, pgData, options.user, password);
   if (asRoot()) chmodSync(pgData, 0o700);
 
   const settings = { ...POSTGRES_SETTINGS, port: String(options.port) };
@@ -131,7 +150,7 @@ export async function startPostgres(options: PostgresOptions): Promise<Postgres>
     host: '127.0.0.1',
     port: options.port,
     user: options.user,
-    password: options.password,
+    password,
     pgData,
     start,
     async restart() {

@@ -22,6 +22,11 @@ export function readEnvFile(file: string): Record<string, string> {
 }
 
 function topology(env: Record<string, string>) {
+  if (env.POSTGRES_PWD !== undefined) {
+    throw new Error(
+      `${SERVER_ENV_FILE}: POSTGRES_PWD: no password in the settings file; every installation makes its own`,
+    );
+  }
   const need = (key: string) => {
     const value = env[key];
     if (value === undefined) throw new Error(`${SERVER_ENV_FILE}: ${key} is missing`);
@@ -37,7 +42,8 @@ function topology(env: Record<string, string>) {
     /** Server nodes, each running frontend, history, matching and worker. */
     serverNodes: 2,
     historyShards: count('NUM_HISTORY_SHARDS'),
-    postgres: { user: need('POSTGRES_USER'), password: need('POSTGRES_PWD') },
+    /** The database user; its password is each installation's own (compose's secret, the launcher's per folder). */
+    postgres: { user: need('POSTGRES_USER') },
     databases: { default: need('DBNAME'), visibility: need('VISIBILITY_DBNAME') },
     persistence: { maxConns: count('SQL_MAX_CONNS'), visibilityMaxConns: count('SQL_VIS_MAX_CONNS') },
     /** How long closed workflows stay visible (registered with the namespace). */

@@ -234,12 +234,31 @@ describe('secrets', () => {
         expect({ name, key, given: secretsOf(s).includes(secret) }).toEqual({ name, key, given: true });
       }
     }
-    // The nodes' settings file names a password for `npm run stack:prod`'s own database; compose overrides it.
+    // The database password reaches the nodes and the schema job from the secret only (the settings file names none).
     for (const node of Object.values(services).filter((s) => s.image?.startsWith('temporalio/server:'))) {
       expect(envOf(node).POSTGRES_PWD_FILE).toBe(`${SECRETS_MOUNT}/postgres_password`);
     }
     const schemaJob = scriptOf(services['temporal-schema']!);
     expect(schemaJob).toContain(`POSTGRES_PWD="$$(cat ${SECRETS_MOUNT}/postgres_password)"`);
+  });
+
+  test('no settings file a service reads (env_file) names a credential, so no installation starts with a default one', () => {
+    const SECRET_NAME = /(PASSWORD|PWD|SECRET|TOKEN|ENCRYPTION_KEYS)$/;
+    const files = new Set(
+      Object.values(services).flatMap((s) => [(s as { env_file?: string | string[] }).env_file ?? []].flat()),
+    );
+    expect(files).toContain('./deploy/temporal-server.env');
+    for (const file of files) {
+      const keys = readFileSync(path.join(ROOT, file), 'utf8')
+        .split('\n')
+        .map((line) => line.trim())
+        .filter((line) => line && !line.startsWith('#'))
+        .map((line) => line.slice(0, line.indexOf('=')));
+      expect({ file, credentials: keys.filter((k) => SECRET_NAME.test(k)) }).toEqual({ file, credentials: [] });
+    }
+    // Nor does compose itself, as a default for a variable an operator may leave unset (`${X:-value}`).
+    const text = readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8');
+    expect(text.match(/\$\{[A-Z_]*(PASSWORD|PWD|SECRET|TOKEN)[A-Z_]*:-[^}]*\}/g)).toBeNull();
   });
 
   test('a service whose program reads secrets from the environment only runs it through file-env.sh', () => {

@@ -75,10 +75,10 @@ test('compose mounts the dynamic config file the launcher and the dev server rea
   expect(Object.keys(SERVER_DYNAMIC_CONFIG).length).toBeGreaterThan(0);
 });
 
-test("the launcher's node config takes its shards, databases, pools and credentials from the settings file", () => {
+test("the launcher's node config takes its shards, databases, pools and user from the settings file, and the cluster's own password", () => {
   const config = serverConfig({
     ports: PLACEHOLDER_NODE_PORTS,
-    postgres: { port: 5433, user: PROD_TOPOLOGY.postgres.user, password: PROD_TOPOLOGY.postgres.password },
+    postgres: { port: 5433, user: PROD_TOPOLOGY.postgres.user, password: 'made-per-folder' },
     historyShards: PROD_TOPOLOGY.historyShards,
     clusterAddress: '127.0.0.1:7233',
     logLevel: 'warn',
@@ -91,7 +91,7 @@ test("the launcher's node config takes its shards, databases, pools and credenti
     pluginName: serverEnv.DB,
     databaseName: serverEnv.DBNAME,
     user: serverEnv.POSTGRES_USER,
-    password: serverEnv.POSTGRES_PWD,
+    password: 'made-per-folder',
     maxConns: Number(serverEnv.SQL_MAX_CONNS),
   });
   expect(config.persistence.datastores.visibility!.sql).toMatchObject({
