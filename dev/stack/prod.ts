@@ -247,10 +247,21 @@ async function main(): Promise<void> {
     });
     stops.push(() => ui.stop());
     // The console acts as an operator does (checks, cancels, notes): the operator certificate, the workers' keys.
+    // It watches the stack's namespace and each partner's, there with that partner's payload key (one connection).
     const consoleClient = await connectClient({ ...workerEnv, ...temporalTlsEnv(certs, 'operator') });
     stops.push(() => consoleClient.connection.close());
+    const partnerConsoleClients = partners.map(
+      (p) =>
+        new Client({
+          connection: consoleClient.connection,
+          namespace: p.namespace,
+          dataConverter: dataConverterFor(
+            loadConfig({ ...workerEnv, PAYLOAD_ENCRYPTION_KEYS: p.payloadKeys }).encryption,
+          ),
+        }),
+    );
     const operatorConsole = await startConsole({
-      client: consoleClient,
+      clients: [consoleClient, ...partnerConsoleClients],
       port: env.CONSOLE_PORT,
       token: process.env.CONSOLE_TOKEN || undefined,
       taskQueue: config.taskQueue,
