@@ -28,7 +28,7 @@ export interface SpecWorker {
 export async function startSpecWorker(
   env: TestWorkflowEnvironment,
   name: string,
-  { drift }: { drift?: DriftReporter } = {},
+  { drift, recoveryTesting }: { drift?: DriftReporter; recoveryTesting?: boolean } = {},
 ): Promise<SpecWorker> {
   const taskQueue = `${name}-${randomUUID().slice(0, 8)}`;
   const spec = await startSpecSupplier();
@@ -47,6 +47,7 @@ export async function startSpecWorker(
     profile: testProfile,
     orders,
     workflowBundle: workflowBundle(),
+    ...(recoveryTesting ? { recoveryTesting: true } : {}),
   });
   const running = worker.run();
   return {

@@ -214,10 +214,10 @@ describe('cancelBooking: an Update-With-Start on order:<reference>, a run per pi
     expect((await orderRuns(ref)).map((r) => r.runId)).toEqual([expect.any(String), following.runId]);
   });
 
-  test('the update fails, naming the problem, for a reference the supplier has no order for', async () => {
+  test('the update fails, naming the problem, for a reference no booking of this namespace made', async () => {
     const ref = randomUUID();
     expect(await refusal(cancelBooking(env.client, ref, { confirm: false }, options()))).toMatch(
-      /cannot be cancelled: the supplier lists no order/,
+      /cannot be cancelled: no booking of this namespace has this reference/,
     );
     expect(await awaitOrderOutcome(env.client, ref)).toMatchObject<Partial<OrderOutcome>>({
       kind: 'not-cancellable',

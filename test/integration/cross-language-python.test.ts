@@ -414,7 +414,7 @@ test('Python cancel helpers that must not cancel: over max_fee, a changed fee, n
   });
   expect(none).toEqual({
     error: 'WorkflowUpdateFailedError',
-    reason: expect.stringContaining('cannot be cancelled: the supplier lists no order for this reference'),
+    reason: expect.stringContaining('cannot be cancelled: no booking of this namespace has this reference'),
   });
   expect(ordersFor(ref)).toEqual([expect.objectContaining({ status: 2 })]);
   await expectStartedByTheClient(ref);

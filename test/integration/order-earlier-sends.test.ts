@@ -29,6 +29,7 @@ import {
   type SpecSupplier,
 } from '../fixtures/spec-supplier';
 import { expectWorkerWarnings } from '../harness/quiet-worker-logs';
+import { bookingRequest } from '../harness/booking';
 import { startSpecWorker, type SpecWorker } from '../harness/spec-worker';
 import { connectDevServer } from '../harness/temporal';
 
@@ -42,7 +43,8 @@ let rig: SpecWorker;
 
 beforeAll(async () => {
   env = await connectDevServer();
-  rig = await startSpecWorker(env, 'earlier-sends');
+  // The order run's short schedule (SHORT) is a test's: a worker that books for real refuses it.
+  rig = await startSpecWorker(env, 'earlier-sends', { recoveryTesting: true });
   spec = rig.spec;
 });
 
@@ -90,6 +92,8 @@ test("a new run's first Cancel refused after an earlier run's Cancel may have ac
     },
   });
 
+  // The order is this namespace's: its booking made it.
+  expect(await rig.book(bookingRequest({ customerReferenceNo: ref }))).toMatchObject({ kind: 'confirmed' });
   const quote = await ask(ref, { confirm: false });
   if (quote.kind !== 'quote') throw new Error(`expected a quote, got ${quote.kind}`);
   await awaitOrderOutcome(env.client, ref);

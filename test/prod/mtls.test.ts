@@ -220,8 +220,8 @@ describe('refused', () => {
     expect(await tsClientAttempts(tlsWith(certs.clients.caller))).toEqual({
       list: 'accepted',
       start: 'accepted',
-      // Through to the order run, which answers for an unknown reference.
-      cancel: expect.stringMatching(/The order cannot be cancelled: the supplier lists no order/),
+      // Through to the order run, which answers for a reference no booking of its namespace made.
+      cancel: expect.stringMatching(/The order cannot be cancelled: no booking of this namespace has this reference/),
     });
     expect(await nativeAttempt(tlsWith(certs.clients.caller))).toBe('accepted');
   });
