@@ -184,7 +184,7 @@ function probes(c: Connection, namespace: string, workflowId: string): Record<st
               workflowType: { name: 'orderWorkflow' },
               taskQueue: { name: `probe-${taskQueue}` },
               requestId: randomUUID(),
-              workflowIdConflictPolicy: 3,
+              workflowIdConflictPolicy: 2, // USE_EXISTING, as the client helper sends it
             },
           },
           {
