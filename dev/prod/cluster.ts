@@ -49,6 +49,11 @@ export interface ClusterOptions {
    * Default: the stack's own partner in `namespace`, and nobody else anywhere.
    */
   partnerNamespaces?: PartnerNamespaces;
+  /**
+   * With TLS: the task queues a start may name, but an operator's (the authorizer's TEMPORAL_BOOKING_TASK_QUEUES).
+   * Default: any, for the test clusters, which run a queue per test file.
+   */
+  bookingTaskQueues?: readonly string[];
   /** Namespaces registered besides `namespace` (a partner's, dev/prod/partners.ts), each served by every node. */
   extraNamespaces?: readonly string[];
 }
@@ -484,6 +489,7 @@ export async function startProdCluster(options: ClusterOptions): Promise<ProdClu
           TEMPORAL_PARTNER_NAMESPACES: partnerNamespacesEnv(
             options.partnerNamespaces ?? { [STACK_PARTNER]: [namespace] },
           ),
+          TEMPORAL_BOOKING_TASK_QUEUES: options.bookingTaskQueues?.join(',') ?? '*',
         }
       : {};
     const proxyPort = options.frontendPort || (await freePort());

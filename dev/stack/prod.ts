@@ -28,7 +28,7 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import { workflowBundlerOptions } from '../../src/workflow-bundle';
 import { z } from 'zod';
 import { loadConfig } from '../../src/config';
-import { BookingStageKey, CustomerReferenceNoKey } from '../../src/contract';
+import { BookingStageKey, CustomerReferenceNoKey, DEFAULT_TASK_QUEUE } from '../../src/contract';
 import { createEncryptionCodec } from '../../src/codec/encryption';
 import { startCodecServer } from '../../src/codec/server';
 import { connectClient } from '../../src/client';
@@ -188,6 +188,8 @@ async function main(): Promise<void> {
         ...partners.map((p) => [p.name, [p.namespace]]),
       ]),
       extraNamespaces: partners.map((p) => p.namespace),
+      // Starts name the workers' queue only (the workers below read BOOKING_TASK_QUEUE too).
+      bookingTaskQueues: [process.env.BOOKING_TASK_QUEUE || DEFAULT_TASK_QUEUE],
     });
     stops.push(() => cluster.stop());
     const connection = await Connection.connect({ address: cluster.address, tls: connectionTls(certs, 'operator') });
