@@ -7,6 +7,9 @@ require go.temporal.io/server v1.29.1
 // Read directly by the authorizer (the request types); the version the server module requires.
 require go.temporal.io/api v1.53.0
 
+// Read directly by the authorizer (a start's timeouts); the version the server module requires.
+require google.golang.org/protobuf v1.36.6
+
 require (
 	cel.dev/expr v0.20.0 // indirect
 	cloud.google.com/go v0.118.3 // indirect
@@ -141,7 +144,6 @@ require (
 	google.golang.org/genproto/googleapis/api v0.0.0-20250303144028-a0af3efb3deb // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20250303144028-a0af3efb3deb // indirect
 	google.golang.org/grpc v1.72.2 // indirect
-	google.golang.org/protobuf v1.36.6 // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect
 	gopkg.in/validator.v2 v2.0.1 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect

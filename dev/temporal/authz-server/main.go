@@ -6,9 +6,12 @@
 //     "temporal-cluster" (the nodes), "workers", "booking-callers" (one certificate per partner, CN=partner:<name>),
 //     "callback-receivers", "operators" (people and the console). Any other OU, or two of them, is no identity.
 //   - authorizer "certificate-roles": an allow-list per identity over the API and, where the request names them,
-//     the workflow type and id prefix, the signal name and the update name (rules below). Everything not listed is
+//     the workflow type and id prefix, the signal name and the update name, and what a start asks for (policies,
+//     timeouts, task queue, search attributes, memo, headers: forbiddenStartOptions). Everything not listed is
 //     refused with PERMISSION_DENIED. Every write, and every refusal, is one JSON line on the audit log
-//     (TEMPORAL_AUDIT_LOG, a file; default stderr): subject, identity, API, namespace, workflow id, decision.
+//     (TEMPORAL_AUDIT_LOG, a file; default stderr): subject, identity, API, namespace, workflow id and type, signal
+//     or update, a start's conflict and reuse policies, decision; a refusal repeated within a minute is counted.
+//   - the booking task queues starts may name: TEMPORAL_BOOKING_TASK_QUEUES (comma-separated; unset: hotel-booking).
 //   - partners apart: a booking caller's certificate (CN=partner:<name>) acts only in its partner's namespaces,
 //     given to the authorizer in TEMPORAL_PARTNER_NAMESPACES ("stack=default,acme=partner-acme"; a partner named
 //     twice has two; unset: "stack=default", the stack's own partner). Any call naming another namespace, a read
@@ -37,8 +40,13 @@ import (
 	"sync"
 	"time"
 
+	"google.golang.org/protobuf/types/known/durationpb"
+
 	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
 	schedulepb "go.temporal.io/api/schedule/v1"
+	taskqueuepb "go.temporal.io/api/taskqueue/v1"
+	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/server/common/api"
 	"go.temporal.io/server/common/authorization"
@@ -84,19 +92,23 @@ var identitiesByUnit = map[string]identity{
 
 // The contract's names (src/contract/definitions.ts) the rules speak of.
 const (
-	bookingWorkflowType   = "bookingWorkflow"
-	orderWorkflowType     = "orderWorkflow"
-	sweepWorkflowType     = "reconciliationSweepWorkflow"
-	bookingIDPrefix       = "booking:"
-	orderIDPrefix         = "order:"
-	sweepSchedulePrefix   = "reconciliation:"
-	approvePriceUpdate    = "approvePriceChange"
-	cancelBookingUpdate   = "cancelBooking"
-	supplierHintSignal    = "supplierOrderUpdate"
-	checkOrderSignal      = "checkOrder"
-	autoCancelSignal      = "autoCancel"
-	workflowServicePrefix = "/temporal.api.workflowservice.v1.WorkflowService/"
-	operatorServicePrefix = "/temporal.api.operatorservice.v1.OperatorService/"
+	bookingWorkflowType          = "bookingWorkflow"
+	orderWorkflowType            = "orderWorkflow"
+	sweepWorkflowType            = "reconciliationSweepWorkflow"
+	bookingIDPrefix              = "booking:"
+	orderIDPrefix                = "order:"
+	sweepSchedulePrefix          = "reconciliation:"
+	approvePriceUpdate           = "approvePriceChange"
+	cancelBookingUpdate          = "cancelBooking"
+	supplierHintSignal           = "supplierOrderUpdate"
+	checkOrderSignal             = "checkOrder"
+	customerReferenceNoAttribute = "CustomerReferenceNo"
+	bookingStageAttribute        = "BookingStage"
+	firstBookingStage            = "checking-availability"
+	autoCancelSignal             = "autoCancel"
+	workflowServicePrefix        = "/temporal.api.workflowservice.v1.WorkflowService/"
+	operatorServicePrefix        = "/temporal.api.operatorservice.v1.OperatorService/"
+	adminServicePrefix           = "/temporal.server.api.adminservice.v1.AdminService/"
 )
 
 // who is what the claim mapper found: kept in Claims.Extensions for the authorizer and the audit log.
@@ -150,6 +162,21 @@ var callerReads = set(
 	"DescribeWorkflowExecution", "GetWorkflowExecutionHistory", "GetWorkflowExecutionHistoryReverse",
 	"ListWorkflowExecutions", "CountWorkflowExecutions", "QueryWorkflow", "PollWorkflowExecutionUpdate",
 )
+
+// operatorAdminAPIs: the admin service calls an operator may make. No runbook (docs/operations.md,
+// docs/production.md) uses the admin service, so only two reads for looking at a stuck run and the cluster. Nothing
+// that writes (ReapplyEvents injects any signal into a run, RefreshWorkflowTasks, DeleteWorkflowExecution, the
+// replication and DLQ calls) and no other read: those are a server engineer's, with the nodes' certificate.
+var operatorAdminAPIs = set("DescribeMutableState", "DescribeCluster")
+
+func sortedKeys(m map[string]bool) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
 
 func set(names ...string) map[string]bool {
 	m := make(map[string]bool, len(names))
@@ -266,7 +293,7 @@ func decide(id identity, apiName string, request any) authorization.Result {
 	}
 	switch id {
 	case operator:
-		return operatorRule(isWorkflowService, request)
+		return operatorRule(apiName, isWorkflowService, request)
 	case worker:
 		return workerRule(apiName, method, isWorkflowService, request)
 	case caller:
@@ -279,9 +306,15 @@ func decide(id identity, apiName string, request any) authorization.Result {
 
 // operatorRule: everything an administrator does (terminate, reset, delete, schedules, task-queue configuration,
 // activity pause and options, versioning, notes, checks), except the signals only the system sends.
-func operatorRule(isWorkflowService bool, request any) authorization.Result {
+func operatorRule(apiName string, isWorkflowService bool, request any) authorization.Result {
+	if method, ok := strings.CutPrefix(apiName, adminServicePrefix); ok {
+		if operatorAdminAPIs[method] {
+			return allow
+		}
+		return deny(fmt.Sprintf("operators may call %s of the admin service only (%s is not in a runbook)", strings.Join(sortedKeys(operatorAdminAPIs), ", "), method))
+	}
 	if !isWorkflowService {
-		return allow // operator service (search attributes, namespaces), admin service
+		return allow // operator service (search attributes, namespaces)
 	}
 	if name := signalName(request); name == autoCancelSignal || name == supplierHintSignal {
 		return deny(fmt.Sprintf("the %s signal is sent by the system only", name))
@@ -327,8 +360,8 @@ func workerRule(apiName, method string, isWorkflowService bool, request any) aut
 	return deny(fmt.Sprintf("a worker may not call %s", method))
 }
 
-// callerRule: a partner's service starts bookings, reads them, answers a price change and cancels through the order
-// run's Update-With-Start; nothing else writes.
+// callerRule: a partner's service starts bookings, reads them, answers a price change, cancels through the order
+// run's Update-With-Start and asks a booking in flight to cancel; nothing else writes.
 func callerRule(apiName, method string, isWorkflowService bool, request any) authorization.Result {
 	if isWorkflowService && callerReads[method] || apiName == operatorServicePrefix+"ListSearchAttributes" {
 		return allow
@@ -344,6 +377,13 @@ func callerRule(apiName, method string, isWorkflowService bool, request any) aut
 		return allow
 	case *workflowservice.ExecuteMultiOperationRequest:
 		return cancelWithStart(r)
+	case *workflowservice.RequestCancelWorkflowExecutionRequest:
+		// The door onCancelAfterBook needs: a partner asks its own booking in flight to cancel (Authorize has bound
+		// the call to the partner's namespaces); not an order run, which a caller cancels by cancelBooking.
+		if !strings.HasPrefix(r.GetWorkflowExecution().GetWorkflowId(), bookingIDPrefix) {
+			return deny("a booking caller asks to cancel booking:<ref> only")
+		}
+		return allow
 	}
 	return deny(fmt.Sprintf("a booking caller may not call %s", method))
 }
@@ -385,9 +425,6 @@ func cancelWithStart(r *workflowservice.ExecuteMultiOperationRequest) authorizat
 	if res := startOf(start.GetWorkflowType(), start.GetWorkflowId(), orderWorkflowType, orderIDPrefix); res != allow {
 		return res
 	}
-	if reason := forbiddenStartOptions(caller, start); reason != "" {
-		return deny(reason)
-	}
 	if update.GetRequest().GetInput().GetName() != cancelBookingUpdate ||
 		update.GetWorkflowExecution().GetWorkflowId() != start.GetWorkflowId() {
 		return deny("a booking caller's Update-With-Start sends cancelBooking to the order run it starts")
@@ -411,31 +448,152 @@ func sweepSchedule(id string, s *schedulepb.Schedule) authorization.Result {
 	return allow
 }
 
-// forbiddenStartOptions: options of a start that are someone else's job. Eager execution hands the first task to
-// the starter (workers only); a versioning override pins a run to a build (operators only); a cron schedule
-// repeats a start forever and completion callbacks call out from the server (nobody's job here).
+// startRequest: what a start asks for, the same on a start, a signal-with-start and Update-With-Start's start.
+type startRequest interface {
+	GetWorkflowId() string
+	GetTaskQueue() *taskqueuepb.TaskQueue
+	GetWorkflowExecutionTimeout() *durationpb.Duration
+	GetWorkflowRunTimeout() *durationpb.Duration
+	GetWorkflowTaskTimeout() *durationpb.Duration
+	GetWorkflowIdReusePolicy() enumspb.WorkflowIdReusePolicy
+	GetWorkflowIdConflictPolicy() enumspb.WorkflowIdConflictPolicy
+	GetRetryPolicy() *commonpb.RetryPolicy
+	GetCronSchedule() string
+	GetMemo() *commonpb.Memo
+	GetSearchAttributes() *commonpb.SearchAttributes
+	GetHeader() *commonpb.Header
+	GetWorkflowStartDelay() *durationpb.Duration
+	GetVersioningOverride() *workflowpb.VersioningOverride
+}
+
+// headersAllowed: the only header key our clients' interceptors add: the OpenTelemetry interceptor's trace context
+// (TRACE_HEADER of @temporalio/interceptors-opentelemetry; the Python and Go clients add no interceptor, and their
+// SDKs' tracing contribs use the same key).
+var headersAllowed = set("_tracer-data")
+
+// bookingTaskQueues: the task queues a start may name (TEMPORAL_BOOKING_TASK_QUEUES); nil: any.
+var bookingTaskQueues = set(defaultBookingTaskQueue)
+
+// defaultBookingTaskQueue: DEFAULT_TASK_QUEUE of the contract (src/contract/definitions.ts).
+const defaultBookingTaskQueue = "hotel-booking"
+
+// parseBookingTaskQueues reads TEMPORAL_BOOKING_TASK_QUEUES: the booking task queues, comma-separated, each the
+// workers' BOOKING_TASK_QUEUE; unset or empty, hotel-booking; "*", any (the test clusters, which run a queue per test
+// file). Starts never name the QueryOrders companion queue (<queue>-query-orders): activities only run there.
+func parseBookingTaskQueues(text string) map[string]bool {
+	text = strings.TrimSpace(text)
+	if text == "*" {
+		return nil
+	}
+	out := map[string]bool{}
+	for _, q := range strings.Split(text, ",") {
+		if q = strings.TrimSpace(q); q != "" {
+			out[q] = true
+		}
+	}
+	if len(out) == 0 {
+		out[defaultBookingTaskQueue] = true
+	}
+	return out
+}
+
+// forbiddenStartOptions: what a start asks for that is someone else's job (the rules below check names: type, id
+// prefix, signal, update). Every start is read: a start, a signal-with-start, and the start inside an
+// Update-With-Start (ExecuteMultiOperation). For everyone:
+//   - eager execution hands the first task to the starter (workers only); a versioning override pins a run to a
+//     build (operators only); a cron schedule or completion callbacks: nobody's job here.
+//
+// Operators may set the rest (an operator's own starts and restarts). For every other identity:
+//   - conflict policy TERMINATE_EXISTING and reuse policy TERMINATE_IF_RUNNING end a running run (a booking mid-Book,
+//     an order run following its Cancel);
+//   - an execution, run or task timeout, a start delay, a retry policy: a booking cut off after Book is an order
+//     nobody follows, and a retry starts a run the workflow cannot tell from the first;
+//   - a task queue other than the booking task queue (TEMPORAL_BOOKING_TASK_QUEUES): a worker we did not vet;
+//   - search attributes other than CustomerReferenceNo equal to the id's reference (and a booking's first
+//     BookingStage, which the client helper sets at start): BookingStage is read back by the receiver, the console
+//     and the order run;
+//   - a memo, or a header other than the SDK interceptors' own.
 func forbiddenStartOptions(id identity, request any) string {
+	var start startRequest
 	var eager bool
-	var cron string
-	var override bool
 	var callbacks int
 	switch r := request.(type) {
 	case *workflowservice.StartWorkflowExecutionRequest:
-		eager, cron, override, callbacks = r.GetRequestEagerExecution(), r.GetCronSchedule(), r.GetVersioningOverride() != nil, len(r.GetCompletionCallbacks())
+		start, eager, callbacks = r, r.GetRequestEagerExecution(), len(r.GetCompletionCallbacks())
 	case *workflowservice.SignalWithStartWorkflowExecutionRequest:
-		cron, override = r.GetCronSchedule(), r.GetVersioningOverride() != nil
+		start = r
+	case *workflowservice.ExecuteMultiOperationRequest:
+		for _, op := range r.GetOperations() {
+			if s := op.GetStartWorkflow(); s != nil {
+				if reason := forbiddenStartOptions(id, s); reason != "" {
+					return reason
+				}
+			}
+		}
+		return ""
 	default:
 		return ""
 	}
 	switch {
 	case eager && id != worker:
 		return "eager execution is for workers only"
-	case override && id != operator:
+	case start.GetVersioningOverride() != nil && id != operator:
 		return "a versioning override is for operators only"
-	case cron != "":
+	case start.GetCronSchedule() != "":
 		return "no run here is started on a cron schedule"
 	case callbacks > 0:
 		return "no run here is started with completion callbacks"
+	}
+	if id == operator {
+		return ""
+	}
+	return startOptionsOfOthers(start)
+}
+
+// startOptionsOfOthers: the options of a start by anyone but an operator (forbiddenStartOptions).
+func startOptionsOfOthers(start startRequest) string {
+	switch {
+	case start.GetWorkflowIdConflictPolicy() == enumspb.WORKFLOW_ID_CONFLICT_POLICY_TERMINATE_EXISTING:
+		return "conflict policy TERMINATE_EXISTING is for operators only"
+	case start.GetWorkflowIdReusePolicy() == enumspb.WORKFLOW_ID_REUSE_POLICY_TERMINATE_IF_RUNNING:
+		return "reuse policy TERMINATE_IF_RUNNING is for operators only"
+	// Exactly zero: our clients' SDKs send none (TypeScript and Python leave the fields out unless set; Go 1.50 sends
+	// a zero duration). The server then applies its defaults (no execution or run timeout, a 10 s task timeout).
+	case start.GetWorkflowExecutionTimeout().AsDuration() != 0 || start.GetWorkflowRunTimeout().AsDuration() != 0 ||
+		start.GetWorkflowTaskTimeout().AsDuration() != 0:
+		return "no execution, run or task timeout: a run ends by its own rules"
+	case start.GetWorkflowStartDelay().AsDuration() != 0:
+		return "no start delay"
+	case start.GetRetryPolicy() != nil:
+		return "no retry policy: a run is never started again by the server"
+	case len(start.GetMemo().GetFields()) > 0:
+		return "no memo"
+	case bookingTaskQueues != nil && !bookingTaskQueues[start.GetTaskQueue().GetName()]:
+		return fmt.Sprintf("task queue %q is not a booking task queue (TEMPORAL_BOOKING_TASK_QUEUES)", start.GetTaskQueue().GetName())
+	}
+	for key := range start.GetHeader().GetFields() {
+		if !headersAllowed[key] {
+			return fmt.Sprintf("header %q is not one our SDKs send", key)
+		}
+	}
+	return searchAttributesOfOthers(start)
+}
+
+// searchAttributesOfOthers: CustomerReferenceNo equal to the reference the id names; BookingStage only a booking's
+// first stage, on booking:<ref>.
+func searchAttributesOfOthers(start startRequest) string {
+	_, ref, _ := strings.Cut(start.GetWorkflowId(), ":")
+	for key, payload := range start.GetSearchAttributes().GetIndexedFields() {
+		var value string
+		if err := json.Unmarshal(payload.GetData(), &value); err != nil {
+			return fmt.Sprintf("search attribute %s: not a keyword", key)
+		}
+		switch {
+		case key == customerReferenceNoAttribute && value == ref && ref != "":
+		case key == bookingStageAttribute && value == firstBookingStage && strings.HasPrefix(start.GetWorkflowId(), bookingIDPrefix):
+		default:
+			return fmt.Sprintf("search attribute %s=%q is not the start's to set", key, value)
+		}
 	}
 	return ""
 }
@@ -481,21 +639,54 @@ func workflowID(request any) string {
 var taskTokens = tasktoken.NewSerializer()
 
 // auditLog: one JSON line per write and per refusal. Reads and task polls are not written (polls are reads of a
-// queue, repeated every minute by every worker).
+// queue, repeated every minute by every worker). Refusals are counted, not written one by one: the first refusal of a
+// (subject, namespace, API, reason) is written, the same again within denialWindow is only counted, and once the
+// window has passed one line with the count is written (on the next line the log writes, or by flushEvery). So no
+// certificate holder can flood the log, and none of its refusals goes unseen.
 type auditLog struct {
-	mu  sync.Mutex
-	out io.Writer
+	mu      sync.Mutex
+	out     io.Writer
+	now     func() time.Time // time.Now; a test's clock
+	denials denialCounter
+}
+
+// denialWindow: how long a repeated refusal is counted rather than written; denialKeys: the most kinds of refusal
+// counted at once (past it the oldest kind's count is written early and forgotten).
+const (
+	denialWindow = time.Minute
+	denialKeys   = 10_000
+)
+
+// denialCounter: the refusals counted in their window, oldest first (each kind's window starts at its first
+// refusal, so the oldest first is also the first to end).
+type denialCounter struct {
+	counts map[string]*denialCount
+	order  []string
+}
+
+type denialCount struct {
+	first    auditLine // the line written for the first refusal: the summary repeats it with the count
+	since    time.Time
+	repeated int
 }
 
 type auditLine struct {
-	Time       string `json:"time"`
-	Decision   string `json:"decision"`
-	Identity   string `json:"identity"`
-	Subject    string `json:"subject"`
-	API        string `json:"api"`
-	Namespace  string `json:"namespace"`
-	WorkflowID string `json:"workflowId,omitempty"`
-	Reason     string `json:"reason,omitempty"`
+	Time           string `json:"time"`
+	Decision       string `json:"decision"`
+	Identity       string `json:"identity"`
+	Subject        string `json:"subject"`
+	API            string `json:"api"`
+	Namespace      string `json:"namespace"`
+	WorkflowID     string `json:"workflowId,omitempty"`
+	WorkflowType   string `json:"workflowType,omitempty"`
+	Signal         string `json:"signal,omitempty"`
+	Update         string `json:"update,omitempty"`
+	ConflictPolicy string `json:"conflictPolicy,omitempty"`
+	ReusePolicy    string `json:"reusePolicy,omitempty"`
+	Reason         string `json:"reason,omitempty"`
+	// A summary line: how many more refusals like this one came from `since` on, each not written.
+	Repeated int    `json:"repeated,omitempty"`
+	Since    string `json:"since,omitempty"`
 }
 
 func (l *auditLog) record(w who, target *authorization.CallTarget, result authorization.Result) {
@@ -505,7 +696,6 @@ func (l *auditLog) record(w who, target *authorization.CallTarget, result author
 		return
 	}
 	line := auditLine{
-		Time:       time.Now().UTC().Format(time.RFC3339Nano),
 		Decision:   map[bool]string{true: "allow", false: "deny"}[allowed],
 		Identity:   string(w.identity),
 		Subject:    w.subject,
@@ -514,25 +704,148 @@ func (l *auditLog) record(w who, target *authorization.CallTarget, result author
 		WorkflowID: workflowID(target.Request),
 		Reason:     result.Reason,
 	}
+	describeRequest(&line, target.Request)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	at := l.clock()
+	l.writeSummaries(at, false)
+	if !allowed {
+		if l.denials.counted(line) {
+			return
+		}
+		if len(l.denials.counts) >= denialKeys {
+			l.writeSummaries(at, true) // bounded: the oldest kind's count is written early
+		}
+		l.denials.add(line, at)
+	}
+	line.Time = at.UTC().Format(time.RFC3339Nano)
+	l.write(line)
+}
+
+// flush writes the counts whose window has passed; flushEvery calls it when nothing else is written.
+func (l *auditLog) flush() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.writeSummaries(l.clock(), false)
+}
+
+func (l *auditLog) flushEvery(interval time.Duration) {
+	for range time.Tick(interval) {
+		l.flush()
+	}
+}
+
+func (l *auditLog) clock() time.Time {
+	if l.now != nil {
+		return l.now()
+	}
+	return time.Now()
+}
+
+// writeSummaries writes and forgets the counts whose window ended by `at` (all of the oldest one too when `full`).
+func (l *auditLog) writeSummaries(at time.Time, full bool) {
+	for _, c := range l.denials.expire(at, full) {
+		if c.repeated == 0 {
+			continue
+		}
+		summary := c.first
+		summary.Time, summary.Since, summary.Repeated = at.UTC().Format(time.RFC3339Nano), c.since.UTC().Format(time.RFC3339Nano), c.repeated
+		l.write(summary)
+	}
+}
+
+func (l *auditLog) write(line auditLine) {
 	b, err := json.Marshal(line)
 	if err != nil {
 		return
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	_, _ = l.out.Write(append(b, '\n'))
+}
+
+func denialKey(line auditLine) string {
+	return strings.Join([]string{line.Subject, line.Namespace, line.API, line.Reason}, "\x00")
+}
+
+// counted: whether a refusal of this kind is in its window already; if so, it is counted.
+func (d *denialCounter) counted(line auditLine) bool {
+	c, ok := d.counts[denialKey(line)]
+	if ok {
+		c.repeated++
+	}
+	return ok
+}
+
+// add starts the window of a kind of refusal, with its first line.
+func (d *denialCounter) add(line auditLine, at time.Time) {
+	if d.counts == nil {
+		d.counts = map[string]*denialCount{}
+	}
+	key := denialKey(line)
+	d.counts[key] = &denialCount{first: line, since: at}
+	d.order = append(d.order, key)
+}
+
+// expire removes and answers the counts whose window ended by `at`, oldest first; with `full`, at least the oldest.
+func (d *denialCounter) expire(at time.Time, full bool) []*denialCount {
+	var out []*denialCount
+	for len(d.order) > 0 {
+		c := d.counts[d.order[0]]
+		if !full && at.Sub(c.since) < denialWindow {
+			break
+		}
+		full = false
+		out = append(out, c)
+		delete(d.counts, d.order[0])
+		d.order = d.order[1:]
+	}
+	return out
+}
+
+// describeRequest: the workflow type, the signal or update name and a start's policies, where the request has them.
+func describeRequest(line *auditLine, request any) {
+	if r, ok := request.(*workflowservice.ExecuteMultiOperationRequest); ok {
+		for _, op := range r.GetOperations() {
+			if s := op.GetStartWorkflow(); s != nil {
+				describeRequest(line, s)
+			}
+			if u := op.GetUpdateWorkflow(); u != nil {
+				describeRequest(line, u)
+			}
+		}
+		return
+	}
+	if r, ok := request.(interface{ GetWorkflowType() *commonpb.WorkflowType }); ok {
+		line.WorkflowType = r.GetWorkflowType().GetName()
+	}
+	if name := signalName(request); name != "" {
+		line.Signal = name
+	}
+	if r, ok := request.(*workflowservice.UpdateWorkflowExecutionRequest); ok {
+		line.Update = r.GetRequest().GetInput().GetName()
+	}
+	if r, ok := request.(startRequest); ok {
+		if p := r.GetWorkflowIdConflictPolicy(); p != enumspb.WORKFLOW_ID_CONFLICT_POLICY_UNSPECIFIED {
+			line.ConflictPolicy = p.String() // e.g. UseExisting, TerminateExisting
+		}
+		if p := r.GetWorkflowIdReusePolicy(); p != enumspb.WORKFLOW_ID_REUSE_POLICY_UNSPECIFIED {
+			line.ReusePolicy = p.String()
+		}
+	}
 }
 
 func openAuditLog() (*auditLog, error) {
 	path := os.Getenv("TEMPORAL_AUDIT_LOG")
-	if path == "" {
-		return &auditLog{out: os.Stderr}, nil
+	var out io.Writer = os.Stderr
+	if path != "" {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("unable to open the audit log %s: %w", path, err)
+		}
+		out = f
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("unable to open the audit log %s: %w", path, err)
-	}
-	return &auditLog{out: f}, nil
+	l := &auditLog{out: out}
+	go l.flushEvery(denialWindow)
+	return l, nil
 }
 
 // nodesOnlyInternode: the TLS settings of the config, with the internode listeners taking only a certificate whose
@@ -616,6 +929,7 @@ func run(args []string) error {
 		if err != nil {
 			return err
 		}
+		bookingTaskQueues = parseBookingTaskQueues(os.Getenv("TEMPORAL_BOOKING_TASK_QUEUES"))
 		authorizer = roleAuthorizer{audit: audit, partners: partners}
 	} else if authorizer, err = authorization.GetAuthorizerFromConfig(&auth); err != nil {
 		return fmt.Errorf("unable to instantiate authorizer: %w", err)
