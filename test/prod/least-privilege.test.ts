@@ -42,7 +42,7 @@ import {
 } from '../../dev/prod/certs';
 import { startProdCluster, waitForSearchAttributes, type ProdCluster } from '../../dev/prod/cluster';
 import { startSandbox, type Sandbox } from '../../dev/sandbox/server';
-import { bookingRequest } from '../harness/booking';
+import { bookingRequest, eventually } from '../harness/booking';
 
 let dataDir: string;
 let certs: StackCertificates;
@@ -69,6 +69,8 @@ beforeAll(async () => {
     tls: certs,
     // The partner this file issues a certificate to books in the same namespace (partners apart: partners.test.ts).
     partnerNamespaces: { stack: ['default'], acme: ['default'] },
+    // The queues a start may name: the worker's and the probes' (a start on any other is refused).
+    bookingTaskQueues: [taskQueue, probeQueue],
     log() {},
   });
   const setup = await connectAs('operator');
@@ -132,6 +134,16 @@ const start = (workflowType: string, workflowId: string, extra: Record<string, u
   requestId: randomUUID(),
   ...extra,
 });
+/** WorkflowIdConflictPolicy: what the client helper sends, and what ends a running run. */
+const USE_EXISTING = 2;
+const TERMINATE_EXISTING = 3;
+/** WorkflowIdReusePolicy TERMINATE_IF_RUNNING: ends a running run, too. */
+const TERMINATE_IF_RUNNING = 4;
+/** A keyword as the SDKs encode it (search attributes, memo fields). */
+const keyword = (value: string) => ({
+  metadata: { encoding: Buffer.from('json/plain') },
+  data: Buffer.from(JSON.stringify(value)),
+});
 /** Update stage ADMITTED: the server answers once the update is in, without a worker to accept it. */
 const admitted = { lifecycleStage: 1 };
 const update = (workflowId: string, name: string) => ({
@@ -151,6 +163,35 @@ const PROBES: Record<string, (c: Connection) => Promise<unknown>> = {
     c.workflowService.startWorkflowExecution(start('bookingWorkflow', id('order:'))),
   'start bookingWorkflow with eager execution': (c) =>
     c.workflowService.startWorkflowExecution(start('bookingWorkflow', id('booking:'), { requestEagerExecution: true })),
+  // What a start asks for (each refused to all but operators; each was accepted from a caller before): ending a
+  // running run, a deadline that cuts a booking off after Book, labels the console and the order run read back.
+  'start bookingWorkflow with TERMINATE_EXISTING': (c) =>
+    c.workflowService.startWorkflowExecution(
+      start('bookingWorkflow', id('booking:'), { workflowIdConflictPolicy: TERMINATE_EXISTING }),
+    ),
+  'start bookingWorkflow with an execution timeout of 20 s': (c) =>
+    c.workflowService.startWorkflowExecution(
+      start('bookingWorkflow', id('booking:'), { workflowExecutionTimeout: { seconds: 20 } }),
+    ),
+  'start bookingWorkflow with a retry policy': (c) =>
+    c.workflowService.startWorkflowExecution(
+      start('bookingWorkflow', id('booking:'), { retryPolicy: { maximumAttempts: 3 } }),
+    ),
+  'start bookingWorkflow with a memo': (c) =>
+    c.workflowService.startWorkflowExecution(
+      start('bookingWorkflow', id('booking:'), { memo: { fields: { note: keyword('from the caller') } } }),
+    ),
+  'start bookingWorkflow with BookingStage "unresolved"': (c) =>
+    c.workflowService.startWorkflowExecution(
+      start('bookingWorkflow', id('booking:'), {
+        searchAttributes: { indexedFields: { BookingStage: keyword('unresolved') } },
+      }),
+    ),
+  'start bookingWorkflow on a queue that is not a booking queue': (c) =>
+    c.workflowService.startWorkflowExecution({
+      ...start('bookingWorkflow', id('booking:')),
+      taskQueue: { name: `${probeQueue}-elsewhere` },
+    }),
   'start orderWorkflow (plain start)': (c) =>
     c.workflowService.startWorkflowExecution(start('orderWorkflow', id('order:'))),
   'start reconciliationSweepWorkflow': (c) =>
@@ -162,7 +203,7 @@ const PROBES: Record<string, (c: Connection) => Promise<unknown>> = {
     return c.workflowService.executeMultiOperation({
       namespace: ns(),
       operations: [
-        { startWorkflow: { ...start('orderWorkflow', workflowId), workflowIdConflictPolicy: 3 } },
+        { startWorkflow: { ...start('orderWorkflow', workflowId), workflowIdConflictPolicy: USE_EXISTING } },
         { updateWorkflow: update(workflowId, 'cancelBooking') },
       ],
     });
@@ -172,7 +213,7 @@ const PROBES: Record<string, (c: Connection) => Promise<unknown>> = {
     return c.workflowService.executeMultiOperation({
       namespace: ns(),
       operations: [
-        { startWorkflow: { ...start('orderWorkflow', workflowId), workflowIdConflictPolicy: 3 } },
+        { startWorkflow: { ...start('orderWorkflow', workflowId), workflowIdConflictPolicy: USE_EXISTING } },
         { updateWorkflow: update(workflowId, 'approvePriceChange') },
       ],
     });
@@ -206,6 +247,11 @@ const PROBES: Record<string, (c: Connection) => Promise<unknown>> = {
       ...start('orderWorkflow', id('order:')),
       signalName: 'supplierOrderUpdate',
     }),
+  "an operator's check: operatorCheckOrder by signal-with-start": (c) =>
+    c.workflowService.signalWithStartWorkflowExecution({
+      ...start('orderWorkflow', id('order:')),
+      signalName: 'operatorCheckOrder',
+    }),
   'order check: checkOrder by signal-with-start': (c) =>
     c.workflowService.signalWithStartWorkflowExecution({
       ...start('orderWorkflow', id('order:')),
@@ -236,6 +282,12 @@ const PROBES: Record<string, (c: Connection) => Promise<unknown>> = {
     }),
   delete: (c) =>
     c.workflowService.deleteWorkflowExecution({ namespace: ns(), workflowExecution: { workflowId: id('booking:') } }),
+  'request cancellation of an order run': (c) =>
+    c.workflowService.requestCancelWorkflowExecution({
+      namespace: ns(),
+      workflowExecution: { workflowId: id('order:') },
+      requestId: randomUUID(),
+    }),
   'request cancellation': (c) =>
     c.workflowService.requestCancelWorkflowExecution({
       namespace: ns(),
@@ -335,6 +387,8 @@ const ALLOWED: Record<ClientIdentity, string[]> = {
     'start bookingWorkflow (booking:<ref>)',
     'cancelBooking by Update-With-Start on orderWorkflow',
     'approvePriceChange update on a booking',
+    // onCancelAfterBook's door: a partner cancels its own booking in flight.
+    'request cancellation',
     ...READS,
   ],
   receiver: ['supplierOrderUpdate signal to a booking', 'order check: checkOrder by signal-with-start', ...READS],
@@ -447,6 +501,38 @@ describe('the jobs, done for real by their own identities', () => {
     }
   });
 
+  test("a caller's TERMINATE_EXISTING over its running booking is refused; its own cancellation request is let in", async () => {
+    const caller = await clientAs('caller');
+    const raw = await connectAs('caller');
+    try {
+      const request = bookingRequest({ test: 'book=504AfterCreate&confirmAfterQueries=500' });
+      const handle = await startBooking(caller, request, { taskQueue });
+      const { runId } = await handle.describe();
+      const startOver = (policies: Record<string, number>) =>
+        decision(() =>
+          raw.workflowService.startWorkflowExecution({
+            ...start('bookingWorkflow', handle.workflowId),
+            taskQueue: { name: taskQueue },
+            ...policies,
+          }),
+        );
+      expect(await startOver({ workflowIdConflictPolicy: TERMINATE_EXISTING })).toBe('denied');
+      expect(await startOver({ workflowIdReusePolicy: TERMINATE_IF_RUNNING })).toBe('denied');
+      const after = await handle.describe();
+      expect([after.runId, after.status.name]).toEqual([runId, 'RUNNING']);
+      // onCancelAfterBook's door: the partner asks its own booking in flight to cancel, and the run is told.
+      await handle.cancel();
+      // Written once the workflow task in flight (if any) completes.
+      const requested = await eventually(async () => {
+        const { events } = await handle.fetchHistory();
+        return events?.find((e) => e.workflowExecutionCancelRequestedEventAttributes);
+      });
+      expect(requested).toBeDefined();
+    } finally {
+      await caller.connection.close();
+    }
+  }, 60_000);
+
   test('an operator terminates a booking and records a note', async () => {
     const caller = await clientAs('caller');
     const operator = await clientAs('operator');
@@ -501,6 +587,46 @@ function internodeCall(port: number, method: string, pair: CertPair): Promise<st
     );
   });
 }
+
+/** A call to the frontend's admin service with an identity's certificate: the authorizer's decision (as `decision`). */
+function adminCall(method: string, pair: CertPair): Promise<'allowed' | 'denied'> {
+  const credentials = grpc.credentials.createSsl(
+    readFileSync(certs.ca.cert),
+    readFileSync(pair.key),
+    readFileSync(pair.cert),
+  );
+  const client = new grpc.Client(cluster.address, credentials, {
+    'grpc.ssl_target_name_override': certs.serverName,
+    'grpc.default_authority': certs.serverName,
+  });
+  return new Promise((resolve) => {
+    client.makeUnaryRequest(
+      `/temporal.server.api.adminservice.v1.AdminService/${method}`,
+      (x: Buffer) => x,
+      (x: Buffer) => x,
+      Buffer.alloc(0),
+      new grpc.Metadata(),
+      { deadline: Date.now() + 10_000 },
+      (err) => {
+        client.close();
+        resolve(
+          err?.code === grpc.status.PERMISSION_DENIED && /^Request unauthorized/.test(err.details)
+            ? 'denied'
+            : 'allowed',
+        );
+      },
+    );
+  });
+}
+
+describe("operators' admin service: the reads a runbook may need, nothing that writes", () => {
+  test('an operator describes the cluster and is refused ReapplyEvents (which injects any signal into a run)', async () => {
+    expect(await adminCall('DescribeCluster', certs.clients.operator)).toBe('allowed');
+    expect(await adminCall('ReapplyEvents', certs.clients.operator)).toBe('denied');
+    expect(await adminCall('RefreshWorkflowTasks', certs.clients.operator)).toBe('denied');
+    expect(await adminCall('DescribeCluster', certs.clients.caller)).toBe('denied');
+  });
+});
 
 describe('internode ports take only the nodes’ certificate', () => {
   const HISTORY = '/temporal.server.api.historyservice.v1.HistoryService/DescribeHistoryHost';
@@ -561,6 +687,53 @@ describe('audit log', () => {
     );
     // Reads are not written.
     expect(lines.filter((l) => l.api === 'DescribeWorkflowExecution' && l.decision === 'allow')).toEqual([]);
+    // A start's policies, a signal's or an update's name.
+    expect(lines).toContainEqual(
+      expect.objectContaining({
+        decision: 'allow',
+        identity: 'caller',
+        api: 'ExecuteMultiOperation',
+        workflowId: expect.stringMatching(/^order:/),
+        update: 'cancelBooking',
+        conflictPolicy: 'UseExisting',
+        reusePolicy: 'AllowDuplicate',
+      }),
+    );
+    expect(lines).toContainEqual(
+      expect.objectContaining({
+        decision: 'allow',
+        identity: 'receiver',
+        api: 'SignalWithStartWorkflowExecution',
+        signal: 'checkOrder',
+      }),
+    );
+    expect(lines).toContainEqual(
+      expect.objectContaining({
+        decision: 'deny',
+        identity: 'caller',
+        api: 'StartWorkflowExecution',
+        conflictPolicy: 'TerminateExisting',
+        reason: expect.stringContaining('TERMINATE_EXISTING'),
+      }),
+    );
+  });
+
+  test('a refusal repeated by one certificate is counted, not written each time', () => {
+    // The caller's probes make four starts refused for one reason (a type or id that is not its own) within seconds.
+    const sameKind = cluster.nodes
+      .filter((n) => existsSync(n.auditLog))
+      .flatMap((n) => readFileSync(n.auditLog, 'utf8').trim().split('\n'))
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter(
+        (l) =>
+          l.identity === 'caller' &&
+          l.api === 'StartWorkflowExecution' &&
+          String(l.reason).startsWith('this identity starts bookingWorkflow') &&
+          l.repeated === undefined,
+      );
+    expect(sameKind.length).toBeGreaterThan(0);
+    expect(sameKind.length).toBeLessThan(4);
   });
 });
 
