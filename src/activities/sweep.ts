@@ -69,6 +69,8 @@ const Status = temporal.api.enums.v1.WorkflowExecutionStatus;
 /** Stages of a booking still at work; a completed booking's stage is its outcome kind. */
 const RUNNING_STAGES = new Set<string>(BookingStages.filter((s) => s !== 'completed'));
 const GRPC_NOT_FOUND = 5;
+/** Order runs of one reference read to find the last ended one: each is one piece of work, so few. */
+const ORDER_RUNS_READ = 100;
 
 export function createReconciliationActivities({
   supplier,
@@ -116,6 +118,37 @@ export function createReconciliationActivities({
       nextPageToken = answer.nextPageToken;
     }
     return undefined;
+  }
+
+  /**
+   * The `BookingStage` of the order run of a reference that ended last (by close time), other than `callingRun`:
+   * what this namespace's order work last knew of the order. A run that continued as new is not an end (its
+   * successor carries on). Listed by workflow id, a field every cluster's visibility has; unreadable or no such
+   * run: undefined, which judges the order as one no order run touched (a person is told rather than reassured).
+   */
+  async function lastEndedOrderRunStage(ref: string, callingRun: string): Promise<string | undefined> {
+    const workflowId = orderWorkflowId(ref);
+    if (/['"\\]/.test(workflowId)) return undefined;
+    let executions;
+    try {
+      ({ executions } = await t.services.workflowService.listWorkflowExecutions({
+        namespace: t.namespace,
+        query: `WorkflowId = '${workflowId}'`,
+        pageSize: ORDER_RUNS_READ,
+      }));
+    } catch {
+      return undefined;
+    }
+    const ended = (executions ?? []).filter(
+      (e) =>
+        e.execution?.runId !== callingRun &&
+        e.status !== Status.WORKFLOW_EXECUTION_STATUS_RUNNING &&
+        e.status !== Status.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW,
+    );
+    const closedAt = (e: (typeof ended)[number]) =>
+      Number(e.closeTime?.seconds ?? 0) * 1000 + Math.floor((e.closeTime?.nanos ?? 0) / 1e6);
+    const last = ended.sort((a, b) => closedAt(b) - closedAt(a))[0];
+    return stageOf(last?.searchAttributes?.indexedFields?.[BookingStageKey.name]?.data);
   }
 
   async function describeOnce(workflowId: string): Promise<WorkflowView> {
@@ -196,18 +229,20 @@ export function createReconciliationActivities({
 
     /**
      * One order judged by the sweep's rule, for an order run's check: the booking as Temporal has it now, and as the
-     * order workflow what the reference's last order run said (the calling run is running and must not count).
+     * order workflow the stage the reference's last ended order run left (the calling run is running and must not
+     * count). Both read here, from Temporal: nothing the run was started or signalled with is believed, so a
+     * forged "the order run cancelled it" cannot hide a supplier's cancellation from a person.
      */
     async judgeOrder({
       customerReferenceNo,
       status,
-      lastOrderStage,
     }: {
       customerReferenceNo: string;
       status: number;
-      lastOrderStage?: string;
     }): Promise<{ verdict: 'ok' | 'orphan' | 'mismatch'; reason?: string }> {
       const booking = await view(bookingWorkflowId(customerReferenceNo));
+      const callingRun = Context.current().info.workflowExecution?.runId ?? '';
+      const lastOrderStage = await lastEndedOrderRunStage(customerReferenceNo, callingRun);
       const order: WorkflowView = lastOrderStage ? { status: 'completed', stage: lastOrderStage } : { status: 'none' };
       const finding = classifyOrder(status, { booking, order }, profile.orderStatus);
       return finding.verdict === 'ok' ? { verdict: 'ok' } : { verdict: finding.verdict, reason: finding.reason };

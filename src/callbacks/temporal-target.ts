@@ -6,7 +6,6 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import {
   bookingWorkflowId,
-  BookingStageKey,
   checkOrderSignal,
   CustomerReferenceNoKey,
   HINT_POLL_SPACING_SECONDS,
@@ -39,14 +38,10 @@ export function temporalCallbackTarget(
     }
   }
 
-  /** The last order run under the id, when one ran: its stage (what we knew of the order) and when it closed. */
-  async function lastOrderRun(workflowId: string): Promise<{ stage?: string; closedAtMs?: number } | undefined> {
+  /** When the last order run under the id closed, if one ran and has closed. */
+  async function lastOrderRunClosedAtMs(workflowId: string): Promise<number | undefined> {
     try {
-      const description = await client.workflow.getHandle(workflowId).describe();
-      return {
-        stage: description.typedSearchAttributes.get(BookingStageKey),
-        closedAtMs: description.closeTime?.getTime(),
-      };
+      return (await client.workflow.getHandle(workflowId).describe()).closeTime?.getTime();
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) return undefined;
       throw err;
@@ -59,20 +54,19 @@ export function temporalCallbackTarget(
       if (await signalOpen(bookingWorkflowId(ref), update)) return 'booking';
       const orderId = orderWorkflowId(ref);
       if (await signalOpen(orderId, update)) return 'order';
-      const last = await lastOrderRun(orderId);
+      const closedAtMs = await lastOrderRunClosedAtMs(orderId);
       // Every order run reads the order just before it ends: a check started now would read it again. Deferred
       // (the supplier sends it again later), so a replayed callback costs at most one QueryOrders a minute, across
       // every receiver process and restart (Temporal keeps the close time).
-      const sinceMs = last?.closedAtMs === undefined ? Infinity : (await (where.now ?? Date.now)()) - last.closedAtMs;
+      const sinceMs = closedAtMs === undefined ? Infinity : (await (where.now ?? Date.now)()) - closedAtMs;
       if (sinceMs < HINT_POLL_SPACING_SECONDS * 1000) {
         throw new CallbackDeferredError(Math.ceil((HINT_POLL_SPACING_SECONDS * 1000 - sinceMs) / 1000));
       }
-      const stage = last?.stage;
       const input: OrderWorkflowInput = { customerReferenceNo: ref };
+      // The reference and the supplier's claim, nothing more: what the order's last run did, the run reads itself.
       const check: OrderCheck = {
         reason: 'supplier order-status callback',
         ...(update.status !== undefined ? { reportedStatus: update.status } : {}),
-        ...(stage ? { lastOrderStage: stage } : {}),
       };
       // Reaches a run that opened meanwhile (it checks after the work in hand); else starts the check.
       await client.workflow.signalWithStart(ORDER_WORKFLOW_TYPE, {

@@ -245,10 +245,20 @@ export type ParsedBookingRequest = z.output<typeof BookingRequest>;
 export type RequestValidation =
   { valid: true; request: ParsedBookingRequest; recovery: RecoveryPolicy } | { valid: false; issues: string[] };
 
-/** Where a request is checked: a worker with RECOVERY_TESTING accepts `recovery.testing`; others refuse it. */
+/**
+ * Where a request is checked: a worker with RECOVERY_TESTING accepts `recovery.testing`; others refuse it. A worker
+ * whose supplier profile refuses the `Test` header (`testHeader: 'refuse'`, an account that books for real) refuses
+ * a `context.test`.
+ */
 export interface ValidationOptions {
   recoveryTesting?: boolean;
+  testHeader?: 'send' | 'refuse';
 }
+
+/** The issue a `context.test` meets on a worker whose supplier profile refuses the `Test` header. */
+export const TEST_HEADER_REFUSED =
+  "context.test: test flags go to a supplier's test environment only, and this worker's supplier profile refuses " +
+  'them (testHeader: refuse)';
 
 /**
  * The worker's check of a booking request. `recovery.testing` passes only where the worker's switch is on: a test
@@ -257,6 +267,9 @@ export interface ValidationOptions {
 export function validateBookingRequest(input: unknown, options: ValidationOptions = {}): RequestValidation {
   const parsed = BookingRequest.safeParse(input);
   if (!parsed.success) return { valid: false, issues: describeIssues(parsed.error) };
+  if (parsed.data.context?.test !== undefined && options.testHeader === 'refuse') {
+    return { valid: false, issues: [TEST_HEADER_REFUSED] };
+  }
   const recovery = parsed.data.recovery;
   if (recovery?.testing === true && options.recoveryTesting !== true) {
     // With the bounds the request would meet without `testing`, so one answer says all there is to change.
@@ -571,14 +584,10 @@ export const OrderCheck = z.object({
   /** The status the callback claimed: a hint, never trusted. */
   reportedStatus: z.number().int().optional(),
   /**
-   * The `BookingStage` of the reference's last order run when the check was started (`order-cancelled`, …): what
-   * this namespace knew of the order. Absent when no order run ever ran.
-   */
-  lastOrderStage: z.string().optional(),
-  /**
    * Asked by an operator for a booking that ended `unresolved` (the console's "check again"): an order in a final
    * status (confirmed, failed, cancelled) settles what the booking could not find out, and the run ends `checked`
-   * with it; a pending order, or none, is still for a person.
+   * with it; a pending order, or none, is still for a person. Honoured only on the operators' own signal
+   * (`operatorCheckOrder`), never on the receiver's `checkOrder`.
    */
   resolvesUnresolved: z.boolean().optional(),
 });

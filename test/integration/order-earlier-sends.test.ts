@@ -1,4 +1,7 @@
 /**
+ * A new order run knows what the last one did, from Temporal, not from what it was sent. A check the receiver starts
+ * after our own cancellation judges the Cancelled order by the last run's end, which it reads itself.
+ *
  * A new order run knows what the last one sent. A run's Cancel answer was lost (504), the hotel took it but shows it
  * only much later, and the run ended `cancel-unresolved` at its deadline; the caller asks again, and the new run's
  * Cancel is refused 400 ("cannot be cancelled": it already is being cancelled). That refusal proves nothing: the new
@@ -17,19 +20,21 @@ import {
   type CancelBookingAnswer,
   type CancelBookingRequest,
   type OrderOutcome,
+  ORDER_WORKFLOW_TYPE,
   type OrderWorkflow,
 } from '../../src/contract';
-import { awaitOrderOutcome } from '../../src/client';
+import { awaitOrderOutcome, cancelBooking } from '../../src/client';
 import {
   askedReferences,
   ORDER_CONFIRMED,
+  specCheckAvail,
   ordersAnswer,
   specOrder,
   success,
   type SpecSupplier,
 } from '../fixtures/spec-supplier';
 import { expectWorkerWarnings } from '../harness/quiet-worker-logs';
-import { bookingRequest } from '../harness/booking';
+import { bookingRequest, eventually } from '../harness/booking';
 import { startSpecWorker, type SpecWorker } from '../harness/spec-worker';
 import { connectDevServer } from '../harness/temporal';
 
@@ -109,4 +114,41 @@ test("a new run's first Cancel refused after an earlier run's Cancel may have ac
     cancellation: { earlierSends: 'may-have-acted', cancelAttempts: [{ result: 'rejected' }] },
   });
   expect(cancels).toBe(2);
+});
+
+test("a check after our own cancellation reads the last run's end from Temporal: the Cancelled order is as reported", async () => {
+  const ref = randomUUID();
+  let cancelled = false;
+  const order = () =>
+    specOrder(ref, cancelled ? { status: 3, cancelTime: '2030-06-02T09:00:00Z', cancelReason: null } : {});
+  spec.script({
+    checkAvail: () => specCheckAvail(),
+    queryOrders: (body) => (askedReferences(body).includes(ref) ? ordersAnswer(order()) : ordersAnswer()),
+    cancel: (body) => {
+      if (body.customerReferenceNo === ref) cancelled = true;
+      return success({ serviceFee: { amount: 0, currency: 'USD' }, status: 3 });
+    },
+  });
+  expect(await rig.book(bookingRequest({ customerReferenceNo: ref }))).toMatchObject({ kind: 'confirmed' });
+  const quote = await cancelBooking(env.client, ref, { confirm: false }, { taskQueue: rig.taskQueue });
+  if (quote.kind !== 'quote') throw new Error(`expected a quote, got ${quote.kind}`);
+  await awaitOrderOutcome(env.client, ref);
+  await cancelBooking(env.client, ref, { confirm: true, acceptedFee: quote.quote.fee }, { taskQueue: rig.taskQueue });
+  expect(await awaitOrderOutcome(env.client, ref)).toMatchObject({ kind: 'cancelled' });
+  // The receiver starts a check only a minute after a run closed: by then visibility lists the run as ended.
+  await eventually(async () => {
+    for await (const run of env.client.workflow.list({ query: `WorkflowId = '${orderWorkflowId(ref)}'` })) {
+      if (run.status.name === 'COMPLETED') return true;
+    }
+    return undefined;
+  }, 10_000);
+  // A supplier callback afterwards: the check carries the reference only, and the run finds its predecessor's end.
+  const handle = await env.client.workflow.signalWithStart<OrderWorkflow, [unknown]>(ORDER_WORKFLOW_TYPE, {
+    taskQueue: rig.taskQueue,
+    workflowId: orderWorkflowId(ref),
+    args: [{ customerReferenceNo: ref }],
+    signal: 'checkOrder',
+    signalArgs: [{ reason: 'supplier order-status callback' }],
+  });
+  expect(await handle.result()).toMatchObject({ kind: 'checked' });
 });

@@ -20,12 +20,16 @@ import { connectTimeSkipping } from '../harness/temporal';
 
 let env: TestWorkflowEnvironment;
 let rig: SpecWorker;
+/** A worker on an account that books for real: its profile refuses the supplier's test flags. */
+let live: SpecWorker;
 
 beforeAll(async () => {
   env = await connectTimeSkipping();
   rig = await startSpecWorker(env, 'partners-apart');
+  live = await startSpecWorker(env, 'live-account', { profile: { testHeader: 'refuse' } });
 });
 afterAll(async () => {
+  await live?.close();
   await rig?.close();
   await env?.teardown();
 });
@@ -192,4 +196,66 @@ test("the receiver's door cannot say what only an operator may: a check claiming
   // On the old code the flag made this `checked`, and the console's item went away.
   expect(await (await check('checkOrder')).result()).toMatchObject({ kind: 'changed-by-supplier' });
   expect(await (await check('operatorCheckOrder')).result()).toMatchObject({ kind: 'checked' });
+});
+
+test("a check cannot say what the order's last run did: a claimed 'order-cancelled' does not hide the supplier's own cancellation", async () => {
+  expectWorkerWarnings(/^ERROR Order changed-by-supplier/);
+  const ref = randomUUID();
+  listedAtSupplier(ref);
+  expect(await rig.book(bookingRequest({ customerReferenceNo: ref }))).toMatchObject({ kind: 'confirmed' });
+  // The supplier cancels the confirmed booking on its own; no order run of ours ever asked it to.
+  const cancelled = specOrder(ref, { status: 3, cancelTime: '2030-06-02T09:00:00Z', cancelReason: null });
+  rig.spec.script({
+    queryOrders: (body) => (askedReferences(body).includes(ref) ? ordersAnswer(cancelled) : ordersAnswer()),
+  });
+  // What an older receiver sent (the describe of the last order run): on the old code it was believed, and the
+  // check ended `checked`, as if our own cancellation had made the order Cancelled.
+  const handle = await env.client.workflow.signalWithStart<typeof orderWorkflow, [unknown]>(ORDER_WORKFLOW_TYPE, {
+    taskQueue: rig.taskQueue,
+    workflowId: orderWorkflowId(ref),
+    args: [{ customerReferenceNo: ref }],
+    signal: 'checkOrder',
+    signalArgs: [{ reason: 'supplier order-status callback', lastOrderStage: 'order-cancelled' }],
+  });
+  expect(await handle.result()).toMatchObject({ kind: 'changed-by-supplier' });
+});
+
+describe("on an account that books for real (the profile's testHeader: refuse), test flags are refused at the first step", () => {
+  /** Every request the live account's supplier got for the reference. */
+  const liveCallsFor = (ref: string) =>
+    (['checkAvail', 'book', 'queryOrders', 'cancel'] as const).flatMap((op) =>
+      live.spec
+        .callsOf(op)
+        .filter((c) => c.body.customerReferenceNo === ref || askedReferences(c.body).includes(ref))
+        .map(() => op),
+    );
+
+  test('a booking whose context carries test flags is refused InvalidBookingRequest naming context.test, nothing sent', async () => {
+    const request = bookingRequest({ test: 'scenario=available' });
+    const failed = live.book(request);
+    expect(await refusalType(failed)).toBe('InvalidBookingRequest');
+    expect(await failureMessage(failed)).toMatch(/context\.test: .*testHeader: refuse/);
+    expect(liveCallsFor(request.customerReferenceNo)).toEqual([]);
+  });
+
+  test('the same booking without test flags books on that account', async () => {
+    const ref = randomUUID();
+    live.spec.script({
+      checkAvail: () => specCheckAvail(),
+      queryOrders: (body) => (askedReferences(body).includes(ref) ? ordersAnswer(specOrder(ref)) : ordersAnswer()),
+    });
+    expect(await live.book(bookingRequest({ customerReferenceNo: ref }))).toMatchObject({ kind: 'confirmed' });
+  });
+
+  test('an order input whose context carries test flags is refused InvalidOrderInput, nothing sent', async () => {
+    const ref = randomUUID();
+    const handle = await env.client.workflow.start<typeof orderWorkflow>(ORDER_WORKFLOW_TYPE, {
+      taskQueue: live.taskQueue,
+      workflowId: orderWorkflowId(ref),
+      args: [{ customerReferenceNo: ref, context: { test: 'scenario=serviceUnavailable' } }],
+    });
+    expect(await refusalType(handle.result())).toBe('InvalidOrderInput');
+    expect(await failureMessage(handle.result())).toMatch(/context\.test: .*testHeader: refuse/);
+    expect(liveCallsFor(ref)).toEqual([]);
+  });
 });

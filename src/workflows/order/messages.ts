@@ -59,8 +59,13 @@ function takeCheck(run: OrderRun, check: OrderCheck, byOperator: boolean): void 
     log.warn('checkOrder signal ignored: not a check', { customerReferenceNo: run.input.customerReferenceNo });
     return;
   }
-  const { resolvesUnresolved, ...claimed } = check;
-  run.checks.push(byOperator && resolvesUnresolved ? { ...claimed, resolvesUnresolved: true } : claimed);
+  // Only what a check may say: fields the sender added (an older receiver's `lastOrderStage`) are not kept.
+  const taken: OrderCheck = {
+    reason: check.reason,
+    ...(check.reportedStatus !== undefined ? { reportedStatus: check.reportedStatus } : {}),
+    ...(byOperator && check.resolvesUnresolved ? { resolvesUnresolved: true } : {}),
+  };
+  run.checks.push(taken);
   run.hints++;
 }
 
@@ -70,7 +75,6 @@ function isCheck(value: unknown): value is OrderCheck {
     !!c &&
     typeof c.reason === 'string' &&
     (c.reportedStatus === undefined || Number.isInteger(c.reportedStatus)) &&
-    (c.lastOrderStage === undefined || typeof c.lastOrderStage === 'string') &&
     (c.resolvesUnresolved === undefined || typeof c.resolvesUnresolved === 'boolean')
   );
 }

@@ -46,13 +46,14 @@ export const { earlierCancelSends } = proxyLocalActivities<OrderActivities>({
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 3 },
 });
 
-/** The sweep's rule for one order (src/activities/sweep.ts), as a check calls it. */
+/**
+ * The sweep's rule for one order (src/activities/sweep.ts), as a check calls it: the activity reads the booking and
+ * the last ended order run from Temporal itself.
+ */
 interface JudgeOrderActivity {
   judgeOrder(input: {
     customerReferenceNo: string;
     status: number;
-    /** The last order run's `BookingStage`, when one ran: what this namespace knew of the order. */
-    lastOrderStage?: string;
   }): Promise<{ verdict: 'ok' | 'orphan' | 'mismatch'; reason?: string }>;
 }
 

@@ -155,7 +155,6 @@ export async function checkOrder(run: OrderRun, check: OrderCheck | undefined): 
   const judged = await judgeOrder({
     customerReferenceNo: run.state.customerReferenceNo,
     status: order.status,
-    ...(check?.lastOrderStage ? { lastOrderStage: check.lastOrderStage } : {}),
   });
   if (judged.verdict === 'ok') return { kind: 'checked', order };
   return {
