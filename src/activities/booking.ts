@@ -105,7 +105,7 @@ export function createActivities({
    * (~3 MB and ~40 ms of CPU each, measured by bench parked). No supplier call; pure and fast.
    */
   const validate = async (input: unknown): Promise<RequestValidation> =>
-    validateBookingRequest(input, { recoveryTesting: recoveryTesting === true });
+    validateBookingRequest(input, { recoveryTesting: recoveryTesting === true, testHeader: profile.testHeader });
 
   const checkAvail = async ({ ratePkgId, context }: CheckAvailInput): Promise<CheckAvailOutcome> => {
     try {

@@ -22,7 +22,7 @@ import {
   type OrderOutcome,
   type OrderWorkflowInput,
 } from '../contract';
-import { OrderWorkflowInput as OrderInputSchema, RecoveryOptions } from '../contract/schemas';
+import { OrderWorkflowInput as OrderInputSchema, RecoveryOptions, TEST_HEADER_REFUSED } from '../contract/schemas';
 import type { SupplierClient } from '../supplier/interface';
 import type { SupplierProfile } from '../supplier/profile';
 import { withSignal, type SupplierCallContext } from './booking';
@@ -75,7 +75,7 @@ export function createOrderActivities({ client, supplier, profile, recoveryTesti
      * worker's recovery bounds, then whose order it is. Reads Temporal only, never the supplier.
      */
     async checkOrderStart({ input }: { input: OrderWorkflowInput }): Promise<OrderStartCheck> {
-      const issues = orderInputSchemaIssues(input, recoveryTesting === true);
+      const issues = orderInputSchemaIssues(input, recoveryTesting === true, profile.testHeader);
       if (issues.length > 0) return { kind: 'invalid', issues };
       return bookingOfOrder(client, input.customerReferenceNo);
     },
@@ -179,11 +179,19 @@ export function createOrderActivities({ client, supplier, profile, recoveryTesti
   };
 }
 
-/** The order input against the contract's schema; its recovery policy within RECOVERY_BOUNDS unless on a test worker. */
-function orderInputSchemaIssues(input: OrderWorkflowInput, testing: boolean): string[] {
+/**
+ * The order input against the contract's schema; its recovery policy within RECOVERY_BOUNDS unless on a test worker;
+ * no test flags where the supplier profile refuses them.
+ */
+function orderInputSchemaIssues(
+  input: OrderWorkflowInput,
+  testing: boolean,
+  testHeader: SupplierProfile['testHeader'],
+): string[] {
   const issues: string[] = [];
   const parsed = OrderInputSchema.safeParse(input);
   if (!parsed.success) issues.push(...parsed.error.issues.map((i) => `${i.path.join('.') || 'input'}: ${i.message}`));
+  if (testHeader === 'refuse' && input?.context?.test !== undefined) issues.push(TEST_HEADER_REFUSED);
   if (!testing && input?.recovery) {
     const bounded = RecoveryOptions.safeParse({ ...input.recovery, testing: false });
     if (!bounded.success) {

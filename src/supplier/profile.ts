@@ -135,6 +135,13 @@ export const SupplierProfile = z.strictObject({
       renewBeforeSeconds: z.number().int().nonnegative().default(300),
     })
     .default({ ttlSeconds: 24 * 3600, renewBeforeSeconds: 300 }),
+  /**
+   * Whether a request's `context.test` is sent as the supplier's `Test` header. supplier-facts documents the header
+   * as test flags of its test environment (`scenario=soldOut`, ...), which is where these defaults were seen, so the
+   * default sends it. An account that books for real sets `refuse`: a booking or an order input carrying test flags
+   * is then refused at its first step, nothing sent, since a caller's flags must never steer a live supplier.
+   */
+  testHeader: z.enum(['send', 'refuse']).default('send'),
   /** Requests per second per application key. */
   rateLimits: z
     .strictObject({

@@ -9,6 +9,7 @@ import type { bookingWorkflow } from '../../src/workflows';
 import { createQueryOrdersCoalescer } from '../../src/supplier/coalescer';
 import type { DriftReporter } from '../../src/supplier/drift';
 import { createHttpSupplierClient } from '../../src/supplier/http-client';
+import type { SupplierProfile } from '../../src/supplier/profile';
 import { staticToken } from '../../src/supplier/token';
 import { createBookingWorker, type BookingWorker } from '../../src/worker';
 import { startSpecSupplier, type SpecSupplier } from '../fixtures/spec-supplier';
@@ -28,23 +29,28 @@ export interface SpecWorker {
 export async function startSpecWorker(
   env: TestWorkflowEnvironment,
   name: string,
-  { drift, recoveryTesting }: { drift?: DriftReporter; recoveryTesting?: boolean } = {},
+  {
+    drift,
+    recoveryTesting,
+    profile: overrides,
+  }: { drift?: DriftReporter; recoveryTesting?: boolean; profile?: Partial<SupplierProfile> } = {},
 ): Promise<SpecWorker> {
+  const profile: SupplierProfile = { ...testProfile, ...overrides };
   const taskQueue = `${name}-${randomUUID().slice(0, 8)}`;
   const spec = await startSpecSupplier();
   const supplier = createHttpSupplierClient({
     baseUrl: spec.url,
-    profile: testProfile,
+    profile,
     tokens: staticToken('spec-token'),
     ...(drift ? { drift } : {}),
   });
-  const orders = createQueryOrdersCoalescer({ supplier, profile: testProfile });
+  const orders = createQueryOrdersCoalescer({ supplier, profile });
   const worker = await createBookingWorker({
     connection: env.nativeConnection,
     namespace: env.namespace ?? 'default',
     taskQueue,
     supplier,
-    profile: testProfile,
+    profile,
     orders,
     workflowBundle: workflowBundle(),
     ...(recoveryTesting ? { recoveryTesting: true } : {}),

@@ -47,7 +47,9 @@ function leafPaths(value: unknown, prefix: string[] = []): string[][] {
 const optionalKeys = [['rateLimits', 'cancel']];
 const keys = [...leafPaths(defaultSupplierProfile), ...optionalKeys];
 
-test.each(keys.map((k) => [k.join('.'), k] as const))('%s is read by the code', (name, [group, key]) => {
+test.each(keys.map((k) => [k.join('.'), k] as const))('%s is read by the code', (name, keyPath) => {
+  // A group's key (`timeoutsMs.book`), or a key of the profile's own (`testHeader`).
+  const [group, key] = [keyPath[0], keyPath[keyPath.length - 1]];
   if (name in DOCUMENTATION_ONLY || name in READ_AS_A_NAME) return;
   const computed = READ_BY_COMPUTED_KEY[group!];
   const byName = new RegExp(`\\.${key}\\b|\\[['"]${key}['"]\\]`).test(code);
