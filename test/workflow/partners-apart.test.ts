@@ -49,26 +49,22 @@ function listedAtSupplier(ref: string): void {
   });
 }
 
-/** The refusal's stable type, from an update's failure or a run's. */
-async function refusalType(promise: Promise<unknown>): Promise<string | undefined> {
+/** A refusal as the caller sees it: its stable type and its message, from an update's failure or a run's. */
+async function refusalOf(promise: Promise<unknown>): Promise<{ type: string | undefined; message: string }> {
   const error = await promise.then(
     () => undefined,
     (e: unknown) => e,
   );
   if (error instanceof WorkflowUpdateFailedError || error instanceof WorkflowFailedError) {
-    return error.cause instanceof ApplicationFailure ? (error.cause.type ?? undefined) : error.cause?.name;
+    const cause = error.cause;
+    const type = cause instanceof ApplicationFailure ? (cause.type ?? undefined) : cause?.name;
+    return { type, message: String(cause?.message) };
   }
   throw new Error(`expected a refusal, got ${error === undefined ? 'an answer' : String(error)}`);
 }
 
-/** The run's failure, as its cause says it. */
-async function failureMessage(promise: Promise<unknown>): Promise<string> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  return error instanceof WorkflowFailedError ? String(error.cause?.message) : `no failure: ${String(error)}`;
-}
+const refusalType = async (promise: Promise<unknown>) => (await refusalOf(promise)).type;
+const failureMessage = async (promise: Promise<unknown>) => (await refusalOf(promise)).message;
 
 /** An order run started as a caller would start one, with `input` as its start's argument. */
 async function startOrder(workflowId: string, input: unknown) {
