@@ -7,6 +7,7 @@
  */
 import { defineSearchAttributeKey, SearchAttributeType, type TypedSearchAttributes } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
+import { parseDeploymentVersion } from '../deploy/version';
 
 type VersioningInfo = temporal.api.workflow.v1.IWorkflowExecutionVersioningInfo;
 const { VersioningBehavior } = temporal.api.enums.v1;
@@ -71,10 +72,9 @@ function fromSearchAttributes(attributes: RunWithVersioning['typedSearchAttribut
   const version = attributes?.get(WorkerDeploymentVersionKey);
   const named = attributes?.get(VersioningBehaviorKey);
   const behavior = named === 'Pinned' ? 'pinned' : named === 'AutoUpgrade' ? 'auto-upgrade' : undefined;
-  // Split at the first colon: a deployment name has none (src/deploy/version.ts).
-  const colon = version?.indexOf(':') ?? -1;
-  if (!behavior || !version || colon <= 0 || colon === version.length - 1) return undefined;
-  return { deploymentName: version.slice(0, colon), buildId: version.slice(colon + 1), behavior };
+  const parsed = parseDeploymentVersion(version);
+  if (!behavior || !parsed) return undefined;
+  return { ...parsed, behavior };
 }
 
 /** One line for a person: `1.0.0+abc1234 (pinned, deployment hotel-booking)`, or `unversioned`. */

@@ -17,7 +17,7 @@ import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { Worker, type ReplayWorkerOptions } from '@temporalio/worker';
-import type { WorkerBuild } from './version';
+import { parseDeploymentVersion, type WorkerBuild } from './version';
 
 export interface GateOptions {
   client: Client;
@@ -76,11 +76,10 @@ interface Candidate {
 /** The server's own search attributes for a run's build and behaviour (present on every cluster's visibility). */
 function buildOf(info: WorkflowExecutionInfo): { deployment: string; buildId: string; behavior: string } {
   const attrs = info.searchAttributes as Record<string, unknown[] | undefined>;
-  const version = String(attrs?.TemporalWorkerDeploymentVersion?.[0] ?? '');
-  const cut = version.indexOf(':');
+  const version = parseDeploymentVersion(String(attrs?.TemporalWorkerDeploymentVersion?.[0] ?? ''));
   return {
-    deployment: cut >= 0 ? version.slice(0, cut) : '',
-    buildId: cut >= 0 ? version.slice(cut + 1) : '',
+    deployment: version?.deploymentName ?? '',
+    buildId: version?.buildId ?? '',
     behavior: String(attrs?.TemporalWorkflowVersioningBehavior?.[0] ?? ''),
   };
 }

@@ -21,6 +21,19 @@ export const DEPLOYMENT_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$/;
 /** A build id may carry dots (semver) and `+`; no spaces, no slashes, at most 200 characters. */
 export const BUILD_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._+-]{0,199}$/;
 
+/**
+ * A worker deployment version as the server writes it (`TemporalWorkerDeploymentVersion`, `<deployment>:<buildId>`),
+ * split at the first colon: a deployment name has none (DEPLOYMENT_NAME_PATTERN), a build id may. Anything else
+ * (empty, no colon, an empty side) is no version.
+ */
+export function parseDeploymentVersion(
+  version: string | undefined | null,
+): { deploymentName: string; buildId: string } | undefined {
+  const colon = version?.indexOf(':') ?? -1;
+  if (!version || colon <= 0 || colon === version.length - 1) return undefined;
+  return { deploymentName: version.slice(0, colon), buildId: version.slice(colon + 1) };
+}
+
 /** The package's own version, read from the package.json above this file (src/ or a compiled copy of it). */
 export function packageVersion(from: string = __dirname): string {
   for (let dir = from; ; dir = path.dirname(dir)) {

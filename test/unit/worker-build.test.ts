@@ -4,7 +4,7 @@
  * none (the server refuses a behaviour from one, which stopped every workflow there before).
  */
 import { loadConfig } from '../../src/config';
-import { buildCommit, defaultBuildId, packageVersion } from '../../src/deploy/version';
+import { buildCommit, defaultBuildId, packageVersion, parseDeploymentVersion } from '../../src/deploy/version';
 import * as workflows from '../../src/workflows';
 import { workerDeploymentOptions } from '../../src/worker';
 import { pinnedBuildOf } from '../../src/deploy/gate';
@@ -65,4 +65,17 @@ test("a run's pinned build is read from its own history, the last task that decl
     deploymentName: 'fleet',
     buildId: 'a',
   });
+});
+
+test.each([
+  ['hotel-booking:1.0.0+abc1234', { deploymentName: 'hotel-booking', buildId: '1.0.0+abc1234' }],
+  // A build id may hold a colon; a deployment name may not, so the first one splits.
+  ['hotel-booking:build:7', { deploymentName: 'hotel-booking', buildId: 'build:7' }],
+  ['', undefined],
+  ['no-colon', undefined],
+  [':1.0.0', undefined],
+  ['hotel-booking:', undefined],
+  [undefined, undefined],
+])('the server-written version %p reads as %p', (version, expected) => {
+  expect(parseDeploymentVersion(version)).toEqual(expected);
 });
