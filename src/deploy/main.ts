@@ -3,21 +3,10 @@
  * gate first. The new build's workers must already be polling (started beside the old ones: `npm run worker` with
  * WORKER_DEPLOYMENT_NAME and its WORKER_BUILD_ID); this command moves traffic, never processes.
  *
- *   status                          the deployment's current and ramping builds, each build's open runs
- *   gate     [--build-id B]         the replay gate alone (exit 1 when refused)
- *   ramp     [--build-id B] --percent P the gate, then P % of new runs to B (the rest stay on the current build);
- *                                   `--percent 0` ends the ramp
- *   rollout  [--build-id B]         the gate, then B current: every new run starts on B
- *   (gate, ramp and rollout default to this checkout's or image's own build: WORKER_BUILD_ID, else the package
- *   version and commit, as its workers compute it)
- *   drain    --build-id A [--wait]  open runs still pinned to A; with --wait, until none (then A may stop)
- *   rollback [--build-id A]         the gate for A, then A current again (default: the build current before)
- *
- * Common flags: --deployment (default WORKER_DEPLOYMENT_NAME), --task-queue (default BOOKING_TASK_QUEUE or the
- * contract's), --bundle <file> (the new build's `npm run bundle` output; default: src/workflows of this checkout,
- * bundled now), --strict (every divergence refuses), --json. The Temporal connection and payload keys are the CLI's
- * (TEMPORAL_ADDRESS, TEMPORAL_TLS_*, PAYLOAD_ENCRYPTION_KEYS): an operator's. docs/operations.md, "Deploying a new
- * build", has the whole sequence.
+ * The steps (status, gate, ramp, rollout, drain, rollback) and flags are in DEPLOY_USAGE below, which `--help`
+ * prints. Gate, ramp and rollout default to this checkout's or image's own build, as its workers compute it. The
+ * Temporal connection and payload keys are the CLI's (TEMPORAL_ADDRESS, TEMPORAL_TLS_*, PAYLOAD_ENCRYPTION_KEYS): an
+ * operator's. docs/operations.md, "Deploying a new build", has the whole sequence.
  */
 import { parseArgs } from 'node:util';
 import type { Client } from '@temporalio/client';
@@ -57,22 +46,57 @@ export interface DeployArgs {
   json: boolean;
 }
 
+/** What `--help` prints: the steps and flags of the header above, for a person at a terminal. */
+export const DEPLOY_USAGE = `npm run deploy -- <step> [flags]
+
+Steps:
+  status                             the deployment's current and ramping builds, each build's open runs
+  gate     [--build-id B]            the replay gate alone (exit 1 when refused)
+  ramp     [--build-id B] --percent P  the gate, then P % of new runs to B; --percent 0 ends the ramp
+  rollout  [--build-id B]            the gate, then B current: every new run starts on B
+  drain    --build-id A [--wait]     open runs still pinned to A; with --wait, until none (then A may stop)
+  rollback [--build-id A]            the gate for A, then A current again (default: the build current before)
+
+Flags:
+  --deployment NAME   the Worker Deployment (default WORKER_DEPLOYMENT_NAME)
+  --task-queue QUEUE  default BOOKING_TASK_QUEUE, else hotel-booking
+  --build-id ID       gate, ramp and rollout default to this checkout's own build (WORKER_BUILD_ID, else version+commit)
+  --bundle FILE       the new build's \`npm run bundle\` output (default: this checkout's src/workflows, bundled now)
+  --strict            every divergence refuses
+  --json              one JSON line on stdout
+  --help              this text
+
+The connection is the CLI's (TEMPORAL_ADDRESS, TEMPORAL_TLS_*, PAYLOAD_ENCRYPTION_KEYS). docs/operations.md,
+"Deploying a new build", has the whole sequence.`;
+
+/** Whether the command line asks for the usage text (then nothing else is read or checked). */
+export function asksForHelp(argv: readonly string[]): boolean {
+  return argv.some((a) => a === '--help' || a === '-h') || argv[0] === 'help';
+}
+
 /** Reads the command line; every mistake is a DeployError naming the flag. */
 export function parseDeployArgs(argv: string[], env: NodeJS.ProcessEnv = process.env): DeployArgs {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      deployment: { type: 'string' },
-      'task-queue': { type: 'string' },
-      'build-id': { type: 'string' },
-      percent: { type: 'string' },
-      bundle: { type: 'string' },
-      strict: { type: 'boolean', default: false },
-      wait: { type: 'boolean', default: false },
-      json: { type: 'boolean', default: false },
-    },
-  });
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        deployment: { type: 'string' },
+        'task-queue': { type: 'string' },
+        'build-id': { type: 'string' },
+        percent: { type: 'string' },
+        bundle: { type: 'string' },
+        strict: { type: 'boolean', default: false },
+        wait: { type: 'boolean', default: false },
+        json: { type: 'boolean', default: false },
+      },
+    });
+  } catch (err) {
+    // node:util's own words ("Unknown option '--x'"), and where the list of flags is.
+    throw new DeployError(`${(err as Error).message} (npm run deploy -- --help lists the steps and flags)`);
+  }
+  const { values, positionals } = parsed;
   const step = positionals[0] as DeployStep | undefined;
   if (!step || !DEPLOY_STEPS.includes(step)) {
     throw new DeployError(`step: one of ${DEPLOY_STEPS.join(', ')}, got ${step ?? 'none'}`);
@@ -284,6 +308,10 @@ export async function runDeployStep(client: Client, args: DeployArgs, io: Deploy
 }
 
 async function main(): Promise<number> {
+  if (asksForHelp(process.argv.slice(2))) {
+    console.log(DEPLOY_USAGE);
+    return 0;
+  }
   const args = parseDeployArgs(process.argv.slice(2));
   const say = (line: string) => {
     if (!args.json) console.log(line);
