@@ -26,6 +26,8 @@ export const CompareOptions = z.object({
   throughputN: z.number().int().positive().default(800),
   throughputWarmup: z.number().int().nonnegative().default(50),
   concurrency: z.number().int().positive().default(50),
+  /** The throughput part's variants on one stack (its `--one-stack`). */
+  oneStack: z.boolean().default(false),
   ...stackFlags('memory'),
 });
 export type CompareOptions = z.input<typeof CompareOptions>;
@@ -51,14 +53,14 @@ export interface CompareFigures {
 
 export async function compare(raw: CompareOptions, ctx: BenchContext): Promise<BenchOutput<CompareFigures>> {
   const options = CompareOptions.parse(raw);
-  const { overheadN, overheadWarmup, throughputN, throughputWarmup, concurrency, ...flags } = options;
+  const { overheadN, overheadWarmup, throughputN, throughputWarmup, concurrency, oneStack, ...flags } = options;
   const prefixed: BenchContext = { progress: (m) => ctx.progress(`compare: ${m}`) };
 
   ctx.progress(`compare: 1/2 overhead, ${overheadN} each way (direct, floors, booking)`);
   const o = await overhead({ n: overheadN, warmup: overheadWarmup, ...flags }, prefixed);
   ctx.progress(`compare: 2/2 throughput, ${throughputN} per variant (booking, floor, floor+hand-off)`);
   const t = await throughput(
-    { n: throughputN, warmup: throughputWarmup, concurrency, floor: true, worker: 'inline', ...flags },
+    { n: throughputN, warmup: throughputWarmup, concurrency, floor: true, worker: 'inline', oneStack, ...flags },
     prefixed,
   );
 
@@ -116,7 +118,9 @@ export async function compare(raw: CompareOptions, ctx: BenchContext): Promise<B
     `booking / floor: p50 latency ${figures.latencyP50Ratio}×, CPU per booking ${figures.cpuPerBookingRatio}×; ` +
       `floor / direct p50 ${figures.floorOverDirect.p50Ratio}× (+${figures.floorOverDirect.p50DifferenceMs} ms).`,
     'Latency is from the overhead part (sequential, interleaved on one stack); CPU per booking from the throughput part ' +
-      '(booking and floor each on a fresh stack with the same settings, one after the other). ' +
+      (oneStack
+        ? '(booking and floor one after the other on one stack, --one-stack). '
+        : '(booking and floor each on a fresh stack with the same settings, one after the other). ') +
       'The floor is floorBookingLocalCheck (bench/floor-workflow.ts), the booking’s shape with none of its code.',
     ...o.notes.map((n) => `overhead: ${n}`),
     ...t.notes.map((n) => `throughput: ${n}`),

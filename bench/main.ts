@@ -4,12 +4,12 @@
  *
  *   npm run bench -- overhead        [--n 300] [--warmup 20]
  *   npm run bench -- throughput      [--n 2000] [--concurrency 50] [--warmup 100] [--tuning] [--eager] [--no-floor]
- *                                    [--worker inline|child]
+ *                                    [--worker inline|child] [--one-stack]
  *   npm run bench -- recovery-storm  [--n 1000] [--time-scale 1] [--qps 50] [--concurrency 50] [--barrier on|off]
  *   npm run bench -- parked          [--steps 1000,5000,10000 | --n N] [--worker child|inline] [--max-cached N]
  *                                    [--workflow booking|floor] [--concurrency 50]
  *   npm run bench -- compare         [--overhead-n 150] [--overhead-warmup 10] [--throughput-n 800]
- *                                    [--throughput-warmup 50] [--concurrency 50]
+ *                                    [--throughput-warmup 50] [--concurrency 50] [--one-stack]
  *     runs overhead and throughput (with its floor) back to back, smaller, and prints the two ratios issue 25
  *     is judged on: booking / floor for p50 start-to-outcome latency and for CPU per booking, plus floor / direct
  *   npm run bench -- sustained       [--minutes 10] [--load 0.8] [--capacity N] [--capacity-n 600] [--warmup 50]
@@ -142,6 +142,7 @@ export function optionsFromArgs(args: string[]): {
       eager: { type: 'boolean' },
       floor: { type: 'boolean' },
       'no-floor': { type: 'boolean' },
+      'one-stack': { type: 'boolean' },
       barrier: { type: 'string' },
       workflow: { type: 'string' },
       worker: { type: 'string' },

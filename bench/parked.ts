@@ -338,7 +338,7 @@ async function waitParked(
         return polls >= total ? true : undefined;
       },
       timeoutMs,
-      500,
+      250,
     );
   } catch (err) {
     ctx.progress(`parked: ${err instanceof Error ? err.message : String(err)}; measuring what is parked`);

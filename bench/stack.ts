@@ -29,7 +29,7 @@ import { buildBookingWorker, type BookingWorkerSpec, type WorkerKind } from './w
 import { benchConfig, type WorkerTuning } from './config';
 import { defaultSupplierProfile } from '../src/supplier/profile';
 import { startBookBarrier, type BookBarrier } from './book-barrier';
-import { compileForChildren } from './compile';
+import { compiledForChildren } from './compile';
 import { startChild, type ChildHandle } from './ipc';
 import { freePort, procCpuSeconds, procRssMb, withChildren } from './measure';
 import { startProdCluster, waitForSearchAttributes } from '../dev/prod/cluster';
@@ -296,7 +296,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     stops.push(() => server.stop());
     const devServerPid = server.pids()[0]!;
 
-    const compiled = compileForChildren(path.join(dir, 'js'));
+    const compiled = compiledForChildren();
     const rateLimits: RateLimits = { ...UNLIMITED, ...options.rateLimits };
     const sandboxChild: ChildHandle<SandboxProcessReady> = await startChild(
       path.join(compiled, 'bench', 'sandbox-process.js'),

@@ -47,6 +47,12 @@ export const ThroughputOptions = z.object({
   /** On by default: every run prints the booking's ratio to the floor workflow measured beside it. */
   floor: z.boolean().default(true),
   worker: z.enum(['inline', 'child']).default('inline'),
+  /**
+   * Every variant on one stack (`--one-stack`) instead of a fresh one each: each variant then finds the earlier
+   * ones' workflows in the server's database, so figures of a long run drift; for short runs (the test suite's
+   * smoke) it spares a dev server, a sandbox and their start and stop per variant.
+   */
+  oneStack: z.boolean().default(false),
   ...stackFlags('memory'),
 });
 export type ThroughputOptions = z.input<typeof ThroughputOptions>;
@@ -118,15 +124,20 @@ export async function throughput(raw: ThroughputOptions, ctx: BenchContext): Pro
   if (options.eager && options.worker === 'child') {
     throw new Error('--eager needs the worker in the bench process (one shared NativeConnection); drop --worker child');
   }
-  // Each variant gets a fresh stack: on a shared dev server every variant would find the previous
-  // ones' workflows in its database, and the server slows as it grows. Bundles are built once.
+  // Each variant gets a fresh stack (unless --one-stack): on a shared dev server every variant would find the
+  // previous ones' workflows in its database, and the server slows as it grows. Bundles are built once.
   const bundleDir = mkdtempSync(path.join(os.tmpdir(), 'bench-throughput-bundles-'));
   try {
     const bundles = {
       bundlePath: options.bundlePath ?? (await buildBundle(bundleDir, 'booking', options.preload === 'on')),
       floorBundlePath: options.floor ? await buildBundle(bundleDir, 'floor', options.preload === 'on') : undefined,
     };
-    const runOnFreshStack = async (variant: Variant) => {
+    let shared: Stack | undefined;
+    const runOnStack = async (variant: Variant) => {
+      if (options.oneStack) {
+        shared ??= await startStack({ name: 'throughput', ...stackOptions(options), ...bundles });
+        return runVariant(shared, options, variant, ctx);
+      }
       const stack = await startStack({ name: 'throughput', ...stackOptions(options), ...bundles });
       try {
         return await runVariant(stack, options, variant, ctx);
@@ -134,146 +145,160 @@ export async function throughput(raw: ThroughputOptions, ctx: BenchContext): Pro
         await stack.stop();
       }
     };
-    const variants: VariantFigures[] = [];
-    const sweep = options.tuning ? tuningSweep() : [projectTuning()];
-    for (const [i, tuning] of sweep.entries()) {
-      variants.push(await runOnFreshStack({ tuning, placement: options.worker, label: `T${i + 1}` }));
+    try {
+      return await runVariants(options, runOnStack);
+    } finally {
+      await shared?.stop();
     }
-    const bestPlain = variants.reduce((a, b) => (b.steadyBookingsPerSecond > a.steadyBookingsPerSecond ? b : a));
-    let eagerComparison: ThroughputFigures['eagerComparison'];
-    if (options.eager) {
-      const eager = await runOnFreshStack({
-        tuning: bestPlain.tuning,
-        placement: 'inline',
-        eager: true,
-        label: `${bestPlain.label}+eager`,
-      });
-      variants.push(eager);
-      eagerComparison = {
-        withoutBookingsPerSecond: bestPlain.steadyBookingsPerSecond,
-        withBookingsPerSecond: eager.steadyBookingsPerSecond,
-        eagerlyStartedShare: round(eager.eagerlyStarted / eager.n, 3),
-      };
-    }
-    let floorComparison: ThroughputFigures['floorComparison'];
-    if (options.floor) {
-      const floor = await runOnFreshStack({
-        tuning: bestPlain.tuning,
-        placement: options.worker,
-        kind: 'floor',
-        label: `${bestPlain.label} floor`,
-      });
-      variants.push(floor);
-      // The same, plus the order hand-off's floor: what the second workflow per confirmed booking costs.
-      const withHandOff = await runOnFreshStack({
-        tuning: bestPlain.tuning,
-        placement: options.worker,
-        kind: 'floor',
-        floorShape: 'floorBookingHandOff',
-        label: `${bestPlain.label} floor+hand-off`,
-      });
-      variants.push(withHandOff);
-      floorComparison = {
-        floorBookingsPerSecond: floor.steadyBookingsPerSecond,
-        bookingBookingsPerSecond: bestPlain.steadyBookingsPerSecond,
-        floorCpuMsPerBooking: floor.cpu.totalMsPerBooking,
-        bookingCpuMsPerBooking: bestPlain.cpu.totalMsPerBooking,
-        floorHandOffBookingsPerSecond: withHandOff.steadyBookingsPerSecond,
-        floorHandOffCpuMsPerBooking: withHandOff.cpu.totalMsPerBooking,
-      };
-    }
-    const bookingVariants = variants.filter((v) => v.workflow === 'booking');
-    const best = bookingVariants.reduce((a, b) => (b.steadyBookingsPerSecond > a.steadyBookingsPerSecond ? b : a));
-    const figures: ThroughputFigures = {
-      variants,
-      best: { label: best.label, steadyBookingsPerSecond: best.steadyBookingsPerSecond, tuning: best.tuning },
-      ...(eagerComparison ? { eagerComparison } : {}),
-      ...(floorComparison ? { floorComparison } : {}),
-      sandboxOrders: variants.reduce((sum, v) => sum + v.sandboxOrders, 0),
-      duplicateOrders: variants.reduce((sum, v) => sum + v.duplicateOrders, 0),
-      targets: { bookingsPerSecond: 150, met: best.steadyBookingsPerSecond >= 150 },
-    };
-    const workerChild = variants.some((v) => v.workerPlacement === 'child');
-    const tables = [
-      table(
-        `throughput: ${options.n} bookings per variant, ${options.concurrency} in flight (closed loop), warm-up ${options.warmup}`,
-        [
-          'variant',
-          'workflow',
-          'act/wft/cache',
-          'worker',
-          'eager',
-          'steady/s',
-          'overall/s',
-          'p50 ms',
-          'p99 ms',
-          'outcomes',
-          'load 1m',
-        ],
-        variants.map((v) => [
-          v.label === best.label ? `${v.label} (best)` : v.label,
-          v.workflow,
-          `${v.tuning.maxConcurrentActivityTaskExecutions}/${v.tuning.maxConcurrentWorkflowTaskExecutions}/${v.tuning.maxCachedWorkflows}`,
-          v.workerPlacement,
-          v.eagerRequested ? `${v.eagerlyStarted} started eagerly` : 'off',
-          v.steadyBookingsPerSecond,
-          v.overallBookingsPerSecond,
-          round(v.latencyMs.p50, 1),
-          round(v.latencyMs.p99, 1),
-          Object.entries(v.outcomes)
-            .map(([k, c]) => `${k} ${c}`)
-            .join(', '),
-          `${v.load.before} → ${v.load.after}`,
-        ]),
-      ),
-      table(
-        'throughput: CPU seconds per variant (during the measured run)',
-        [
-          'variant',
-          'dev server',
-          'sandbox',
-          workerChild ? 'bench process' : 'bench process (worker + client)',
-          ...(workerChild ? ['worker child'] : []),
-          'CPU ms/booking',
-        ],
-        variants.map((v) => [
-          v.label,
-          v.cpu.devServerSeconds,
-          v.cpu.sandboxSeconds,
-          v.cpu.benchProcessSeconds,
-          ...(workerChild ? [v.cpu.workerChildSeconds] : []),
-          v.cpu.totalMsPerBooking,
-        ]),
-      ),
-    ];
-    const notes = [
-      `Target ≥ 150 bookings/s → ${figures.targets.met ? 'met' : 'missed'} (best ${best.steadyBookingsPerSecond}/s, ${best.label}).`,
-      'CPU: dev server and sandbox are child processes read from /proc/<pid>/stat; "bench process" is process.cpuUsage() of the process that starts the bookings' +
-        (workerChild
-          ? '; the worker child is read from /proc.'
-          : ' and runs the worker (JS thread and the SDK core threads).'),
-      'Variants run one after another, each on a fresh stack (dev server, sandbox, worker); the load average before and after each is in the JSON, since other work on the machine skews a variant.',
-      ...(floorComparison
-        ? [
-            "The floor variant runs bench/floor-workflow.ts's floorBookingLocalCheck (the booking's shape: CheckAvail a local activity, Book an activity; none of the booking workflow's own code) with the best tuning: Temporal's own ceiling on this stack.",
-            `Ratio to the floor: throughput ${round(floorComparison.bookingBookingsPerSecond / floorComparison.floorBookingsPerSecond, 2)}×, ` +
-              `CPU per booking ${round(floorComparison.bookingCpuMsPerBooking / floorComparison.floorCpuMsPerBooking, 2)}×; ` +
-              `to the floor with the order hand-off (floorBookingHandOff: a local activity starting a workflow that waits, as a confirmed booking's order workflow does): ` +
-              `throughput ${round(floorComparison.bookingBookingsPerSecond / floorComparison.floorHandOffBookingsPerSecond, 2)}×, ` +
-              `CPU ${round(floorComparison.bookingCpuMsPerBooking / floorComparison.floorHandOffCpuMsPerBooking, 2)}×.`,
-          ]
-        : []),
-      ...(options.eager
-        ? [
-            'Eager start: WorkflowOptions.requestEagerStart (@temporalio/client 1.24), added by a client interceptor because startBooking has no option for it; ' +
-              'it needs a Client built on the worker\'s NativeConnection (the SDK throws otherwise). "started eagerly" counts starts whose response carried the first workflow task.',
-          ]
-        : []),
-    ];
-    return { figures, tables, notes };
   } finally {
     rmSync(bundleDir, { recursive: true, force: true });
   }
+}
+
+/** The variants one after another (a tuning sweep, eager, the floors), and the tables and notes of them all. */
+async function runVariants(
+  options: z.output<typeof ThroughputOptions>,
+  runOnStack: (variant: Variant) => Promise<VariantFigures>,
+): Promise<BenchOutput<ThroughputFigures>> {
+  const variants: VariantFigures[] = [];
+  const sweep = options.tuning ? tuningSweep() : [projectTuning()];
+  for (const [i, tuning] of sweep.entries()) {
+    variants.push(await runOnStack({ tuning, placement: options.worker, label: `T${i + 1}` }));
+  }
+  const bestPlain = variants.reduce((a, b) => (b.steadyBookingsPerSecond > a.steadyBookingsPerSecond ? b : a));
+  let eagerComparison: ThroughputFigures['eagerComparison'];
+  if (options.eager) {
+    const eager = await runOnStack({
+      tuning: bestPlain.tuning,
+      placement: 'inline',
+      eager: true,
+      label: `${bestPlain.label}+eager`,
+    });
+    variants.push(eager);
+    eagerComparison = {
+      withoutBookingsPerSecond: bestPlain.steadyBookingsPerSecond,
+      withBookingsPerSecond: eager.steadyBookingsPerSecond,
+      eagerlyStartedShare: round(eager.eagerlyStarted / eager.n, 3),
+    };
+  }
+  let floorComparison: ThroughputFigures['floorComparison'];
+  if (options.floor) {
+    const floor = await runOnStack({
+      tuning: bestPlain.tuning,
+      placement: options.worker,
+      kind: 'floor',
+      label: `${bestPlain.label} floor`,
+    });
+    variants.push(floor);
+    // The same, plus the order hand-off's floor: what the second workflow per confirmed booking costs.
+    const withHandOff = await runOnStack({
+      tuning: bestPlain.tuning,
+      placement: options.worker,
+      kind: 'floor',
+      floorShape: 'floorBookingHandOff',
+      label: `${bestPlain.label} floor+hand-off`,
+    });
+    variants.push(withHandOff);
+    floorComparison = {
+      floorBookingsPerSecond: floor.steadyBookingsPerSecond,
+      bookingBookingsPerSecond: bestPlain.steadyBookingsPerSecond,
+      floorCpuMsPerBooking: floor.cpu.totalMsPerBooking,
+      bookingCpuMsPerBooking: bestPlain.cpu.totalMsPerBooking,
+      floorHandOffBookingsPerSecond: withHandOff.steadyBookingsPerSecond,
+      floorHandOffCpuMsPerBooking: withHandOff.cpu.totalMsPerBooking,
+    };
+  }
+  const bookingVariants = variants.filter((v) => v.workflow === 'booking');
+  const best = bookingVariants.reduce((a, b) => (b.steadyBookingsPerSecond > a.steadyBookingsPerSecond ? b : a));
+  const figures: ThroughputFigures = {
+    variants,
+    best: { label: best.label, steadyBookingsPerSecond: best.steadyBookingsPerSecond, tuning: best.tuning },
+    ...(eagerComparison ? { eagerComparison } : {}),
+    ...(floorComparison ? { floorComparison } : {}),
+    sandboxOrders: variants.reduce((sum, v) => sum + v.sandboxOrders, 0),
+    duplicateOrders: variants.reduce((sum, v) => sum + v.duplicateOrders, 0),
+    targets: { bookingsPerSecond: 150, met: best.steadyBookingsPerSecond >= 150 },
+  };
+  const workerChild = variants.some((v) => v.workerPlacement === 'child');
+  const tables = [
+    table(
+      `throughput: ${options.n} bookings per variant, ${options.concurrency} in flight (closed loop), warm-up ${options.warmup}`,
+      [
+        'variant',
+        'workflow',
+        'act/wft/cache',
+        'worker',
+        'eager',
+        'steady/s',
+        'overall/s',
+        'p50 ms',
+        'p99 ms',
+        'outcomes',
+        'load 1m',
+      ],
+      variants.map((v) => [
+        v.label === best.label ? `${v.label} (best)` : v.label,
+        v.workflow,
+        `${v.tuning.maxConcurrentActivityTaskExecutions}/${v.tuning.maxConcurrentWorkflowTaskExecutions}/${v.tuning.maxCachedWorkflows}`,
+        v.workerPlacement,
+        v.eagerRequested ? `${v.eagerlyStarted} started eagerly` : 'off',
+        v.steadyBookingsPerSecond,
+        v.overallBookingsPerSecond,
+        round(v.latencyMs.p50, 1),
+        round(v.latencyMs.p99, 1),
+        Object.entries(v.outcomes)
+          .map(([k, c]) => `${k} ${c}`)
+          .join(', '),
+        `${v.load.before} → ${v.load.after}`,
+      ]),
+    ),
+    table(
+      'throughput: CPU seconds per variant (during the measured run)',
+      [
+        'variant',
+        'dev server',
+        'sandbox',
+        workerChild ? 'bench process' : 'bench process (worker + client)',
+        ...(workerChild ? ['worker child'] : []),
+        'CPU ms/booking',
+      ],
+      variants.map((v) => [
+        v.label,
+        v.cpu.devServerSeconds,
+        v.cpu.sandboxSeconds,
+        v.cpu.benchProcessSeconds,
+        ...(workerChild ? [v.cpu.workerChildSeconds] : []),
+        v.cpu.totalMsPerBooking,
+      ]),
+    ),
+  ];
+  const notes = [
+    `Target ≥ 150 bookings/s → ${figures.targets.met ? 'met' : 'missed'} (best ${best.steadyBookingsPerSecond}/s, ${best.label}).`,
+    'CPU: dev server and sandbox are child processes read from /proc/<pid>/stat; "bench process" is process.cpuUsage() of the process that starts the bookings' +
+      (workerChild
+        ? '; the worker child is read from /proc.'
+        : ' and runs the worker (JS thread and the SDK core threads).'),
+    options.oneStack
+      ? "Variants run one after another on one stack (--one-stack: one dev server and sandbox, a worker each), each finding the earlier ones' workflows in the database; the load average before and after each is in the JSON, since other work on the machine skews a variant."
+      : 'Variants run one after another, each on a fresh stack (dev server, sandbox, worker); the load average before and after each is in the JSON, since other work on the machine skews a variant.',
+    ...(floorComparison
+      ? [
+          "The floor variant runs bench/floor-workflow.ts's floorBookingLocalCheck (the booking's shape: CheckAvail a local activity, Book an activity; none of the booking workflow's own code) with the best tuning: Temporal's own ceiling on this stack.",
+          `Ratio to the floor: throughput ${round(floorComparison.bookingBookingsPerSecond / floorComparison.floorBookingsPerSecond, 2)}×, ` +
+            `CPU per booking ${round(floorComparison.bookingCpuMsPerBooking / floorComparison.floorCpuMsPerBooking, 2)}×; ` +
+            `to the floor with the order hand-off (floorBookingHandOff: a local activity starting a workflow that waits, as a confirmed booking's order workflow does): ` +
+            `throughput ${round(floorComparison.bookingBookingsPerSecond / floorComparison.floorHandOffBookingsPerSecond, 2)}×, ` +
+            `CPU ${round(floorComparison.bookingCpuMsPerBooking / floorComparison.floorHandOffCpuMsPerBooking, 2)}×.`,
+        ]
+      : []),
+    ...(options.eager
+      ? [
+          'Eager start: WorkflowOptions.requestEagerStart (@temporalio/client 1.24), added by a client interceptor because startBooking has no option for it; ' +
+            'it needs a Client built on the worker\'s NativeConnection (the SDK throws otherwise). "started eagerly" counts starts whose response carried the first workflow task.',
+        ]
+      : []),
+  ];
+  return { figures, tables, notes };
 }
 
 interface Variant {
@@ -293,6 +318,8 @@ async function runVariant(
 ): Promise<VariantFigures> {
   const { label, tuning, placement, eager = false, kind = 'booking', floorShape = 'floorBookingLocalCheck' } = variant;
   const taskQueue = `bench-throughput-${randomUUID().slice(0, 8)}`;
+  // On a stack shared by the variants (--one-stack), this variant's orders are those made from here on.
+  const ordersBefore = new Set((await stack.sandbox.orders()).map((o) => o.platformReferenceNo));
   const worker = await stack.startWorker({ taskQueue, tuning, placement, kind });
   const { client, counts } = stack.createClient(eager);
   try {
@@ -334,7 +361,7 @@ async function runVariant(
     const wallMs = nowMs() - t0;
     const after = cpuSnapshot(stack, worker.pid);
     const loadAfter = os.loadavg()[0]!;
-    const orders = await stack.sandbox.orders();
+    const orders = (await stack.sandbox.orders()).filter((o) => !ordersBefore.has(o.platformReferenceNo));
 
     const delta = (k: keyof typeof before) => round((after[k] ?? NaN) - (before[k] ?? NaN), 2);
     const cpu: CpuFigures = {

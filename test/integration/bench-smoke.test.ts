@@ -1,6 +1,6 @@
 /**
  * The benchmarks still run: each one, tiny, through the same entry as `npm run bench`, on its own
- * stack (it ignores the tier's shared dev server). Only completion and the shape of the written
+ * stack (it ignores the tier's shared dev server; throughput's variants share one, `--one-stack`). Only completion and the shape of the written
  * JSON are checked, plus the invariants any load must keep (every booking resolved, one supplier
  * order per reference); speed is never asserted.
  */
@@ -82,7 +82,14 @@ test('overhead: direct, floor and workflow bookings are all measured', async () 
 });
 
 test('throughput: a plain, an eager and a floor variant complete every booking', async () => {
-  const f = await run<ThroughputFigures>('throughput', { n: 20, warmup: 2, concurrency: 5, eager: true });
+  // Its four variants on one stack (--one-stack): the same checks per variant, one dev server started instead of four.
+  const f = await run<ThroughputFigures>('throughput', {
+    n: 20,
+    warmup: 2,
+    concurrency: 5,
+    eager: true,
+    oneStack: true,
+  });
   expect(f.variants).toHaveLength(4);
   for (const v of f.variants) {
     expect(v.outcomes).toEqual({ confirmed: 20 });
@@ -141,6 +148,7 @@ test('compare: the booking / floor ratios for p50 latency and CPU per booking ar
       throughputN: 10,
       throughputWarmup: 2,
       concurrency: 5,
+      oneStack: true,
       ...(bundlePath ? { bundlePath } : {}),
     },
     { resultsDir, print: (t) => printed.push(t), progress: () => undefined },
@@ -164,17 +172,17 @@ test('compare: the booking / floor ratios for p50 latency and CPU per booking ar
 test('sustained: bookings started on a timer all reach an outcome, one order each (dev engine, capacity given)', async () => {
   const f = await run<SustainedFigures>('sustained', {
     engine: 'dev',
-    minutes: 0.1,
+    minutes: 0.05,
     capacity: 10,
     load: 0.5,
     warmup: 2,
   });
   expect(f.capacity).toEqual({ bookingsPerSecond: 10, measured: false });
   expect(f.ratePerSecond).toBe(5);
-  expect(f.started).toBe(30);
-  expect(f.completed).toBe(30);
-  expect(f.outcomes).toEqual({ confirmed: 30 });
-  expect(f.latencyMs.count).toBe(30);
+  expect(f.started).toBe(15);
+  expect(f.completed).toBe(15);
+  expect(f.outcomes).toEqual({ confirmed: 15 });
+  expect(f.latencyMs.count).toBe(15);
   expect(f.perMinute).toHaveLength(1);
   expect(f.cpu.totalMsPerBooking).toBeGreaterThan(0);
   // PostgreSQL's counters are the prod engine's only.
@@ -185,6 +193,6 @@ test('sustained: bookings started on a timer all reach an outcome, one order eac
     stillRunning: 0,
     referencesWithoutOrder: 0,
     duplicateOrders: 0,
-    sandboxOrders: 32,
+    sandboxOrders: 17,
   });
 });
