@@ -21,6 +21,8 @@
  *                            commands) started beside it, gated and made current, rolled back to A, forward to B,
  *                            A drained and stopped; report chaos/results/chaos-deploy-<seed>.json
  *   --node-down <s>          prod: seconds a killed node stays down (default 10)
+ *   --start-order <order>    plan (default: the seed's shuffle) or longest-first (bookings whose faults keep them
+ *                            open longest started first: a shorter drain after the last start)
  *   --orphans <k>            bookings terminated on purpose once Book made their order, for the reconciliation
  *                            sweep at the end to find (default: 1 % of --n, at least 1; 0 for none)
  */
@@ -59,11 +61,16 @@ function options(argv: string[]): Partial<ChaosOptions> {
       deploy: { type: 'boolean' },
       'node-down': { type: 'string' },
       orphans: { type: 'string' },
+      'start-order': { type: 'string' },
     },
   });
   const restart = values['server-restart'];
   if (restart !== undefined && !['SIGKILL', 'SIGTERM', 'none'].includes(restart)) {
     throw new Error(`--server-restart: SIGKILL, SIGTERM or none, got "${restart}"`);
+  }
+  const order = values['start-order'];
+  if (order !== undefined && !['plan', 'longest-first'].includes(order)) {
+    throw new Error(`--start-order: plan or longest-first, got "${order}"`);
   }
   const n = positive('n', values.n);
   const deadline = positive('deadline', values.deadline);
@@ -81,6 +88,7 @@ function options(argv: string[]): Partial<ChaosOptions> {
     ...(values.deploy ? { deploy: true } : {}),
     ...(values['node-down'] !== undefined ? { nodeDownSeconds: positive('node-down', values['node-down'])! } : {}),
     ...(values.orphans !== undefined ? { orphans: nonNegativeInt('orphans', values.orphans) } : {}),
+    ...(order !== undefined ? { startOrder: order as ChaosOptions['startOrder'] } : {}),
   };
   return out;
 }

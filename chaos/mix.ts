@@ -537,3 +537,25 @@ export function markOrphanTargets(plan: PlannedBooking[], count: number, seed: n
     return { ...b, orphanTarget: true, request: { ...b.request, context: { ...b.request.context, test } } };
   });
 }
+
+/**
+ * How long a booking's planned faults keep it (or its cancellation) open, at the least: the recovery deadline for an
+ * order never found, else the longest delay its Test header names (a late listing, a late settlement, a cancellation
+ * window). A rough order for `--start-order longest-first`, not a promise.
+ */
+export function expectedOpenMs(booking: PlannedBooking, deadlineSeconds: number): number {
+  if (booking.classes.includes('orderNeverFound')) return deadlineSeconds * 1000;
+  const delays = [...(booking.request.context?.test ?? '').matchAll(/\w+Ms=(\d+)/g)].map((m) => Number(m[1]));
+  return Math.max(0, ...delays);
+}
+
+/** The plan in the order its bookings are started: as planned, or those open longest first (stable). */
+export function startOrder(
+  plan: PlannedBooking[],
+  order: 'plan' | 'longest-first',
+  deadlineSeconds: number,
+): PlannedBooking[] {
+  if (order === 'plan') return plan;
+  const open = new Map(plan.map((b) => [b.index, expectedOpenMs(b, deadlineSeconds)]));
+  return [...plan].sort((a, b) => open.get(b.index)! - open.get(a.index)! || a.index - b.index);
+}

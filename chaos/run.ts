@@ -96,6 +96,13 @@ export interface ChaosOptions {
   /** Start requests in flight at once. */
   startConcurrency: number;
   /**
+   * The order the bookings are started in over `minutes`: `plan` (the seed's shuffle, the default), or
+   * `longest-first`: those whose faults keep them open longest (chaos/mix.ts expectedOpenMs: a deadline to reach,
+   * an order listed or settled late, a cancellation window) first, the quick ones last. The chaos and the checks are
+   * the same; the last start is followed by short bookings, so the drain after it is short (the smoke tests).
+   */
+  startOrder: 'plan' | 'longest-first';
+  /**
    * Bookings whose workflow the run terminates once their Book has made the order (orphans made on purpose,
    * reported apart from the run's own failures); the reconciliation sweep at the end must find exactly them.
    */
@@ -123,6 +130,7 @@ export function chaosDefaults(overrides: Partial<ChaosOptions> = {}): ChaosOptio
     supplierTimeoutsMs: CHAOS_SUPPLIER_TIMEOUTS_MS,
     resultsDir: path.join(REPO, 'chaos', 'results'),
     startConcurrency: 16,
+    startOrder: 'plan',
     orphans: Math.ceil((overrides.n ?? 1000) / 100),
     keepTempDir: false,
     log: (line) => process.stderr.write(`[chaos] ${line}\n`),
@@ -164,6 +172,10 @@ export async function runChaos(overrides: Partial<ChaosOptions> = {}): Promise<C
     const tempDir = keepDir ? dir : undefined;
     const report = buildReport({ o, t0, plan, stack, fire, collected, checked, reconciliation, histories, tempDir });
     if (deploy) report.deploy = deploy.report;
+    const p = report.phasesSeconds;
+    o.log(
+      `done in ${report.elapsedSeconds} s: setup ${p.setup}, starting ${p.starting}, draining ${p.draining}, collecting ${p.collecting}`,
+    );
     writeReport(o, report);
     return report;
   } catch (err) {

@@ -9,7 +9,7 @@ import { cancelPlanned, type CancelDriverOptions } from './cancel';
 import { runDrill } from './deploy';
 import type { CancellationObservation } from './check';
 import { killLoop, prodFaults, progress, queryOrdersFaults, restartServerOnce } from './faults';
-import type { PlannedBooking } from './mix';
+import { startOrder, type PlannedBooking } from './mix';
 import { makeOrphans, type Orphanage } from './orphans';
 import type { ChaosReport } from './report';
 import type { ChaosOptions } from './run';
@@ -81,10 +81,12 @@ export async function bookUnderFire(
     signal: userSignal,
   });
   const fire = newFire(plan.length, phases, cancels, AbortSignal.any([userSignal, chaosStop.signal]));
-  const startAll = startBookings(plan, fire.starts, {
+  const ordered = startOrder(plan, o.startOrder, o.recovery.deadlineSeconds ?? 24 * 3600);
+  const slot = new Map(ordered.map((b, k) => [b.index, k]));
+  const startAll = startBookings(ordered, fire.starts, {
     client: stack.client,
     concurrency: o.startConcurrency,
-    dueAt: (i) => phases.phaseStart + (i * phases.startPhaseMs) / Math.max(1, plan.length),
+    dueAt: (i) => phases.phaseStart + (slot.get(i)! * phases.startPhaseMs) / Math.max(1, plan.length),
     onStarted: (i) => {
       fire.startedAtMs[i] = Date.now() - phases.phaseStart;
       cancels.startFor(plan[i]!);
