@@ -1,5 +1,5 @@
 /**
- * Supplier hints bring a QueryOrders forward at most once a minute per reference (src/workflows/hint-spacing.ts),
+ * Supplier hints bring a QueryOrders forward at most once a minute per reference (src/workflows/follow.ts, spacedHint),
  * on the Java time-skipping server against the sandbox: a flood of callbacks, a replayed one or a supplier
  * retrying, costs one poll a minute in a recovering booking and in an order run following its Cancel; hints
  * meanwhile are not lost (the spaced poll comes), and an operator's cancellation still ends the wait at once.

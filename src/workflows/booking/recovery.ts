@@ -12,12 +12,10 @@ import {
   continueAsNew,
   log,
   setCurrentDetails,
-  workflowInfo,
 } from '@temporalio/workflow';
 import type { QueryOrderOutcome } from '../../activities/booking';
 import type { BookingOutcome, PollRecord } from '../../contract';
-import { spacedHint } from '../hint-spacing';
-import { pollOffsetSeconds, waitFor } from '../schedule';
+import { followOrder } from '../follow';
 import { decideOnOrder, sendBook } from './book';
 import { withoutResume, type BookingWorkflowInput, type RecoverySchedule } from './input';
 import { countRecoveryPoll } from '../counters';
@@ -33,52 +31,47 @@ export async function recover(
   input: BookingWorkflowInput,
 ): Promise<BookingOutcome> {
   const { state, recovery } = run;
-  let { anchorMs, nextIndex } = from;
-  const { deadlineMs } = from;
-  state.deadlineAt = new Date(deadlineMs).toISOString();
-  let hintsSeen = run.hints;
+  const place = { anchorMs: from.anchorMs, nextIndex: from.nextIndex, deadlineMs: from.deadlineMs };
+  state.deadlineAt = new Date(place.deadlineMs).toISOString();
+  run.hintsSeen = run.hints;
   setStage(run, 'recovering');
 
-  for (;;) {
-    if (shouldContinueAsNew(run)) {
-      await condition(allHandlersFinished);
-      return continueAsNew<typeof bookingWorkflow>({
-        ...withoutResume(input),
-        resume: { state, anchorMs, nextIndex, deadlineMs, request: run.request, recovery },
-      });
-    }
-    const dueMs = Math.min(anchorMs + pollOffsetSeconds(nextIndex, recovery) * 1000, deadlineMs);
-    state.nextPollAt = new Date(dueMs).toISOString();
-    setCurrentDetails(describe(state));
-
-    // Whether to wait is the schedule's to say (the first poll goes at once), never the clock's; only how long is.
-    const woken =
-      dueMs > anchorMs
-        ? await condition(() => run.hints > hintsSeen, waitFor(dueMs), {
-            summary: `Wait for QueryOrders poll ${nextIndex + 1}`,
-          })
-        : false;
-    const hinted = woken && (await spacedHint(state.polls, dueMs));
-    hintsSeen = run.hints;
-    if (!hinted) nextIndex++;
-
-    // When the order was looked up, not when the answer is acted on: a workflow task delayed by a lost worker must
-    // not make a lookup from before the re-send point count as one from after it.
-    const polledAtMs = Date.now();
-    const poll = await pollOnce(run, anchorMs, hinted ? 'supplier-hint' : 'schedule');
-    if (poll.kind === 'found') {
-      const decided = decideOnOrder(run, poll.order);
-      if (decided) return decided;
-    }
-    if (!hinted && dueMs >= deadlineMs) return unresolvedOutcome(run);
-    if (!hinted && poll.kind === 'not-found' && mayBookAgain(run, polledAtMs - anchorMs)) {
-      const decided = await bookAgain(run);
-      if (decided) return decided;
-      setStage(run, 'recovering');
-      anchorMs = Date.now();
-      nextIndex = 0;
-    }
-  }
+  return followOrder<QueryOrderOutcome | { kind: 'error' }, BookingOutcome>({
+    place,
+    schedule: recovery,
+    hints: { of: run, log: state.polls },
+    waitSummary: (nextIndex) => `Wait for QueryOrders poll ${nextIndex + 1}`,
+    due(dueMs) {
+      state.nextPollAt = new Date(dueMs).toISOString();
+      setCurrentDetails(describe(state));
+    },
+    handOver: {
+      when: 'before-wait',
+      async to() {
+        await condition(allHandlersFinished);
+        return continueAsNew<typeof bookingWorkflow>({
+          ...withoutResume(input),
+          resume: { state, ...place, request: run.request, recovery },
+        });
+      },
+    },
+    read: (trigger) => pollOnce(run, place.anchorMs, trigger),
+    async decide({ poll, early, readAtMs, atDeadline }) {
+      if (poll.kind === 'found') {
+        const decided = decideOnOrder(run, poll.order);
+        if (decided) return decided;
+      }
+      if (atDeadline) return unresolvedOutcome(run);
+      if (!early && poll.kind === 'not-found' && mayBookAgain(run, readAtMs - place.anchorMs)) {
+        const decided = await bookAgain(run);
+        if (decided) return decided;
+        setStage(run, 'recovering');
+        place.anchorMs = Date.now();
+        place.nextIndex = 0;
+      }
+      return undefined;
+    },
+  });
 }
 
 /**
@@ -150,9 +143,4 @@ function pushPoll(run: BookingRun, record: PollRecord): void {
   const { polls } = run.state;
   polls.push(record);
   if (polls.length > MAX_POLLS_KEPT) polls.splice(0, polls.length - MAX_POLLS_KEPT);
-}
-
-function shouldContinueAsNew(run: BookingRun): boolean {
-  const info = workflowInfo();
-  return info.continueAsNewSuggested || info.historyLength >= run.recovery.continueAsNewAfterEvents;
 }

@@ -35,6 +35,8 @@ export interface BookingRun {
   shown: { stage?: string; reference: boolean };
   /** Supplier hints received (the `supplierOrderUpdate` signal); each one triggers a verifying poll. */
   hints: number;
+  /** Hints the recovery has acted on (src/workflows/follow.ts). */
+  hintsSeen: number;
   /** The price a person is asked to approve, while one is. */
   pendingPrice?: Money;
   /** The answer to that question, once given. */
@@ -71,6 +73,7 @@ export function newRun(
     // A resumed run does not know what its predecessor's attributes were carried as: its first upsert sets both.
     shown: resumed ? { reference: false } : { stage: 'checking-availability', reference: false },
     hints: 0,
+    hintsSeen: 0,
     enteredStages,
   };
 }

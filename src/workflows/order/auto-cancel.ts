@@ -5,10 +5,9 @@
  * ends the run `cancelled`; anything else at the deadline (not listed, pending, CancelFailed) ends `cancel-not-done`, for
  * a person (run.ts, forTheSystem), as does a Cancel the supplier refused.
  */
-import { condition, workflowInfo } from '@temporalio/workflow';
 import type { AutoCancel, OrderOutcome } from '../../contract';
 import type { AcceptedFee } from '../cancel-fee';
-import { pollOffsetSeconds, waitFor } from '../schedule';
+import { followOrder } from '../follow';
 import { cancelOrder, continueWith } from './cancel';
 import type { OrderWorkflowArgs } from './index';
 import { readOrder, recordOutcome, setOrderStage, type OrderRun } from './run';
@@ -29,7 +28,10 @@ export async function takeAutoCancel(run: OrderRun, auto: AutoCancel, input: Ord
   recordOutcome(run, await cancelOnItsOwn(run, auto, input));
 }
 
-/** Waits for the order to be cancellable (from `from` when resumed), then cancels it by the Cancel rule. */
+/**
+ * Waits for the order to be cancellable (from `from` when resumed), then cancels it by the Cancel rule. It reads on
+ * the schedule alone: a supplier hint does not bring a read forward here.
+ */
 export async function cancelOnItsOwn(
   run: OrderRun,
   auto: AutoCancel,
@@ -38,37 +40,34 @@ export async function cancelOnItsOwn(
 ): Promise<OrderOutcome> {
   const startMs = Date.now();
   const wait = from ?? { anchorMs: startMs, nextIndex: 0, deadlineMs: startMs + run.recovery.deadlineSeconds * 1000 };
-  for (;;) {
-    // The first read goes at once; the schedule, never the clock, says whether to wait (waitFor says why).
-    const dueMs = Math.min(wait.anchorMs + pollOffsetSeconds(wait.nextIndex, run.recovery) * 1000, wait.deadlineMs);
-    if (dueMs > wait.anchorMs) {
-      setOrderStage(run, 'cancel-waiting');
-      await condition(() => run.interrupted, waitFor(dueMs));
-    }
-    const read = await readOrder(run, wait.anchorMs, 'request');
-    wait.nextIndex++;
-    const order = run.state.order;
-    if (read.kind === 'found' && order) {
-      if (run.orderState === 'confirmed') {
-        return cancelOrder(run, { reason: auto.reason, origin: auto.origin, accepted: acceptedBy(auto) }, input);
+  return followOrder<Awaited<ReturnType<typeof readOrder>>, OrderOutcome>({
+    place: wait,
+    schedule: run.recovery,
+    stop: () => run.interrupted,
+    due(dueMs) {
+      if (dueMs > wait.anchorMs) setOrderStage(run, 'cancel-waiting');
+    },
+    handOver: { when: 'after-read', to: () => continueWith(run, input, { wait: { auto, from: wait } }) },
+    read: () => readOrder(run, wait.anchorMs, 'request'),
+    decide({ poll: read, atDeadline }) {
+      const order = run.state.order;
+      if (read.kind === 'found' && order) {
+        if (run.orderState === 'confirmed') {
+          return cancelOrder(run, { reason: auto.reason, origin: auto.origin, accepted: acceptedBy(auto) }, input);
+        }
+        // Cancelled already (by an earlier delivery of this same request, say): what was asked for is done.
+        if (run.orderState === 'cancelled') return { kind: 'cancelled', order };
+        if (run.orderState === 'failed') {
+          const reason = `asked to cancel (${auto.reason}), but the order failed (status ${order.status})`;
+          return { kind: 'changed-by-supplier', order, reason };
+        }
+        // An earlier cancellation the supplier ended in CancelFailed: the order stands, and only a person can say why.
+        if (run.orderState === 'cancel-failed') return notCancellable(run, auto, read.kind);
       }
-      // Cancelled already (by an earlier delivery of this same request, say): what was asked for is done.
-      if (run.orderState === 'cancelled') return { kind: 'cancelled', order };
-      if (run.orderState === 'failed') {
-        const reason = `asked to cancel (${auto.reason}), but the order failed (status ${order.status})`;
-        return { kind: 'changed-by-supplier', order, reason };
-      }
-      // An earlier cancellation the supplier ended in CancelFailed: the order stands, and only a person can say why.
-      if (run.orderState === 'cancel-failed') return notCancellable(run, auto, read.kind);
-    }
-    if (run.interrupted || dueMs >= wait.deadlineMs) return notCancellable(run, auto, read.kind);
-    if (
-      workflowInfo().continueAsNewSuggested ||
-      workflowInfo().historyLength >= run.recovery.continueAsNewAfterEvents
-    ) {
-      return continueWith(run, input, { wait: { auto, from: wait } });
-    }
-  }
+      if (run.interrupted || atDeadline) return notCancellable(run, auto, read.kind);
+      return undefined;
+    },
+  });
 }
 
 function acceptedBy(auto: AutoCancel): AcceptedFee {

@@ -23,8 +23,7 @@ import {
 import type { CancelSendOutcome } from '../../activities/cancel-rule';
 import type { CancelBookingAnswer, CancelFeeQuote, CancellationRecord, OrderOutcome } from '../../contract';
 import { feeWithin, type AcceptedFee } from '../cancel-fee';
-import { spacedHint } from '../hint-spacing';
-import { pollOffsetSeconds, waitFor } from '../schedule';
+import { followOrder } from '../follow';
 import { earlierCancelSends, sendCancel } from './proxies';
 import { failureType } from '../failure';
 import { describeOrder, fee, feeSoon, quoteNow, readOrder, setOrderStage, type OrderRun } from './run';
@@ -102,63 +101,58 @@ export async function follow(
 ): Promise<OrderOutcome> {
   const { state, recovery } = run;
   const record = state.cancellation!;
-  let { anchorMs, nextIndex, ambiguous } = from;
-  const { deadlineMs } = from;
-  record.deadlineAt = new Date(deadlineMs).toISOString();
-  for (;;) {
-    if (workflowInfo().continueAsNewSuggested || workflowInfo().historyLength >= recovery.continueAsNewAfterEvents) {
-      return continueWith(run, input, {
-        cancel: { plan: withoutAnswer(plan), follow: { anchorMs, nextIndex, deadlineMs, ambiguous } },
-      });
-    }
-    const dueMs = Math.min(anchorMs + pollOffsetSeconds(nextIndex, recovery) * 1000, deadlineMs);
-    record.nextPollAt = new Date(dueMs).toISOString();
-    setCurrentDetails(describeOrder(state));
-    const hintsBefore = run.hints;
-    // Whether to wait is the schedule's to say, never the clock's (waitFor says why).
-    const woken =
-      dueMs > anchorMs
-        ? await condition(() => run.hints > hintsBefore || run.interrupted, waitFor(dueMs), {
-            summary: `Wait for cancellation poll ${nextIndex + 1}`,
-          })
-        : false;
-    const early = woken && (run.interrupted || (await spacedHint(record.polls, dueMs, () => run.interrupted)));
-    const hinted = early && run.hints > hintsBefore;
-    run.hintsSeen = run.hints;
-    if (!early) nextIndex++;
-
-    // When the order was read, not when its answer is acted on: a workflow task delayed by a lost worker would
-    // otherwise make a read from before the re-send point look like one from after it (a second Cancel over a
-    // first the supplier had taken, as the chaos run found).
-    const readAtMs = Date.now();
-    const poll = await readOrder(run, anchorMs, hinted ? 'supplier-hint' : 'schedule', record.polls);
-    if (poll.kind === 'found') {
-      const ended = endingOf(run, record);
-      if (ended) return ended;
-    }
-    if (run.interrupted)
-      return { kind: 'cancel-unresolved', order: state.order!, cancellation: record, interrupted: true };
-    if (!early && dueMs >= deadlineMs) return { kind: 'cancel-unresolved', order: state.order!, cancellation: record };
-    const stillConfirmed = poll.kind === 'found' && run.orderState === 'confirmed';
-    if (!early && ambiguous && stillConfirmed && maySendAgain(run, record, readAtMs - anchorMs)) {
-      // The last send's ending was unclear and nothing changed long after: it most likely never arrived.
-      const again = await send(run, plan, record, { mayHaveActed: true });
-      if (again.kind === 'stopped') {
-        return {
-          kind: 'cancel-stopped',
-          order: state.order!,
-          cancellation: record,
-          feeNow: again.quote.fee,
-          reason: again.reason,
-        };
+  const place = { anchorMs: from.anchorMs, nextIndex: from.nextIndex, deadlineMs: from.deadlineMs };
+  let { ambiguous } = from;
+  record.deadlineAt = new Date(place.deadlineMs).toISOString();
+  return followOrder<Awaited<ReturnType<typeof readOrder>>, OrderOutcome>({
+    place,
+    schedule: recovery,
+    hints: { of: run, log: record.polls },
+    stop: () => run.interrupted,
+    waitSummary: (nextIndex) => `Wait for cancellation poll ${nextIndex + 1}`,
+    due(dueMs) {
+      record.nextPollAt = new Date(dueMs).toISOString();
+      setCurrentDetails(describeOrder(state));
+    },
+    handOver: {
+      when: 'before-wait',
+      to: () => continueWith(run, input, { cancel: { plan: withoutAnswer(plan), follow: { ...place, ambiguous } } }),
+    },
+    read: (trigger) => readOrder(run, place.anchorMs, trigger, record.polls),
+    async decide({ poll, early, readAtMs, atDeadline }) {
+      if (poll.kind === 'found') {
+        const ended = endingOf(run, record);
+        if (ended) return ended;
       }
-      if (again.kind === 'sent') {
-        ambiguous = again.ambiguous;
-        anchorMs = Date.now();
-        nextIndex = 0;
+      if (run.interrupted) {
+        return { kind: 'cancel-unresolved', order: state.order!, cancellation: record, interrupted: true };
       }
-    }
-  }
+      if (atDeadline) return { kind: 'cancel-unresolved', order: state.order!, cancellation: record };
+      const stillConfirmed = poll.kind === 'found' && run.orderState === 'confirmed';
+      // The last send's ending was unclear and nothing changed long after: it most likely never arrived. When the
+      // order was read counts, not when its answer is acted on: a workflow task delayed by a lost worker would
+      // otherwise make a read from before the re-send point look like one from after it (a second Cancel over a
+      // first the supplier had taken, as the chaos run found).
+      if (!early && ambiguous && stillConfirmed && maySendAgain(run, record, readAtMs - place.anchorMs)) {
+        const again = await send(run, plan, record, { mayHaveActed: true });
+        if (again.kind === 'stopped') {
+          return {
+            kind: 'cancel-stopped',
+            order: state.order!,
+            cancellation: record,
+            feeNow: again.quote.fee,
+            reason: again.reason,
+          };
+        }
+        if (again.kind === 'sent') {
+          ambiguous = again.ambiguous;
+          place.anchorMs = Date.now();
+          place.nextIndex = 0;
+        }
+      }
+      return undefined;
+    },
+  });
 }
 
 /** The order's ending from its state as last read, or undefined while it is still confirmed or pending. */

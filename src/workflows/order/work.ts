@@ -117,7 +117,8 @@ export function answerNotOurs(run: OrderRun, reason: string): OrderOutcome {
   run.hintsSeen = run.hints;
   const outcome: OrderOutcome = { kind: 'not-cancellable', reason };
   recordOutcome(run, outcome);
-  setOrderStage(run, 'not-cancellable');
+  // Once: the loop passes here again for each piece of work that comes later, and the stage says the same.
+  if (run.state.stage !== 'not-cancellable') setOrderStage(run, 'not-cancellable');
   return outcome;
 }
 
