@@ -3,8 +3,10 @@
 //
 //   - claimMapper "certificate-subject": a caller's identity comes from the organizational unit (OU) of the client
 //     certificate it presented, which mutual TLS has already checked against the cluster's CA. One OU per job:
-//     "temporal-cluster" (the nodes), "workers", "booking-callers" (one certificate per partner, CN=partner:<name>),
-//     "callback-receivers", "operators" (people and the console). Any other OU, or two of them, is no identity.
+//     "temporal-cluster" (the nodes), "workers" (CN=worker:<namespace>), "booking-callers" (one certificate per
+//     partner, CN=partner:<name>), "callback-receivers" (CN=receiver:<namespace>), "operators" (CN=operator:<name>:
+//     one per person, and one each for the console, the Web UI server and the stack's setup). The CN, whole, is the
+//     subject the audit log names. Any other OU, or two of them, is no identity.
 //   - authorizer "certificate-roles": an allow-list per identity over the API and, where the request names them,
 //     the workflow type and id prefix, the signal name and the update name, and what a start asks for (policies,
 //     timeouts, task queue, search attributes, memo, headers: forbiddenStartOptions). Everything not listed is
@@ -15,8 +17,11 @@
 //   - partners apart: a booking caller's certificate (CN=partner:<name>) acts only in its partner's namespaces,
 //     given to the authorizer in TEMPORAL_PARTNER_NAMESPACES ("stack=default,acme=partner-acme"; a partner named
 //     twice has two; unset: "stack=default", the stack's own partner). Any call naming another namespace, a read
-//     included, is refused; a partner in no entry may do nothing. Workers, the receiver and operators serve every
-//     namespace (one worker process per namespace, each with its namespace's payload key).
+//     included, is refused; a partner in no entry may do nothing.
+//   - workers and receivers bound to a namespace: a worker's certificate (CN=worker:<namespace>) and a callback
+//     receiver's (CN=receiver:<namespace>) act in the namespace their CN names only (one worker process, and one
+//     receiver, per namespace); a certificate of either job naming no namespace may do nothing. Operators and the
+//     nodes serve every namespace.
 //   - with that claim mapper, the internode listeners (history, matching) take only the nodes' certificate
 //     (OU=temporal-cluster): a caller's or a worker's certificate, though signed by the same CA, fails the handshake
 //     there, so nothing reaches history or matching around the frontend's authorizer.
@@ -225,27 +230,58 @@ func partnerNamespacesFromEnv() (partnerNamespaces, error) {
 	return parsePartnerNamespaces(text)
 }
 
-// namespaceLessCallerAPIs: the only calls a booking caller makes that name no namespace (the SDKs ask at connect).
-var namespaceLessCallerAPIs = set(workflowServicePrefix+"GetSystemInfo", workflowServicePrefix+"GetClusterInfo")
+// Bound identities: a certificate of one of these acts in the namespaces its common name gives it and nowhere else.
+// A booking caller's CN names its partner (CN=partner:<name>, mapped to namespaces by TEMPORAL_PARTNER_NAMESPACES);
+// a worker's and a receiver's CN names its one namespace itself (CN=worker:<namespace>, CN=receiver:<namespace>), so
+// a stolen worker key polls, completes and starts in that namespace only. Operators and the nodes are not bound.
+const (
+	workerNamePrefix   = "worker:"
+	receiverNamePrefix = "receiver:"
+)
 
-// outsideNamespace: why a booking caller may not act in the call's namespace ("" when it may; other identities are
-// not bound here).
+// namespaceLessAPIs: the only calls a bound identity may make that name no namespace. What the workers, the receiver
+// and the callers actually call outside their namespace (src/worker.ts, src/temporal/setup.ts, the SDKs at connect):
+// GetSystemInfo (every SDK, at connect; Temporal lets it through as a health check before any rule) and
+// GetClusterInfo (the CLI, the Go SDK); both describe the server, not any namespace. DescribeNamespace and ListSearchAttributes, which a worker checks at start, name its own namespace, so
+// they need nothing here. ListNamespaces is not one of them: it would show every partner's namespace.
+var namespaceLessAPIs = set(workflowServicePrefix+"GetSystemInfo", workflowServicePrefix+"GetClusterInfo")
+
+// outsideNamespace: why a bound identity may not act in the call's namespace ("" when it may, and for operators and
+// the nodes, which are not bound).
 func (p partnerNamespaces) outsideNamespace(w who, target *authorization.CallTarget) string {
-	if w.identity != caller {
+	var mine []string
+	var holder string // who the refusal names
+	switch w.identity {
+	case caller:
+		partner, ok := strings.CutPrefix(w.name, partnerNamePrefix)
+		if !ok {
+			return "a booking caller's certificate names no partner (CN=partner:<name>)"
+		}
+		mine, holder = p[partner], "partner "+partner
+	case worker, receiver:
+		prefix, job := workerNamePrefix, "worker"
+		if w.identity == receiver {
+			prefix, job = receiverNamePrefix, "callback receiver"
+		}
+		namespace, ok := strings.CutPrefix(w.name, prefix)
+		if !ok || namespace == "" {
+			return fmt.Sprintf("a %s's certificate names no namespace (CN=%s<namespace>)", job, prefix)
+		}
+		mine, holder = []string{namespace}, w.name
+	default:
 		return ""
 	}
-	partner, ok := strings.CutPrefix(w.name, partnerNamePrefix)
-	if !ok {
-		return "a booking caller's certificate names no partner (CN=partner:<name>)"
-	}
 	if target.Namespace == "" {
-		if namespaceLessCallerAPIs[target.APIName] {
+		if namespaceLessAPIs[target.APIName] {
 			return ""
 		}
-		return "a booking caller acts in its partner's namespace only"
+		if w.identity == caller {
+			return "a booking caller acts in its partner's namespace only"
+		}
+		return fmt.Sprintf("%s acts in its own namespace only", w.name)
 	}
-	if !slices.Contains(p[partner], target.Namespace) {
-		return fmt.Sprintf("partner %s may not act in namespace %s", partner, target.Namespace)
+	if !slices.Contains(mine, target.Namespace) {
+		return fmt.Sprintf("%s may not act in namespace %s", holder, target.Namespace)
 	}
 	return ""
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -432,5 +433,104 @@ func TestAuditNamesSignalsAndUpdates(t *testing.T) {
 	}
 	if got[1].Update != cancelBookingUpdate || got[1].ConflictPolicy != "UseExisting" || got[1].WorkflowID != orderID {
 		t.Errorf("Update-With-Start: %+v", got[1])
+	}
+}
+
+// A call by one certificate through the whole authorizer (the namespace binding, then the allow-list).
+func authorizeAs(t *testing.T, a roleAuthorizer, w who, target *authorization.CallTarget) authorization.Result {
+	t.Helper()
+	result, err := a.Authorize(context.Background(), &authorization.Claims{Subject: w.name, Extensions: w}, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return result
+}
+
+func TestWorkersAndReceiversBoundToTheirNamespace(t *testing.T) {
+	audit, out, _ := newAudit()
+	a := roleAuthorizer{audit: audit, partners: partnerNamespaces{"acme": {"partner-acme"}}}
+	subjectOf := func(cn, ou string) who {
+		id := identitiesByUnit[ou]
+		return who{identity: id, subject: "CN=" + cn + ",OU=" + ou, name: cn}
+	}
+	acmeWorker := subjectOf("worker:partner-acme", "workers")
+	oldWorker := subjectOf("booking-worker", "workers")
+	emptyWorker := subjectOf("worker:", "workers")
+	misnamedWorker := subjectOf("receiver:default", "workers") // a receiver's CN under the workers' OU
+	defaultReceiver := subjectOf("receiver:default", "callback-receivers")
+	oldReceiver := subjectOf("callback-receiver", "callback-receivers")
+	alice := subjectOf("operator:alice", "operators")
+	poll := func(namespace string) *authorization.CallTarget {
+		return &authorization.CallTarget{
+			APIName:   wfService + "PollWorkflowTaskQueue",
+			Namespace: namespace,
+			Request:   &workflowservice.PollWorkflowTaskQueueRequest{Namespace: namespace},
+		}
+	}
+	hint := func(namespace string) *authorization.CallTarget {
+		return &authorization.CallTarget{
+			APIName:   wfService + "SignalWorkflowExecution",
+			Namespace: namespace,
+			Request: &workflowservice.SignalWorkflowExecutionRequest{
+				Namespace:         namespace,
+				WorkflowExecution: &commonpb.WorkflowExecution{WorkflowId: bookingID},
+				SignalName:        supplierHintSignal,
+			},
+		}
+	}
+	call := func(api, namespace string) *authorization.CallTarget {
+		return &authorization.CallTarget{APIName: wfService + api, Namespace: namespace}
+	}
+	cases := []struct {
+		name    string
+		who     who
+		target  *authorization.CallTarget
+		allowed bool
+		reason  string
+	}{
+		{"a worker polls its own namespace", acmeWorker, poll("partner-acme"), true, ""},
+		{"a worker polls another namespace", acmeWorker, poll("default"), false, "worker:partner-acme may not act in namespace default"},
+		{"a worker reads another namespace", acmeWorker, call("ListWorkflowExecutions", "default"), false, "may not act in namespace default"},
+		{"a worker describes its own namespace (the SDK, at start)", acmeWorker, call("DescribeNamespace", "partner-acme"), true, ""},
+		{"a worker lists its own namespace's search attributes (setup.ts, at start)", acmeWorker, &authorization.CallTarget{
+			APIName: operatorServicePrefix + "ListSearchAttributes", Namespace: "partner-acme",
+		}, true, ""},
+		{"a worker asks for the server's system info (the SDK, at connect)", acmeWorker, call("GetSystemInfo", ""), true, ""},
+		{"a worker asks for the cluster's info", acmeWorker, call("GetClusterInfo", ""), true, ""},
+		{"a worker lists every namespace", acmeWorker, call("ListNamespaces", ""), false, "worker:partner-acme acts in its own namespace only"},
+		{"a worker certificate naming no namespace", oldWorker, poll("default"), false, "a worker's certificate names no namespace"},
+		{"a worker certificate naming no namespace, even for the cluster's info", oldWorker, call("GetClusterInfo", ""), false, "names no namespace"},
+		{"a worker certificate naming an empty namespace", emptyWorker, poll(""), false, "names no namespace"},
+		{"a receiver's name on a worker's certificate", misnamedWorker, poll("default"), false, "a worker's certificate names no namespace"},
+		{"a receiver signals in its own namespace", defaultReceiver, hint("default"), true, ""},
+		{"a receiver signals in another namespace", defaultReceiver, hint("partner-acme"), false, "receiver:default may not act in namespace partner-acme"},
+		{"a receiver certificate naming no namespace", oldReceiver, hint("default"), false, "a callback receiver's certificate names no namespace"},
+		{"a receiver polls its own namespace (still not its job)", defaultReceiver, poll("default"), false, "only a worker certificate"},
+		{"an operator acts in any namespace", alice, terminate("partner-acme"), true, ""},
+		{"a partner stays in its own namespace", acme, terminate("default"), false, "partner acme may not act in namespace default"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			result := authorizeAs(t, a, c.who, c.target)
+			if got := result.Decision == authorization.DecisionAllow; got != c.allowed {
+				t.Fatalf("allowed = %v, want %v (reason %q)", got, c.allowed, result.Reason)
+			}
+			if !strings.Contains(result.Reason, c.reason) {
+				t.Fatalf("reason %q, want it to contain %q", result.Reason, c.reason)
+			}
+		})
+	}
+	// The audit names the certificate: a person's operator certificate, and the bound worker's refusal.
+	var alices, workers int
+	for _, line := range lines(t, out) {
+		if line.Subject == alice.subject && line.Identity == "operator" && line.API == "TerminateWorkflowExecution" && line.Decision == "allow" {
+			alices++
+		}
+		if line.Subject == acmeWorker.subject && line.Decision == "deny" && line.Namespace == "default" {
+			workers++
+		}
+	}
+	if alices != 1 || workers == 0 {
+		t.Fatalf("audit: %d allowed terminates by %s (want 1), %d refusals of %s in default", alices, alice.subject, workers, acmeWorker.subject)
 	}
 }
