@@ -7,8 +7,11 @@
  * Temporal takes only mutual TLS: a private CA and one certificate per job are made in the data folder on first
  * start (dev/prod/certs.ts; the CA's key in a folder of its own, `ca/`, that no process is pointed at), and every
  * process the stack starts reaches Temporal with its job's certificate through Temporal's own variables
- * (TEMPORAL_TLS_CLIENT_CERT_PATH, …): the workers as workers, the console and the Web UI as operators. The stack
- * writes each identity's variables to `certs/<identity>.env` for another terminal.
+ * (TEMPORAL_TLS_CLIENT_CERT_PATH, …). Workers and receivers have one per namespace (CN=worker:<namespace>,
+ * CN=receiver:<namespace>), which the authorizer binds to it; the stack's setup, the console and the Web UI are
+ * operators with a CN each (operator:stack-setup, operator:console, operator:web-ui), and the person running the stack
+ * gets an operator certificate of their own (CN=operator:<STACK_OPERATOR>), so the audit log tells them apart. The
+ * stack writes each identity's variables to `certs/<identity>.env` for another terminal.
  *
  * Partners apart (dev/prod/partners.ts): the stack's own partner books in `default`; each partner in STACK_PARTNERS
  * (default `acme`) gets a namespace of its own (`partner-<name>`, with the search attributes), a worker process for it
@@ -39,15 +42,19 @@ import type { WorkerBuild } from '../../src/deploy/version';
 import { startConsole } from '../../src/console/server';
 import { ensureTemporalReady } from '../../src/temporal/setup';
 import { SANDBOX_PROFILE, startSandbox } from '../sandbox/server';
+import { userInfo } from 'node:os';
 import {
   connectionTls,
   ensureCertificates,
+  issueClientCertificate,
+  OPERATOR_NAME,
+  STACK_OPERATORS,
   temporalTlsEnv,
-  type ClientIdentity,
+  type CertPair,
   type StackCertificates,
 } from '../prod/certs';
 import { startProdCluster, waitForSearchAttributes } from '../prod/cluster';
-import { ensurePartner, STACK_PARTNER, type StackPartner } from '../prod/partners';
+import { ensurePartner, partnerNamespace, STACK_PARTNER, type StackPartner } from '../prod/partners';
 import { startWebUi, webUiTlsFromEnv } from '../prod/ui';
 import { stackEncryptionEnv } from './main';
 
@@ -77,7 +84,33 @@ const ProdStackEnv = z.object({
         .filter(Boolean),
     ),
   STACK_DATA_DIR: z.string().default(path.join(REPO, '.data')),
+  /**
+   * The person running the stack: `certs/operator.env` holds their own operator certificate (CN=operator:<name>),
+   * never the stack's. Default: this account's name.
+   */
+  STACK_OPERATOR: z
+    .string()
+    .default(() => accountOperatorName())
+    .refine((name) => OPERATOR_NAME.test(name) && !(Object.values(STACK_OPERATORS) as string[]).includes(name), {
+      message: `a person's name, ${OPERATOR_NAME}, not one of the stack's own (${Object.values(STACK_OPERATORS).join(', ')})`,
+    }),
 });
+
+/** This account's name as an operator's name (lowercase letters, digits, `-`); `local` when there is none. */
+function accountOperatorName(): string {
+  let name = '';
+  try {
+    name = userInfo().username;
+  } catch {
+    // no account name (a container with an unnamed uid): `local` below
+  }
+  const cleaned = name
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 63);
+  return cleaned && !(Object.values(STACK_OPERATORS) as string[]).includes(cleaned) ? cleaned : 'local';
+}
 
 /** A booking worker in its own process, its lines prefixed with its name. */
 function startWorkerProcess(name: string, env: NodeJS.ProcessEnv): { child: ChildProcess; ready: Promise<void> } {
@@ -102,27 +135,20 @@ function startWorkerProcess(name: string, env: NodeJS.ProcessEnv): { child: Chil
   return { child, ready };
 }
 
-/** The env file of each identity, beside its certificate. */
-const ENV_FILES: Record<ClientIdentity, string> = {
-  caller: 'booking-caller.env',
-  worker: 'worker.env',
-  receiver: 'callback-receiver.env',
-  operator: 'operator.env',
-};
-
 /**
- * The lines a terminal exports to call the stack as `who`, also written to `<certs>/<who>.env` so that
- * `source` works; returns the file's path and its lines.
+ * The lines a terminal exports to call the stack with `pair` in `namespace`, also written to `<certs>/<name>.env` so
+ * that `source` works; returns the file's path and its lines.
  */
 function writeClientEnvFile(
   certs: StackCertificates,
-  who: ClientIdentity,
+  name: string,
+  pair: CertPair,
   address: string,
   namespace: string,
 ): { file: string; lines: string[] } {
-  const vars = { TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: namespace, ...temporalTlsEnv(certs, who) };
+  const vars = { TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: namespace, ...temporalTlsEnv(certs, pair) };
   const lines = Object.entries(vars).map(([key, value]) => `export ${key}=${value}`);
-  const file = path.join(certs.dir, ENV_FILES[who]);
+  const file = path.join(certs.dir, `${name}.env`);
   writeFileSync(file, `${lines.join('\n')}\n`);
   return { file, lines };
 }
@@ -172,7 +198,11 @@ async function main(): Promise<void> {
   });
 
   try {
-    const certs = ensureCertificates(path.join(dataDir, 'certs'), { caDir: path.join(dataDir, 'ca') });
+    // A worker's and a receiver's certificate for the stack's namespace and for each partner's.
+    const certs = ensureCertificates(path.join(dataDir, 'certs'), {
+      caDir: path.join(dataDir, 'ca'),
+      extraNamespaces: env.STACK_PARTNERS.map(partnerNamespace),
+    });
     const partners = env.STACK_PARTNERS.map((partner) =>
       ensurePartner({ partner, dir: path.join(dataDir, 'partners'), caDir: certs.caDir }),
     );
@@ -192,13 +222,11 @@ async function main(): Promise<void> {
       bookingTaskQueues: [process.env.BOOKING_TASK_QUEUE || DEFAULT_TASK_QUEUE],
     });
     stops.push(() => cluster.stop());
+    // The stack's own setup (namespaces, search attributes, making its build current): CN=operator:stack-setup.
     const connection = await Connection.connect({ address: cluster.address, tls: connectionTls(certs, 'operator') });
-    try {
-      for (const namespace of [cluster.namespace, ...partners.map((p) => p.namespace)])
-        await ensureTemporalReady({ services: connection, namespace, register: true });
-    } finally {
-      await connection.close();
-    }
+    stops.push(() => connection.close());
+    for (const namespace of [cluster.namespace, ...partners.map((p) => p.namespace)])
+      await ensureTemporalReady({ services: connection, namespace, register: true });
     // Before the first `npm run book` from another terminal can land on a node that does not map them yet.
     for (const namespace of [cluster.namespace, ...partners.map((p) => p.namespace)])
       await waitForSearchAttributes({ ...cluster, namespace }, [CustomerReferenceNoKey.name, BookingStageKey.name]);
@@ -245,12 +273,13 @@ async function main(): Promise<void> {
       codecEndpoint: codecUrl,
       // With a token the UI cannot send it: the browser sends the session cookie from the codec server's /login.
       codecIncludeCredentials: codecToken !== undefined,
-      tls: webUiTlsFromEnv(temporalTlsEnv(certs, 'operator')),
+      tls: webUiTlsFromEnv(temporalTlsEnv(certs, certs.operators.webUi)),
     });
     stops.push(() => ui.stop());
-    // The console acts as an operator does (checks, cancels, notes): the operator certificate, the workers' keys.
-    // It watches the stack's namespace and each partner's, there with that partner's payload key (one connection).
-    const consoleClient = await connectClient({ ...workerEnv, ...temporalTlsEnv(certs, 'operator') });
+    // The console acts as an operator does (checks, cancels, notes): its own operator certificate
+    // (CN=operator:console), the workers' keys. It watches the stack's namespace and each partner's, there with that
+    // partner's payload key (one connection).
+    const consoleClient = await connectClient({ ...workerEnv, ...temporalTlsEnv(certs, certs.operators.console) });
     stops.push(() => consoleClient.connection.close());
     const partnerConsoleClients = partners.map(
       (p) =>
@@ -284,10 +313,12 @@ async function main(): Promise<void> {
       ...Array.from({ length: env.STACK_WORKERS }, (_, i) =>
         startWorkerProcess(`worker-${i + 1}`, { ...workerEnv, WORKER_WORKFLOW_BUNDLE: bundle }),
       ),
-      // A worker polls one namespace: one per partner, with the partner's payload key and no other.
+      // A worker polls one namespace: one per partner, with the partner's payload key and no other, and a worker
+      // certificate for that namespace only (CN=worker:partner-<name>).
       ...partners.map((p) =>
         startWorkerProcess(`worker-${p.name}`, {
           ...workerEnv,
+          ...temporalTlsEnv(certs, certs.namespaces[p.namespace]!.worker),
           TEMPORAL_NAMESPACE: p.namespace,
           PAYLOAD_ENCRYPTION_KEYS: p.payloadKeys,
           // The sweep lists the whole supplier account, every partner's orders: it runs in the stack's namespace only,
@@ -306,10 +337,15 @@ async function main(): Promise<void> {
       // The stack's build takes new runs in each namespace, through the replay gate as every deploy does: on data
       // left by another build, the gate refuses when an open run it would continue does not replay.
       const build = config.worker.deployment;
-      await makeCurrent(consoleClient, build, config.taskQueue, bundle);
+      const setupClient = new Client({
+        connection,
+        namespace: cluster.namespace,
+        dataConverter: dataConverterFor(config.encryption),
+      });
+      await makeCurrent(setupClient, build, config.taskQueue, bundle);
       for (const p of partners) {
         const partnerClient = new Client({
-          connection: consoleClient.connection,
+          connection,
           namespace: p.namespace,
           dataConverter: dataConverterFor(
             loadConfig({ ...workerEnv, PAYLOAD_ENCRYPTION_KEYS: p.payloadKeys }).encryption,
@@ -320,17 +356,31 @@ async function main(): Promise<void> {
     }
 
     const nodes = cluster.nodes.map((n) => `${n.name} :${n.ports.frontend} (pid ${n.pid()})`).join(', ');
-    const [caller, receiver, operator] = (['caller', 'receiver', 'operator'] as const).map((who) =>
-      writeClientEnvFile(certs, who, cluster.address, cluster.namespace),
-    );
-    writeClientEnvFile(certs, 'worker', cluster.address, cluster.namespace);
+    const at = (name: string, pair: CertPair, namespace = cluster.namespace) =>
+      writeClientEnvFile(certs, name, pair, cluster.address, namespace);
+    const caller = at('booking-caller', certs.clients.caller);
+    // A person's own operator certificate (the audit log and the CLI's records name them), never the stack's.
+    const person = issueClientCertificate({
+      who: 'operator',
+      name: env.STACK_OPERATOR,
+      caDir: certs.caDir,
+      out: path.join(dataDir, 'operators', env.STACK_OPERATOR),
+    });
+    const operator = at('operator', person.pair);
+    // A worker and a receiver act in one namespace each: a file per namespace.
+    at('worker', certs.clients.worker);
+    const receiver = at('callback-receiver', certs.clients.receiver);
+    const partnerReceivers = partners.map((p) => {
+      at(`worker-${p.namespace}`, certs.namespaces[p.namespace]!.worker, p.namespace);
+      return at(`callback-receiver-${p.namespace}`, certs.namespaces[p.namespace]!.receiver, p.namespace);
+    });
     const partnerEnvFiles = partners.map((p) => writePartnerEnvFile(certs, p, cluster.address));
     console.log(
       [
         '',
         'Hotel booking orchestrator, production topology:',
         `  Temporal gRPC     ${cluster.address}  (one address over ${cluster.nodes.length} nodes: ${nodes}), mutual TLS only`,
-        `  Certificates      ${certs.dir}  (one per job: worker, booking-caller, callback-receiver, operator; CA key in ${certs.caDir})`,
+        `  Certificates      ${certs.dir}  (one per job: worker and callback-receiver per namespace, booking-caller, operator per person; CA key in ${certs.caDir})`,
         `  PostgreSQL        127.0.0.1:${cluster.postgres.port}  (data ${cluster.postgres.pgData})`,
         `  History shards    ${cluster.historyShards}`,
         `  Temporal Web UI   ${ui.url}`,
@@ -349,9 +399,11 @@ async function main(): Promise<void> {
         '',
         'Temporal refuses clients without a certificate from the stack, and lets each do only its job. To book from',
         `another terminal (npm run book, the temporal CLI), export these (or: source ${caller!.file}):`,
-        ...caller!.lines.map((line) => `  ${line}`),
-        `The callback receiver (npm run callbacks): source ${receiver!.file}`,
-        `Operators (temporal workflow terminate/reset, schedules, task queues): source ${operator!.file}`,
+        ...caller.lines.map((line) => `  ${line}`),
+        `The callback receiver (npm run callbacks), one per namespace: source ${receiver.file}`,
+        ...partnerReceivers.map((r, i) => `  for ${partners[i]!.namespace}: source ${r.file}`),
+        `Operators (temporal workflow terminate/reset, schedules, task queues): source ${operator.file}`,
+        `  (${person.subject}; another person: npx ts-node --transpile-only dev/prod/certs.ts issue-operator <name>)`,
         ...partnerEnvFiles.map((file, i) => `Partner ${partners[i]!.name}, in its own namespace only: source ${file}`),
         '',
         'Try: npm run book -- --scenario confirmAfterMs=0',
