@@ -2,13 +2,15 @@
  * Least privilege on the production topology as `npm run stack:prod` runs it (mutual TLS, the nodes running
  * dev/temporal/authz-server): each identity's certificate (dev/prod/certs.ts) may make the calls its job needs and
  * is refused everything else with PERMISSION_DENIED; the internode ports (history, matching) take the nodes'
- * certificate only; every write and refusal is an audit line; a partner's certificate gets the subject we set.
+ * certificate only; every write and refusal is an audit line; a partner's certificate gets the subject we set; a
+ * worker's and a receiver's certificate act only in the namespace their CN names; a person's operator certificate
+ * (`certs.ts issue-operator`) is named in the audit log and in what the CLI records.
  *
  * The probes are raw calls on ids and a task queue nobody works: the authorizer decides before the handler, so an
  * allowed call answers (NOT_FOUND for an unknown run, a poll's deadline, ...) and a refused one is code 7 whatever
  * the target. The flows below them run for real, with a worker on the workers' certificate.
  */
-import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, existsSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, existsSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
@@ -34,7 +36,9 @@ import { createWorkerFromConfig, type ConfiguredWorker } from '../../src/worker'
 import {
   connectionTls,
   ensureCertificates,
+  issueClientCertificate,
   issuePartnerCertificate,
+  main as certsMain,
   temporalTlsEnv,
   type CertPair,
   type ClientIdentity,
@@ -42,6 +46,7 @@ import {
 } from '../../dev/prod/certs';
 import { startProdCluster, waitForSearchAttributes, type ProdCluster } from '../../dev/prod/cluster';
 import { startSandbox, type Sandbox } from '../../dev/sandbox/server';
+import { operatorIdentity } from '../../src/cli/identity';
 import { bookingRequest, eventually } from '../harness/booking';
 
 let dataDir: string;
@@ -676,6 +681,14 @@ describe('audit log', () => {
     expect(lines).toContainEqual(
       expect.objectContaining({ decision: 'allow', identity: 'operator', api: 'TerminateWorkflowExecution' }),
     );
+    // The stack's own setup is an operator with a CN of its own, not a person's.
+    expect(lines).toContainEqual(
+      expect.objectContaining({
+        decision: 'allow',
+        identity: 'operator',
+        subject: expect.stringContaining('CN=operator:stack-setup'),
+      }),
+    );
     // A task's answer names its workflow only in the task token: read from there.
     expect(lines).toContainEqual(
       expect.objectContaining({
@@ -787,4 +800,198 @@ describe("the CA's key and a partner's certificate", () => {
       issuePartnerCertificate({ caDir: certs.caDir, partner: 'x/OU=operators', csr: 'none', out: 'none' }),
     ).toThrow(/partner name/);
   });
+});
+
+/** Every audit line the nodes have written so far. */
+function auditLines(): Array<Record<string, unknown>> {
+  return cluster.nodes
+    .filter((n) => existsSync(n.auditLog))
+    .flatMap((n) => readFileSync(n.auditLog, 'utf8').trim().split('\n'))
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+/** A certificate from the stack's CA with any subject (what an older CA issued, or a mistake), made with openssl. */
+function issuedWithSubject(dir: string, name: string, subject: string): CertPair {
+  const pair = { cert: path.join(dir, `${name}.pem`), key: path.join(dir, `${name}.key`) };
+  const csr = path.join(dir, `${name}.csr`);
+  const ext = path.join(dir, `${name}.ext`);
+  const run = (args: string[]) => expect(spawnSync('openssl', args, { encoding: 'utf8' }).status).toBe(0);
+  writeFileSync(ext, '[ext]\nextendedKeyUsage = clientAuth\n');
+  const caDir = certs.caDir;
+  run([
+    'req',
+    '-new',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-subj',
+    subject,
+    '-keyout',
+    pair.key,
+    '-out',
+    csr,
+  ]);
+  run([
+    'x509',
+    '-req',
+    '-in',
+    csr,
+    '-CA',
+    `${caDir}/ca.pem`,
+    '-CAkey',
+    `${caDir}/ca.key`,
+    '-days',
+    '2',
+    '-out',
+    pair.cert,
+    '-extfile',
+    ext,
+    '-extensions',
+    'ext',
+  ]);
+  return pair;
+}
+
+describe("workers and callback receivers act in their certificate's namespace only", () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'bound-'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  const decisionsFor = async (pair: CertPair, probes: string[]) => {
+    const c = await connectAs(pair);
+    const out: Record<string, 'allowed' | 'denied'> = {};
+    for (const name of probes) out[name] = await decision(() => PROBES[name]!(c));
+    return out;
+  };
+  const all = (probes: string[], what: 'allowed' | 'denied') => Object.fromEntries(probes.map((p) => [p, what]));
+
+  // A worker's whole job, each made here in `default` (the cluster's namespace): each is its own certificate's
+  // (the matrix above), none is another namespace's worker's.
+  const WORKER_JOB = [
+    'poll workflow tasks',
+    'poll activity tasks (QueryOrders)',
+    'complete an activity task',
+    'start orderWorkflow (plain start)',
+    'autoCancel by signal-with-start on orderWorkflow',
+    "create the worker's sweep schedule",
+    ...READS,
+  ];
+  const RECEIVER_JOB = [
+    'supplierOrderUpdate signal to a booking',
+    'order check: checkOrder by signal-with-start',
+    ...READS,
+  ];
+
+  test('a worker certificate for partner-acme (CN=worker:partner-acme) is refused in default: no poll, start, signal or read', async () => {
+    const acmeWorker = issueClientCertificate({ who: 'worker', name: 'partner-acme', caDir: certs.caDir, out: dir });
+    expect(acmeWorker.subject).toBe('O=Hotel booking orchestrator, OU=workers, CN=worker:partner-acme');
+    expect(await decisionsFor(acmeWorker.pair, WORKER_JOB)).toEqual(all(WORKER_JOB, 'denied'));
+    // The stack's own worker certificate (CN=worker:default) does that job here: the control.
+    expect(await decisionsFor(certs.clients.worker, WORKER_JOB)).toEqual(all(WORKER_JOB, 'allowed'));
+    const refusal = auditLines().find(
+      (l) => String(l.subject).includes('CN=worker:partner-acme') && l.api === 'PollWorkflowTaskQueue',
+    );
+    expect(refusal).toMatchObject({
+      decision: 'deny',
+      namespace: cluster.namespace,
+      reason: expect.stringContaining('worker:partner-acme may not act in namespace'),
+    });
+  }, 60_000);
+
+  test('a receiver certificate for partner-acme cannot signal, start a check or read in default', async () => {
+    const acmeReceiver = issueClientCertificate({
+      who: 'receiver',
+      name: 'partner-acme',
+      caDir: certs.caDir,
+      out: dir,
+    });
+    expect(acmeReceiver.subject).toBe('O=Hotel booking orchestrator, OU=callback-receivers, CN=receiver:partner-acme');
+    expect(await decisionsFor(acmeReceiver.pair, RECEIVER_JOB)).toEqual(all(RECEIVER_JOB, 'denied'));
+    expect(await decisionsFor(certs.clients.receiver, RECEIVER_JOB)).toEqual(all(RECEIVER_JOB, 'allowed'));
+  }, 60_000);
+
+  test('a worker or receiver certificate naming no namespace (CN=booking-worker, as issued before) is refused everything', async () => {
+    const oldWorker = issuedWithSubject(
+      dir,
+      'old-worker',
+      '/O=Hotel booking orchestrator/OU=workers/CN=booking-worker',
+    );
+    const oldReceiver = issuedWithSubject(
+      dir,
+      'old-receiver',
+      '/O=Hotel booking orchestrator/OU=callback-receivers/CN=callback-receiver',
+    );
+    expect(await decisionsFor(oldWorker, WORKER_JOB)).toEqual(all(WORKER_JOB, 'denied'));
+    expect(await decisionsFor(oldReceiver, RECEIVER_JOB)).toEqual(all(RECEIVER_JOB, 'denied'));
+    const refusal = auditLines().find((l) => String(l.subject).includes('CN=booking-worker'));
+    expect(refusal).toMatchObject({ decision: 'deny', reason: expect.stringContaining('names no namespace') });
+  }, 60_000);
+});
+
+describe('an operator certificate per person: certs.ts issue-operator', () => {
+  test("`issue-operator alice` prints a certificate that works as an operator; the audit log and the CLI's record name operator:alice", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'operator-'));
+    const printed: string[] = [];
+    const out = jest.spyOn(process.stdout, 'write').mockImplementation((line) => {
+      printed.push(String(line));
+      return true;
+    });
+    let code: number;
+    try {
+      code = certsMain(['issue-operator', 'alice', '--ca-dir', certs.caDir, '--out', dir]);
+    } finally {
+      out.mockRestore();
+    }
+    try {
+      expect(code).toBe(0);
+      // The TEMPORAL_TLS_* lines it prints, as a person's shell would export them.
+      const exported: Record<string, string> = {};
+      for (const line of printed.join('').split('\n')) {
+        const m = /^export (TEMPORAL_TLS_[A-Z_]+)=(.*)$/.exec(line);
+        if (m) exported[m[1]!] = m[2]!;
+      }
+      expect(Object.keys(exported).sort()).toEqual([
+        'TEMPORAL_TLS_CLIENT_CERT_PATH',
+        'TEMPORAL_TLS_CLIENT_KEY_PATH',
+        'TEMPORAL_TLS_SERVER_CA_CERT_PATH',
+        'TEMPORAL_TLS_SERVER_NAME',
+      ]);
+      const env = { ...baseEnv, ...exported };
+      // What `npm run book -- cancel` records as requestedBy (and a price answer as approvedBy).
+      expect(operatorIdentity(env)).toContain('CN=operator:alice');
+      expect(operatorIdentity(env)).toContain('OU=operators');
+
+      // An operator's own call: terminating a booking (a caller's certificate may not).
+      const caller = await connectAs('caller');
+      const workflowId = id('booking:');
+      await caller.workflowService.startWorkflowExecution(start('bookingWorkflow', workflowId));
+      const alice = await connectClient(env);
+      try {
+        await alice.workflow.getHandle(workflowId).terminate('alice ends a probe booking');
+        expect((await alice.workflow.getHandle(workflowId).describe()).status.name).toBe('TERMINATED');
+      } finally {
+        await alice.connection.close();
+      }
+      expect(auditLines()).toContainEqual(
+        expect.objectContaining({
+          decision: 'allow',
+          identity: 'operator',
+          api: 'TerminateWorkflowExecution',
+          workflowId,
+          subject: expect.stringContaining('CN=operator:alice'),
+        }),
+      );
+      // The stack's own processes' names are not a person's.
+      expect(() => issueClientCertificate({ who: 'operator', name: 'console', caDir: certs.caDir, out: dir })).toThrow(
+        /stack's own/,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
