@@ -14,6 +14,7 @@ import { createActivities } from './activities/booking';
 import { createReconciliationActivities } from './activities/sweep';
 import { createOrderActivities } from './activities/order';
 import { Client } from '@temporalio/client';
+import { connectWorkerConnection } from './temporal/connect';
 import { ensureReconciliationSchedule } from './temporal/sweep-schedule';
 import { queryOrdersTaskQueue, WORKFLOW_TYPE } from './contract/definitions';
 import { dataConverterFor } from './codec/config';
@@ -391,7 +392,13 @@ export function describeWorker(config: AppConfig): string {
 async function main(): Promise<void> {
   const config = loadConfig();
   const observability = setUpObservability(config.logLevel, config.observability);
-  const connection = await NativeConnection.connect(config.temporal.connection);
+  const connection = await connectWorkerConnection(config.temporal.connection, {
+    onRetry: (err, delayMs) =>
+      Runtime.instance().logger.warn(
+        `Temporal at ${config.temporal.connection.address} is not reachable yet ` +
+          `(${err instanceof Error ? err.message : String(err)}); trying again in ${delayMs} ms`,
+      ),
+  });
   try {
     const plugins = observability.tracing ? [observability.tracing.plugin] : undefined;
     const { worker, closeSupplier } = await createWorkerFromConfig(connection, config, plugins ? { plugins } : {});
