@@ -283,7 +283,9 @@ describe('who did what', () => {
           req.end(form({ workflowId: 'booking:m', runId: 'r', note: 'via mTLS', by: 'Ana' }));
         });
       expect(await post(certs.clients.operator)).toBe(303);
-      expect(recorded.notes).toEqual([{ by: expect.stringMatching(/^CN=operator,OU=operators,O=/), note: 'via mTLS' }]);
+      expect(recorded.notes).toEqual([
+        { by: expect.stringMatching(/^CN=operator:stack-setup,OU=operators,O=/), note: 'via mTLS' },
+      ]);
       expect(await post(certs.clients.caller)).toBe(403);
       expect(await post()).toBe('refused');
       expect(recorded.notes).toHaveLength(1);
