@@ -416,11 +416,13 @@ describe('mutual TLS to Temporal', () => {
     worker: IDENTITY_UNITS.worker,
     'callback-receiver': IDENTITY_UNITS.receiver,
     operator: IDENTITY_UNITS.operator,
+    'operator-web-ui': IDENTITY_UNITS.operator,
   };
   /** The identity each client presents: the workers' (only they poll and answer tasks), the operators' for admin. */
   const IDENTITY: Record<string, string> = {
     worker: 'worker',
-    'temporal-ui': 'operator',
+    // An operator certificate of its own (CN=operator:web-ui), so the audit log tells its calls from a person's.
+    'temporal-ui': 'operator-web-ui',
     'temporal-setup': 'operator',
     'worker-build-current': 'operator',
   };
@@ -463,9 +465,12 @@ describe('mutual TLS to Temporal', () => {
     expect(mounts).toContainEqual({ source: 'temporal-ca', target: `${CERTS_MOUNT}/ca`, readOnly: false });
     // Every certificate certs.ts makes, besides the CA, is copied into a volume of its own: one per identity.
     const copied = copiedBy(script);
-    const made = [certs.server, ...Object.values(certs.clients)].map((p) => path.basename(p.cert, '.pem'));
+    // (The console's operator certificate is made for stacks that run the console; compose runs none.)
+    const made = [certs.server, ...Object.values(certs.clients), certs.operators.webUi].map((p) =>
+      path.basename(p.cert, '.pem'),
+    );
     expect([...copied].sort()).toEqual([...made].sort());
-    expect(copied).toEqual(['server', 'booking-caller', 'worker', 'callback-receiver', 'operator']);
+    expect(copied).toEqual(['server', 'booking-caller', 'worker', 'callback-receiver', 'operator', 'operator-web-ui']);
     // The certificate in each is the identity's own: its OU is the one the authorizer gives that job.
     for (const who of copied) {
       expect({ who, ou: unitOf(path.join(certs.dir, `${who}.pem`)) }).toEqual({ who, ou: IDENTITY_OU[who] });
@@ -583,7 +588,8 @@ describe('mutual TLS to Temporal', () => {
     const mountedBy = (who: string) =>
       others.filter(([, s]) => mountsOf(s).some((m) => m.source === identityVolume(who))).map(([name]) => name);
     expect(mountedBy('worker')).toEqual(['worker']);
-    expect(mountedBy('operator').sort()).toEqual(['temporal-setup', 'temporal-ui', 'worker-build-current']);
+    expect(mountedBy('operator').sort()).toEqual(['temporal-setup', 'worker-build-current']);
+    expect(mountedBy('operator-web-ui')).toEqual(['temporal-ui']);
     expect(mountedBy('server').sort()).toEqual(nodes.map(([name]) => name).sort());
     // The booking callers' and the receiver's are for processes outside compose: no container here holds them.
     expect(mountedBy('booking-caller')).toEqual([]);
