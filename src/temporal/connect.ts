@@ -5,18 +5,22 @@
  * leaving the restart to a supervisor, if there is one. Only transport failures are waited out: a refused
  * certificate or a denied call is not going to change, so it fails at once.
  */
-import { NativeConnection, type NativeConnectionOptions } from '@temporalio/worker';
+import { NativeConnection, TransportError, type NativeConnectionOptions } from '@temporalio/worker';
 
 /** How long a starting worker waits for an unreachable frontend, by default: longer than a node's restart. */
 export const CONNECT_RETRY_FOR_MS = 60_000;
 
-/** Failures of reaching the frontend at all (refused, reset, unresolved, timed out), not of being let in. */
-const UNREACHABLE = /connection refused|connection reset|connectionreset|broken pipe|dns error|timed out|unavailable/i;
+/**
+ * Failures of reaching the frontend at all (refused, reset, closed mid-call, unresolved, timed out: the SDK's
+ * TransportError), not of being let in (a certificate, a denied call: those say so).
+ */
+const UNREACHABLE =
+  /connection (refused|reset|closed)|connectionreset|broken pipe|dns error|timed out|unavailable|cancel/i;
 const NOT_LET_IN = /certificate|tls|handshake|permission|unauthenticated|denied/i;
 
 export function isUnreachable(err: unknown): boolean {
   const message = err instanceof Error ? err.message : String(err);
-  return UNREACHABLE.test(message) && !NOT_LET_IN.test(message);
+  return (err instanceof TransportError || UNREACHABLE.test(message)) && !NOT_LET_IN.test(message);
 }
 
 export interface ConnectRetry {

@@ -74,6 +74,12 @@ test('past its ceiling the worker gives up with the transport error', async () =
 test.each([
   ['Failed to call GetSystemInfo: transport error (ConnectionReset)', true],
   ['tcp connect error: Connection refused (os error 111)', true],
+  // What a node killed mid-handshake left a restarting worker with, in the chaos run's prod mode.
+  [
+    `Failed to call GetSystemInfo: code: 'The operation was cancelled', message: "operation was canceled", source: ` +
+      'tonic::transport::Error(Transport, hyper::Error(Canceled, "connection closed"))',
+    true,
+  ],
   ['Failed to call GetSystemInfo: status: Unavailable, message: "node down"', true],
   ['invalid peer certificate: UnknownIssuer', false],
   ['Failed to call GetSystemInfo: status: PermissionDenied, message: "Request unauthorized."', false],
