@@ -66,6 +66,22 @@ async function refusalOf(promise: Promise<unknown>): Promise<{ type: string | un
 const refusalType = async (promise: Promise<unknown>) => (await refusalOf(promise)).type;
 const failureMessage = async (promise: Promise<unknown>) => (await refusalOf(promise)).message;
 
+/**
+ * A booking confirmed here whose order the supplier then cancels on its own, no order run of ours having asked: a
+ * mismatch, for a person (the ERROR line a check writes is expected).
+ */
+async function cancelledBySupplierAfterBooking(): Promise<string> {
+  expectWorkerWarnings(/^ERROR Order changed-by-supplier/);
+  const ref = randomUUID();
+  listedAtSupplier(ref);
+  expect(await rig.book(bookingRequest({ customerReferenceNo: ref }))).toMatchObject({ kind: 'confirmed' });
+  const cancelled = specOrder(ref, { status: 3, cancelTime: '2030-06-02T09:00:00Z', cancelReason: null });
+  rig.spec.script({
+    queryOrders: (body) => (askedReferences(body).includes(ref) ? ordersAnswer(cancelled) : ordersAnswer()),
+  });
+  return ref;
+}
+
 /** An order run started as a caller would start one, with `input` as its start's argument. */
 async function startOrder(workflowId: string, input: unknown) {
   return env.client.workflow.start<typeof orderWorkflow>(ORDER_WORKFLOW_TYPE, {
@@ -172,15 +188,7 @@ test.each([
 });
 
 test("the receiver's door cannot say what only an operator may: a check claiming to settle an unresolved booking is judged as any check", async () => {
-  expectWorkerWarnings(/^ERROR Order changed-by-supplier/);
-  const ref = randomUUID();
-  listedAtSupplier(ref);
-  expect(await rig.book(bookingRequest({ customerReferenceNo: ref }))).toMatchObject({ kind: 'confirmed' });
-  // The supplier then cancels the confirmed booking on its own: a mismatch, for a person.
-  const cancelled = specOrder(ref, { status: 3, cancelTime: '2030-06-02T09:00:00Z', cancelReason: null });
-  rig.spec.script({
-    queryOrders: (body) => (askedReferences(body).includes(ref) ? ordersAnswer(cancelled) : ordersAnswer()),
-  });
+  const ref = await cancelledBySupplierAfterBooking();
   const check = (signal: string) =>
     env.client.workflow.signalWithStart<typeof orderWorkflow, [unknown]>(ORDER_WORKFLOW_TYPE, {
       taskQueue: rig.taskQueue,
@@ -195,15 +203,7 @@ test("the receiver's door cannot say what only an operator may: a check claiming
 });
 
 test("a check cannot say what the order's last run did: a claimed 'order-cancelled' does not hide the supplier's own cancellation", async () => {
-  expectWorkerWarnings(/^ERROR Order changed-by-supplier/);
-  const ref = randomUUID();
-  listedAtSupplier(ref);
-  expect(await rig.book(bookingRequest({ customerReferenceNo: ref }))).toMatchObject({ kind: 'confirmed' });
-  // The supplier cancels the confirmed booking on its own; no order run of ours ever asked it to.
-  const cancelled = specOrder(ref, { status: 3, cancelTime: '2030-06-02T09:00:00Z', cancelReason: null });
-  rig.spec.script({
-    queryOrders: (body) => (askedReferences(body).includes(ref) ? ordersAnswer(cancelled) : ordersAnswer()),
-  });
+  const ref = await cancelledBySupplierAfterBooking();
   // What an older receiver sent (the describe of the last order run): on the old code it was believed, and the
   // check ended `checked`, as if our own cancellation had made the order Cancelled.
   const handle = await env.client.workflow.signalWithStart<typeof orderWorkflow, [unknown]>(ORDER_WORKFLOW_TYPE, {
