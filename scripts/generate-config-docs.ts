@@ -320,7 +320,8 @@ order statuses (0 Unknown, 1 Confirming, 2 Confirmed, 3 Cancelled,
 4 Failed, 5 CancelFailed; 2–5 terminal), CheckAvail statuses (1 available, 2 unavailable), Ticket ttl and
 renewal margin, rate limits (100/s overall, 10/s CheckAvail and Book, 50/s QueryOrders), client timeouts
 (Book 90 s, others 15 s), Book's and Cancel's "surely not made/done" statuses and codes, and the callbacks'
-verification scheme, and whether a request's test flags go out as the \`Test\` header (\`testHeader\`: \`send\` by
+verification scheme, the longest a supplier's Retry-After is waited (\`retryAfterCeilingSeconds\`, 600: a 429 asking
+for a day waits 10 minutes, and never past the Book's or Cancel's own retry window), and whether a request's test flags go out as the \`Test\` header (\`testHeader\`: \`send\` by
 default, as the supplier's test environment takes them; an account that books for real sets \`refuse\`, and a booking
 or order input carrying \`context.test\` is then refused at its first step, nothing sent). Override any part with
 \`SUPPLIER_PROFILE\`.`;

@@ -219,7 +219,9 @@ export function createHttpSupplierClient(options: HttpSupplierClientOptions): Su
 
     if (status !== 200) {
       const type = typeForStatus(status);
-      const retryAfterMs = status === 429 ? parseRetryAfter(headers['retry-after'], now()) : undefined;
+      const hinted = status === 429 ? parseRetryAfter(headers['retry-after'], now()) : undefined;
+      // Honoured up to the profile's ceiling: a day's hint must not become a day's wait.
+      const retryAfterMs = hinted === undefined ? undefined : Math.min(hinted, profile.retryAfterCeilingSeconds * 1000);
       throw new SupplierError(type, `${operation}: HTTP ${status}${envelope ? ` (code ${envelope.code})` : ''}`, {
         ...details,
         ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),

@@ -142,6 +142,12 @@ export const SupplierProfile = z.strictObject({
    * is then refused at its first step, nothing sent, since a caller's flags must never steer a live supplier.
    */
   testHeader: z.enum(['send', 'refuse']).default('send'),
+  /**
+   * The longest a supplier's Retry-After is waited: a 429 asking for a day (or a far-future date) would hold a Book
+   * or a Cancel that long, deaf and past every window. Longer hints are cut to this (default 600 s, the recovery
+   * schedule's longest wait); the booking's and the cancellation's own windows cut them further.
+   */
+  retryAfterCeilingSeconds: z.number().int().positive().max(3600).default(600),
   /** Requests per second per application key. */
   rateLimits: z
     .strictObject({

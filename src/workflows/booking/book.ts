@@ -38,7 +38,12 @@ export async function sendBook(run: BookingRun, { retryRefused = true } = {}): P
           message: `Book refused for ${BOOK_RETRY_WINDOW_MS / 60_000} minutes`,
         };
       }
-      await sleep(outcome.retryAfterMs ?? wait, { summary: `Book refused (${outcome.errorType}); retrying` });
+      // The supplier's hint (already cut to the profile's ceiling), never past the window refusals are retried in:
+      // the last send then comes at the window's end.
+      const left = BOOK_RETRY_WINDOW_MS - (Date.now() - started);
+      await sleep(Math.max(Math.min(outcome.retryAfterMs ?? wait, left), 1), {
+        summary: `Book refused (${outcome.errorType}); retrying`,
+      });
       continue;
     }
     run.state.bookAttempts.push(attemptRecord(at, outcome));

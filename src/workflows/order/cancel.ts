@@ -246,7 +246,9 @@ async function send(
     if (Date.now() - firstRefusalMs >= REFUSALS_FOR_MS) {
       return { kind: 'refused', errorType: answer.errorType, message: `${answer.message} (refused for 10 minutes)` };
     }
-    await condition(() => run.interrupted, answer.retryAfterMs ?? pauseMs);
+    // The supplier's hint (already cut to the profile's ceiling), never past the window refusals are retried in.
+    const left = REFUSALS_FOR_MS - (Date.now() - firstRefusalMs);
+    await condition(() => run.interrupted, Math.max(Math.min(answer.retryAfterMs ?? pauseMs, left), 1));
     pauseMs = Math.min(pauseMs * 2, 30_000);
   }
 }
