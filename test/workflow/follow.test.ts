@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { hintSignal, stopSignal, type followFixture, type FollowFixtureInput } from './fixtures/follow-workflow';
+import { expectWorkerWarnings } from '../harness/quiet-worker-logs';
 import { connectTimeSkipping } from '../harness/temporal';
 
 let env: TestWorkflowEnvironment;
@@ -17,6 +18,8 @@ let running: Promise<void>;
 const taskQueue = `follow-${randomUUID().slice(0, 8)}`;
 
 beforeAll(async () => {
+  // The fixture is a workflow alone: its worker has no activities to poll for, and says so.
+  expectWorkerWarnings(/^WARN No activities registered, not polling for activity tasks/);
   env = await connectTimeSkipping();
   worker = await Worker.create({
     connection: env.nativeConnection,
