@@ -157,7 +157,8 @@ const MEANINGS: Readonly<Record<string, string>> = {
     'and compose set it',
   WORKER_BUILD_ID:
     "this worker's build: default `<package version>+<commit>` (`BUILD_COMMIT`, else git's HEAD, `.dirty` with changes " +
-    'under src/); needs `WORKER_DEPLOYMENT_NAME`. It must change whenever the workflow code does',
+    'under src/, new files included; with neither, `+code-<hash>` of the code itself); needs `WORKER_DEPLOYMENT_NAME`. ' +
+    'It must change whenever the workflow code does',
   WORKER_METRICS_PORT:
     "Prometheus endpoint `/metrics`: the SDK's metrics and the booking's, one endpoint per worker process; off when unset " +
     '(`npm start`: 9464)',

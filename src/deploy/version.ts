@@ -8,7 +8,8 @@
  * uncommitted changes gets `.dirty`, so two different trees never share an id by accident.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
 export interface WorkerBuild {
@@ -58,15 +59,35 @@ export function buildCommit(env: NodeJS.ProcessEnv = process.env, from: string =
         .toString()
         .trim();
     const head = git(['rev-parse', '--short=7', 'HEAD']);
-    const dirty = git(['status', '--porcelain', '--untracked-files=no', '--', 'src']) !== '';
+    // `:(top)src`: the repository's src/, wherever this file runs from (a bare `src` would be src/deploy/src here,
+    // which never exists, and no build was ever marked dirty). Untracked files count: a new module is a change.
+    const dirty = git(['status', '--porcelain', '--', ':(top)src']) !== '';
     return dirty ? `${head}.dirty` : head;
   } catch {
     return undefined;
   }
 }
 
-/** The default build id: `<package version>+<commit>`, or the version alone when no commit is known. */
-export function defaultBuildId(env: NodeJS.ProcessEnv = process.env): string {
-  const commit = buildCommit(env);
-  return commit ? `${packageVersion()}+${commit}` : packageVersion();
+/**
+ * The default build id: `<package version>+<commit>`; when no commit is known (an image built without BUILD_COMMIT,
+ * no .git in it), `<package version>+code-<hash>` of the code itself, so two images of different code never share
+ * an id (the version alone, 1.0.0, once named every such image).
+ */
+export function defaultBuildId(env: NodeJS.ProcessEnv = process.env, from: string = __dirname): string {
+  const commit = buildCommit(env, from);
+  return `${packageVersion(from)}+${commit ?? `code-${codeHash(path.dirname(from))}`}`;
+}
+
+/** A hash of every source or compiled file below `root` (names and contents, in name order), 12 hex digits. */
+export function codeHash(root: string): string {
+  const hash = createHash('sha256');
+  const walk = (dir: string): void => {
+    for (const entry of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) walk(full);
+      else if (/\.(ts|js|json)$/.test(entry.name)) hash.update(path.relative(root, full)).update(readFileSync(full));
+    }
+  };
+  walk(root);
+  return hash.digest('hex').slice(0, 12);
 }

@@ -5,6 +5,10 @@
  */
 import { loadConfig } from '../../src/config';
 import { buildCommit, defaultBuildId, packageVersion, parseDeploymentVersion } from '../../src/deploy/version';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import * as workflows from '../../src/workflows';
 import { workerDeploymentOptions } from '../../src/worker';
 import { pinnedBuildOf } from '../../src/deploy/gate';
@@ -78,4 +82,48 @@ test.each([
   [undefined, undefined],
 ])('the server-written version %p reads as %p', (version, expected) => {
   expect(parseDeploymentVersion(version)).toEqual(expected);
+});
+
+/** A tree laid out as the code is (`<root>/deploy/version.js` beside its other modules), with `files` in it. */
+function codeTree(files: Record<string, string>): { root: string; from: string } {
+  const root = mkdtempSync(path.join(os.tmpdir(), 'build-id-'));
+  for (const [name, text] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(root, name)), { recursive: true });
+    writeFileSync(path.join(root, name), text);
+  }
+  mkdirSync(path.join(root, 'deploy'), { recursive: true });
+  return { root, from: path.join(root, 'deploy') };
+}
+
+test('an image with no commit known is named by its code: two images of different code never share a build id', () => {
+  const a = codeTree({ 'workflows/booking.js': 'exports.v = 1;' });
+  const b = codeTree({ 'workflows/booking.js': 'exports.v = 2;' });
+  const again = codeTree({ 'workflows/booking.js': 'exports.v = 1;' });
+  try {
+    const [idA, idB, idAgain] = [a, b, again].map((t) => defaultBuildId({}, t.from));
+    expect(idA).toMatch(/^\d+\.\d+\.\d+\+code-[0-9a-f]{12}$/);
+    expect(idB).not.toBe(idA);
+    expect(idAgain).toBe(idA);
+  } finally {
+    for (const t of [a, b, again]) rmSync(t.root, { recursive: true, force: true });
+  }
+});
+
+test('a change under src/, an untracked file included, marks the build dirty, from wherever the module runs', () => {
+  const repo = mkdtempSync(path.join(os.tmpdir(), 'build-dirty-'));
+  const git = (...args: string[]) =>
+    execFileSync('git', ['-c', 'user.email=t@example.com', '-c', 'user.name=t', ...args], { cwd: repo });
+  try {
+    mkdirSync(path.join(repo, 'src/deploy'), { recursive: true });
+    writeFileSync(path.join(repo, 'src/deploy/version.ts'), '// the module');
+    git('init', '-q');
+    git('add', '.');
+    git('commit', '-qm', 'first');
+    const from = path.join(repo, 'src/deploy');
+    expect(buildCommit({}, from)).toMatch(/^[0-9a-f]{7}$/);
+    writeFileSync(path.join(repo, 'src/new-module.ts'), '// not added yet');
+    expect(buildCommit({}, from)).toMatch(/^[0-9a-f]{7}\.dirty$/);
+  } finally {
+    rmSync(repo, { recursive: true, force: true });
+  }
 });
