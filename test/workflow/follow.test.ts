@@ -41,19 +41,21 @@ const start = (input: FollowFixtureInput) =>
     args: [input],
   });
 
+/** 0, 30, 30+60, 90+120, then the next (210+600) capped at a 600 s deadline. */
+const TO_THE_DEADLINE = [
+  [0, 'schedule'],
+  [30, 'schedule'],
+  [90, 'schedule'],
+  [210, 'schedule'],
+  [600, 'schedule'],
+];
+
 const readsOf = (reads: { atSeconds: number; trigger: string }[]) => reads.map((r) => [r.atSeconds, r.trigger]);
 
 test("reads at once, then at the schedule's offsets, the last one at the deadline", async () => {
   const result = await (await start({ deadlineSeconds: 600, endAfterReads: 100 })).result();
   expect(result.ended).toBe('deadline');
-  // 0, 30, 30+60, 90+120, then the next (210+600) is capped at the deadline.
-  expect(readsOf(result.reads)).toEqual([
-    [0, 'schedule'],
-    [30, 'schedule'],
-    [90, 'schedule'],
-    [210, 'schedule'],
-    [600, 'schedule'],
-  ]);
+  expect(readsOf(result.reads)).toEqual(TO_THE_DEADLINE);
   expect(result.reads.map((r) => r.atDeadline)).toEqual([false, false, false, false, true]);
 });
 
@@ -91,11 +93,5 @@ test('a long history hands the place over to a new run, and the schedule goes on
   const result = await (await start({ deadlineSeconds: 600, endAfterReads: 100, handOverAfterEvents: 12 })).result();
   expect(result.runs).toBeGreaterThan(1);
   expect(result.ended).toBe('deadline');
-  expect(readsOf(result.reads)).toEqual([
-    [0, 'schedule'],
-    [30, 'schedule'],
-    [90, 'schedule'],
-    [210, 'schedule'],
-    [600, 'schedule'],
-  ]);
+  expect(readsOf(result.reads)).toEqual(TO_THE_DEADLINE);
 });
