@@ -78,9 +78,13 @@ describe('the tarball', () => {
       'package/lib/codec/config.js',
       'package/lib/codec/encryption.js',
       'package/lib/codec/failure-converter.js',
+      'package/lib/contract/booking.js',
       'package/lib/contract/definitions.js',
       'package/lib/contract/index.js',
+      'package/lib/contract/order.js',
+      'package/lib/contract/request.js',
       'package/lib/contract/schemas.js',
+      'package/lib/contract/sweep.js',
       'package/lib/values/index.js',
       'package/lib/values/issues.js',
     ]);
