@@ -29,15 +29,16 @@ export const SDK_PRELOAD_MODULES: readonly string[] = [
 ];
 
 /**
- * Our own workflow-side modules that are constants and pure functions, read one by one for module state:
+ * The contract and the rules: our own workflow-side modules that are constants and pure functions, read one by
+ * one for module state:
  *  - contract/definitions: names, ids, search-attribute keys, defineQuery/Signal/Update objects, recovery
  *    defaults and bounds, pure schedule arithmetic (imports the SDK above only);
  *  - observability/definitions: metric names, labels and help texts, pure helpers (no imports);
  *  - values/timestamp: parseTimestamp, parseDeadline (its regular expression has no g/y flag, so exec keeps no
  *    lastIndex);
- *  - workflows/schedule (re-exports pollOffsetSeconds), workflows/price (judgePrice),
- *    workflows/cancel-fee (cancelFeeAt, sameFee, feeWithin: copies before it sorts);
- *  - sweep/classify: the sweep's rule (classifyOrder, slices).
+ *  - rules/schedule (re-exports pollOffsetSeconds), rules/price (judgePrice), rules/cancel-fee (cancelFeeAt,
+ *    sameFee, feeWithin: copies before it sorts), rules/sweep-classify: the sweep's rule (classifyOrder, slices).
+ * The other rules (book, cancel, sweep-listing) run in activities only: no workflow loads them.
  * Workflow code never writes to what these export (it copies RECOVERY_DEFAULTS' arrays before use); were
  * it to, the write would throw (frozen) and the workflow task would fail, never leak.
  */
@@ -45,10 +46,10 @@ export const OWN_PRELOAD_MODULES: readonly string[] = [
   require.resolve('./contract/definitions'),
   require.resolve('./observability/definitions'),
   require.resolve('./values/timestamp'),
-  require.resolve('./workflows/schedule'),
-  require.resolve('./workflows/price'),
-  require.resolve('./workflows/cancel-fee'),
-  require.resolve('./sweep/classify'),
+  require.resolve('./rules/schedule'),
+  require.resolve('./rules/price'),
+  require.resolve('./rules/cancel-fee'),
+  require.resolve('./rules/sweep-classify'),
 ];
 
 export const WORKFLOW_PRELOAD_MODULES: readonly string[] = [...SDK_PRELOAD_MODULES, ...OWN_PRELOAD_MODULES];

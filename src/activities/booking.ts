@@ -6,17 +6,35 @@
  * not found) are returned as values; only failures are thrown, as ApplicationFailures whose `type` is
  * the stable SupplierErrorType, so the workflow and retry policies decide by type, never by text.
  */
-import { ApplicationFailure } from '@temporalio/common';
-import { Context } from '@temporalio/activity';
-import { validateBookingRequest, type OrderSummary, type RequestValidation, type RoomCancelPolicy } from '../contract';
+import { validateBookingRequest, type RequestValidation } from '../contract';
 import type { QueryOrdersCoalescer } from '../supplier/coalescer';
-import type { CallContext, SupplierClient } from '../supplier/interface';
-import { isSupplierError, type SupplierError } from '../supplier/errors';
-import { countOrderConflict, type BookingMeters } from '../observability/metrics';
-import { decidingOrder, ordersOf, type OrderConflict } from '../supplier/orders';
-import { classifyBookFailure } from './book-rule';
+import type { SupplierClient } from '../supplier/interface';
+import { isSupplierError } from '../supplier/errors';
+import type { BookingMeters } from '../observability/metrics';
+import { decidingOrder, ordersOf } from '../supplier/orders';
+import { classifyBookFailure } from '../rules/book';
 import type { SupplierProfile } from '../supplier/profile';
-import type { Guest, Holder, HotelOrder, Money, RoomRatePkg } from '../supplier/schemas';
+import {
+  activitySignal,
+  BOOK_HEARTBEAT_EVERY_MS,
+  heartbeat,
+  priceOf,
+  reportOrderConflict,
+  toFailure,
+  viewOf,
+  withSignal,
+} from './shared';
+import type {
+  BookingActivities,
+  BookInput,
+  BookOutcome,
+  CheckAvailInput,
+  CheckAvailOutcome,
+  CheckRequestAndAvailInput,
+  CheckRequestAndAvailOutcome,
+  QueryOrderInput,
+  QueryOrderOutcome,
+} from './types';
 
 export interface ActivityDeps {
   supplier: SupplierClient;
@@ -31,66 +49,6 @@ export interface ActivityDeps {
   meters?: Pick<BookingMeters, 'counter'>;
 }
 
-/** The request headers an activity sends, minus the abort signal it adds itself. */
-export interface SupplierCallContext {
-  sessionId: string;
-  traceId: string;
-  currency?: string;
-  language?: string;
-  ip?: string;
-  test?: string;
-}
-
-export interface CheckAvailInput {
-  ratePkgId: string;
-  context: SupplierCallContext;
-}
-export type CheckAvailOutcome =
-  | { kind: 'available'; price?: Money }
-  | { kind: 'unavailable'; status: number }
-  /** Price or inventory changed; `price` is absent when the supplier sent no package with it. */
-  | { kind: 'ari-changed'; price?: Money };
-
-/** A new booking's first step: its raw input, and the two headers the workflow derives for every supplier call. */
-export interface CheckRequestAndAvailInput {
-  request: unknown;
-  sessionId: string;
-  traceId: string;
-}
-/** The input check, and when the request is valid, the first CheckAvail's answer. */
-export type CheckRequestAndAvailOutcome =
-  | { validation: Extract<RequestValidation, { valid: false }> }
-  | { validation: Extract<RequestValidation, { valid: true }>; availability: CheckAvailOutcome };
-
-export interface BookInput {
-  customerReferenceNo: string;
-  ratePkgId: string;
-  holder: Holder;
-  guests: Guest[];
-  context: SupplierCallContext;
-}
-/** How Book ended; the rule is ./book-rule.ts. */
-export type BookOutcome =
-  | { kind: 'order'; order: OrderView }
-  /** Refused before any work (429, connection never opened): nothing exists; send again after the hint. */
-  | { kind: 'refused'; errorType: string; message: string; retryAfterMs?: number }
-  /** Surely not made (only what the profile's `book.surelyNotMade*` lists): no order can exist for this call. */
-  | { kind: 'rejected'; errorType: string; message: string }
-  /** The supplier may have acted: the order must be looked up. */
-  | { kind: 'ambiguous'; errorType: string; message: string };
-
-export interface QueryOrderInput {
-  customerReferenceNo: string;
-  traceId: string;
-}
-export type QueryOrderOutcome = { kind: 'found'; order: OrderView } | { kind: 'not-found' };
-
-/** An order as the workflow sees it: the summary plus a profile-independent reading of its status. */
-export interface OrderView extends OrderSummary {
-  /** `cancelled` and `cancel-failed` are endings too: a booking reads them as failed, an order workflow apart. */
-  state: 'pending' | 'confirmed' | 'failed' | 'cancelled' | 'cancel-failed';
-}
-
 export function createActivities({
   supplier,
   profile,
@@ -98,7 +56,7 @@ export function createActivities({
   callbackUrl,
   recoveryTesting,
   meters,
-}: ActivityDeps) {
+}: ActivityDeps): BookingActivities {
   /**
    * The workflow's input check, run as a local activity: here the contract's zod schemas are built
    * once per worker, where in the workflow sandbox every cached workflow would build its own copy
@@ -177,127 +135,4 @@ export function createActivities({
       }
     },
   };
-}
-
-export type BookingActivities = ReturnType<typeof createActivities>;
-
-/**
- * Several orders listed under one reference: one ERROR line for a person (references and statuses, never
- * personal data) and booking_order_conflicts_total. Outside an activity (plain unit tests) there is nowhere
- * to report to.
- */
-export function reportOrderConflict(conflict: OrderConflict, meters?: Pick<BookingMeters, 'counter'>): void {
-  let context: Context;
-  try {
-    context = Context.current();
-  } catch {
-    return;
-  }
-  context.log.error(
-    `Supplier lists ${conflict.statuses.length} orders under one customer reference (statuses ` +
-      `${conflict.statuses.join(', ')}); reading the one in status ${conflict.chosenStatus}. One reference ` +
-      `should be one order: ask the supplier which stands.`,
-    { ...conflict },
-  );
-  if (meters) meters.counter('orderConflicts').add(1);
-  else countOrderConflict(context.metricMeter);
-}
-
-/** The price a user sees for a package: the total gross rate, else the total net rate. */
-export function priceOf(pkg: RoomRatePkg | undefined): Money | undefined {
-  return pkg?.totalRate?.grossRate ?? pkg?.totalRate?.netRate;
-}
-
-/** Keeps references, status and price; drops the holder and guests (personal data). */
-export function viewOf(order: HotelOrder, profile: SupplierProfile): OrderView {
-  const s = profile.orderStatus;
-  const state: OrderView['state'] =
-    order.status === s.confirmed
-      ? 'confirmed'
-      : order.status === s.cancelled
-        ? 'cancelled'
-        : order.status === s.cancelFailed
-          ? 'cancel-failed'
-          : order.status === s.failed
-            ? 'failed'
-            : 'pending';
-  return stripUndefined({
-    customerReferenceNo: order.customerReferenceNo,
-    status: order.status,
-    state,
-    statusRemark: order.statusRemark,
-    platformReferenceNo: order.platformReferenceNo,
-    supplierReferenceNo: order.supplierReferenceNo,
-    hotelConfirmNo: order.hotelConfirmNo,
-    hotelId: order.hotel?.hotelId,
-    checkIn: order.checkIn,
-    checkOut: order.checkOut,
-    price: order.grossRate ?? order.netRate,
-    cancelPolicy: cancelPolicyOf(order),
-  });
-}
-
-/** Each room's cancel policy; undefined when no room states one (the fee is then unknown). */
-function cancelPolicyOf(order: HotelOrder): RoomCancelPolicy[] | undefined {
-  const rooms = (order.rooms ?? []).map((room) => ({
-    ...(room.refundableUntil ? { refundableUntil: room.refundableUntil } : {}),
-    fees: (room.cancelFees ?? []).flatMap((f) => (f.until && f.fee ? [{ until: f.until, fee: f.fee }] : [])),
-  }));
-  return rooms.some((r) => r.refundableUntil || r.fees.length > 0) ? rooms : undefined;
-}
-
-function stripUndefined<T extends object>(value: T): T {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
-}
-
-/** The headers of a supplier call, with the activity's cancellation signal. */
-export function withSignal(context: SupplierCallContext): CallContext {
-  return { ...context, signal: activitySignal() };
-}
-
-/** How often Book heartbeats; the workflow's Book heartbeat timeout must be several times this. */
-export const BOOK_HEARTBEAT_EVERY_MS = 2_000;
-
-function heartbeat(): void {
-  try {
-    Context.current().heartbeat();
-  } catch {
-    // Outside an activity (plain unit tests): nothing to report to.
-  }
-}
-
-/** The activity's cancellation signal, when running inside an activity (not in plain unit tests). */
-function activitySignal(): AbortSignal | undefined {
-  try {
-    return Context.current().cancellationSignal;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * A SupplierError as an ApplicationFailure with its stable type. The listed types are not retryable
- * (retrying cannot change the answer); a rate-limit hint becomes the next retry delay.
- */
-export function toFailure(err: unknown, nonRetryable: readonly string[]): ApplicationFailure {
-  if (!isSupplierError(err)) {
-    return err instanceof ApplicationFailure
-      ? err
-      : ApplicationFailure.create({ type: 'UnexpectedError', message: String((err as Error)?.message ?? err) });
-  }
-  const e: SupplierError = err;
-  return ApplicationFailure.create({
-    type: e.type,
-    message: e.message,
-    nonRetryable: nonRetryable.includes(e.type),
-    nextRetryDelay: e.details.retryAfterMs,
-    details: [
-      {
-        operation: e.details.operation,
-        httpStatus: e.details.httpStatus,
-        code: e.details.code,
-      },
-    ],
-    cause: e,
-  });
 }

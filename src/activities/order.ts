@@ -16,7 +16,6 @@ import {
   CustomerReferenceNoKey,
   orderWorkflowId,
   ORDER_WORKFLOW_TYPE,
-  type AutoCancel,
   type BookingOutcome,
   type BookingWorkflow,
   type OrderOutcome,
@@ -25,8 +24,9 @@ import {
 import { OrderWorkflowInput as OrderInputSchema, RecoveryOptions, TEST_HEADER_REFUSED } from '../contract/schemas';
 import type { SupplierClient } from '../supplier/interface';
 import type { SupplierProfile } from '../supplier/profile';
-import { withSignal, type SupplierCallContext } from './booking';
-import { classifyCancelFailure, type CancelSendOutcome } from './cancel-rule';
+import { withSignal } from './shared';
+import { classifyCancelFailure, type CancelSendOutcome } from '../rules/cancel';
+import type { CancelOrderInput, EarlierSends, OrderActivities, OrderStart, OrderStartCheck } from './types';
 
 export interface OrderActivityDeps {
   client: Pick<Client, 'workflow'>;
@@ -36,39 +36,20 @@ export interface OrderActivityDeps {
   recoveryTesting?: boolean;
 }
 
-/**
- * What an order run may do, judged at its first step before anything is read from the supplier: its input within
- * the worker's bounds, and whether a booking of this namespace made the order (`ours`), by `booking:<ref>`'s own
- * record. On a supplier account shared by several partners, a reference is not proof of ownership: another
- * partner's order under it must get no quote, no Cancel and no read.
- */
-export type OrderStartCheck =
-  | { kind: 'invalid'; issues: string[] }
-  | { kind: 'ours'; booking: 'running' | 'ended' }
-  | { kind: 'not-ours'; reason: string };
-
 /** The booking outcomes that sent Book: the order under the reference is the booking's. */
 const BOOKED_OUTCOMES = new Set<BookingOutcome['kind']>(['confirmed', 'failed', 'unresolved']);
 /** The stages a booking cut off (terminated, timed out) was in once it had sent Book. */
 const BOOKED_STAGES = new Set(['booking', 'recovering', 'completed']);
 
-export interface CancelOrderInput {
-  customerReferenceNo: string;
-  supplierReferenceNo: string;
-  reason: string;
-  context: SupplierCallContext;
-}
-
-/** What starts an order run: its input, and the system's own cancellation when there is one. */
-export type OrderStart = OrderWorkflowInput & { autoCancel?: AutoCancel };
-
-/** Whether an earlier run of the order sent a Cancel that may have acted and never saw it settle. */
-export type EarlierSends = 'none' | 'may-have-acted' | 'unknown';
-
 /** How many earlier runs of an order are read, newest first, to find the last one that sent a Cancel. */
 const EARLIER_RUNS_READ = 20;
 
-export function createOrderActivities({ client, supplier, profile, recoveryTesting }: OrderActivityDeps) {
+export function createOrderActivities({
+  client,
+  supplier,
+  profile,
+  recoveryTesting,
+}: OrderActivityDeps): OrderActivities {
   return {
     /**
      * The order run's first step (after its own pure guard): the input against the contract's schema and the
@@ -82,7 +63,7 @@ export function createOrderActivities({ client, supplier, profile, recoveryTesti
 
     /**
      * One Cancel, never retried by Temporal (the order workflow decides what follows, by the Cancel rule in
-     * ./cancel-rule.ts): every ending is a value, so the workflow knows whether this send may have acted.
+     * src/rules/cancel.ts): every ending is a value, so the workflow knows whether this send may have acted.
      */
     async sendCancel({
       customerReferenceNo,
@@ -257,5 +238,3 @@ async function sendsOf(
   const settled = outcome.kind === 'cancelled' || outcome.kind === 'cancel-failed';
   return mayHaveActed && !settled ? 'may-have-acted' : 'none';
 }
-
-export type OrderActivities = ReturnType<typeof createOrderActivities>;

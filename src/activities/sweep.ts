@@ -11,18 +11,13 @@ import type { SupplierClient } from '../supplier/interface';
 import type { SupplierProfile } from '../supplier/profile';
 import { isPageSizeExceeded, mayBeCutShort } from '../supplier/coalescer';
 import type { TemporalServices } from '../temporal/setup';
-import {
-  classifyOrder,
-  needsOrderView,
-  type BookingView,
-  type StatusCodes,
-  type WorkflowView,
-} from '../sweep/classify';
-import { SWEEP_SLICE_CEILING, SWEEP_SLICE_TOO_LARGE, type SweepOrder } from '../sweep/listing';
+import { classifyOrder, needsOrderView, type BookingView, type WorkflowView } from '../rules/sweep-classify';
+import { SWEEP_SLICE_CEILING, SWEEP_SLICE_TOO_LARGE, type SweepOrder } from '../rules/sweep-listing';
 import { decidingOrder } from '../supplier/orders';
 import type { HotelOrder } from '../supplier/schemas';
-import { reportOrderConflict, toFailure, viewOf } from './booking';
+import { reportOrderConflict, toFailure, viewOf } from './shared';
 import type { BookingMeters } from '../observability/metrics';
+import type { ListOrdersInput, ListOrdersResult, LookUpBookingsInput, ReconciliationActivities } from './types';
 
 export interface ReconciliationDeps {
   supplier: Pick<SupplierClient, 'queryOrders'>;
@@ -34,37 +29,11 @@ export interface ReconciliationDeps {
   sliceCeiling?: number;
 }
 
-export interface ListOrdersInput {
-  start: string;
-  end: string;
-  traceId: string;
-  /**
-   * Which time the window is of (spec §4.4): `booking` (bookingTimeWindow, the default), `cancelled`
-   * (cancelledTimeWindow: cancellations, the supplier's own included) or `checkIn` (checkInTimeWindow).
-   */
-  filter?: SweepFilter;
-}
-export type SweepFilter = 'booking' | 'cancelled' | 'checkIn';
-
 const WINDOW_FIELD = {
   booking: 'bookingTimeWindow',
   cancelled: 'cancelledTimeWindow',
   checkIn: 'checkInTimeWindow',
 } as const;
-export interface ListOrdersResult {
-  orders: SweepOrder[];
-  unreadable: number;
-}
-
-export interface LookUpBookingsInput {
-  references: string[];
-  /**
-   * Each reference's listed order status, and the codes the sweep judges them by: with them, a reference's order
-   * workflow is described only where the sweep reads it (needsOrderView). Absent (a sweep started before): both.
-   */
-  listed?: { status: Record<string, number>; codes: StatusCodes };
-}
-
 const Status = temporal.api.enums.v1.WorkflowExecutionStatus;
 /** Stages of a booking still at work; a completed booking's stage is its outcome kind. */
 const RUNNING_STAGES = new Set<string>(BookingStages.filter((s) => s !== 'completed'));
@@ -80,7 +49,7 @@ export function createReconciliationActivities({
   temporal: t,
   meters,
   sliceCeiling = SWEEP_SLICE_CEILING,
-}: ReconciliationDeps) {
+}: ReconciliationDeps): ReconciliationActivities {
   /**
    * A closed booking whose stage still reads as a running one (`booking`, `recovering`, …) was seen on the
    * production engine after its nodes restarted: the final upsert is in the history, the describe's copy is not.
@@ -292,8 +261,6 @@ export function createReconciliationActivities({
     },
   };
 }
-
-export type ReconciliationActivities = ReturnType<typeof createReconciliationActivities>;
 
 /** A listing the workflow lists again in halves (non-retryable: the same window would answer the same). */
 function tooLarge(message: string, details: Record<string, number>, cause?: Error): ApplicationFailure {

@@ -208,7 +208,7 @@ export const RECOVERY_BOUNDS = {
 /**
  * Seconds after a Book at which poll `index` is due: 0, then the running sum of the delays (30, 90, 210,
  * 450, 930 with the defaults), then every `repeatEverySeconds` (1530, 2130, …). Pure arithmetic, here in the
- * zod-free contract so the workflow (src/workflows/schedule.ts) and the request's bounds share one copy.
+ * zod-free contract so the workflow (src/rules/schedule.ts) and the request's bounds share one copy.
  */
 export function pollOffsetSeconds(
   index: number,

@@ -9,7 +9,7 @@ import { OrderStages } from './definitions';
 import { RecoveryPolicy, RequestContext } from './request';
 import { OrderSummary, PollRecord } from './booking';
 
-/** The fee that applies now: null when the policy does not say (see src/workflows/cancel-fee.ts). */
+/** The fee that applies now: null when the policy does not say (see src/rules/cancel-fee.ts). */
 export const CancelFeeQuote = z.object({
   fee: Money.nullable(),
   basis: z.enum(['free', 'policy', 'unknown']),
@@ -66,7 +66,7 @@ export const CancellationRecord = z.object({
     z.object({
       at: z.string(),
       /**
-       * The Cancel rule's value (src/activities/cancel-rule.ts). `rejected`: refused in words that prove this send
+       * The Cancel rule's value (src/rules/cancel.ts). `rejected`: refused in words that prove this send
        * did nothing; `refused`: never reached the supplier (429, connection refused); `ambiguous`: may have acted.
        */
       result: z.enum(['accepted', 'refused', 'rejected', 'ambiguous', 'not-sent']),

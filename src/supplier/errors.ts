@@ -1,7 +1,7 @@
 /**
  * How a supplier call can end badly: a closed set of stable error types, with the HTTP status and
  * envelope code they came from. Whether a Book that ended so may have made an order is not decided
- * here but by the Book rule (src/activities/book-rule.ts), from these details and the supplier profile.
+ * here but by the Book rule (src/rules/book.ts), from these details and the supplier profile.
  */
 
 export const SupplierErrorTypes = [

@@ -4,7 +4,7 @@
  *
  * Classification is conservative where money is at stake: when we cannot tell whether a request
  * reached the supplier, its error says so (NetworkAfterSend, ClientTimeout), and the Book rule
- * (src/activities/book-rule.ts) treats it as an order that may exist: verified, never re-sent blindly.
+ * (src/rules/book.ts) treats it as an order that may exist: verified, never re-sent blindly.
  * Answers are read strictly only where a decision reads them (./read.ts); other fields that drift
  * from the spec's shapes are reported (./drift.ts) and never change an outcome.
  */

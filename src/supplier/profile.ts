@@ -83,7 +83,7 @@ export const SupplierProfile = z.strictObject({
    * Cancel answers that prove that send cancelled nothing: these HTTP statuses whatever the body says, and these
    * envelope codes (names of `codes`) on an HTTP 200. Even these count as refusals only while no earlier Cancel of
    * the order may have acted: after one, "cannot be cancelled" may mean "already cancelled", and QueryOrders decides
-   * (src/activities/cancel-rule.ts). Everything else, an unknown code included, may have cancelled.
+   * (src/rules/cancel.ts). Everything else, an unknown code included, may have cancelled.
    */
   cancel: z
     .strictObject({

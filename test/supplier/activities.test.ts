@@ -1,14 +1,15 @@
 /**
  * The checkAvail and book activities in the SDK's activity environment, against the sandbox over real
- * HTTP: every ending each one has, and for Book the Book rule's verdict (src/activities/book-rule.ts):
+ * HTTP: every ending each one has, and for Book the Book rule's verdict (src/rules/book.ts):
  * refused before any work, surely not made, or an order that may exist. The workflow reads only these values.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { ApplicationFailure } from '@temporalio/common';
-import { classifyBookFailure } from '../../src/activities/book-rule';
-import { createActivities, type BookInput, type BookOutcome } from '../../src/activities/booking';
+import { classifyBookFailure } from '../../src/rules/book';
+import { createActivities } from '../../src/activities/booking';
+import type { BookInput, BookOutcome } from '../../src/activities/types';
 import { SupplierError } from '../../src/supplier/errors';
 import type { SupplierClient } from '../../src/supplier/interface';
 import { SupplierProfile } from '../../src/supplier/profile';

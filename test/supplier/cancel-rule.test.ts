@@ -1,11 +1,12 @@
 /**
  * The sendCancel activity against the sandbox over real HTTP, and the Cancel rule's verdict on each ending
- * (src/activities/cancel-rule.ts): taken, refused before any work, surely not done by this send, or possibly done.
+ * (src/rules/cancel.ts): taken, refused before any work, surely not done by this send, or possibly done.
  * The order workflow reads only these values; whether a `rejected` is a refusal depends on the sends before it.
  */
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { classifyCancelFailure } from '../../src/activities/cancel-rule';
-import { createOrderActivities, type CancelOrderInput } from '../../src/activities/order';
+import { classifyCancelFailure } from '../../src/rules/cancel';
+import { createOrderActivities } from '../../src/activities/order';
+import type { CancelOrderInput } from '../../src/activities/types';
 import { SupplierError } from '../../src/supplier/errors';
 import type { SupplierClient } from '../../src/supplier/interface';
 import { SupplierProfile } from '../../src/supplier/profile';

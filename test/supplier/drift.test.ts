@@ -11,7 +11,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
-import { createActivities, type BookInput } from '../../src/activities/booking';
+import { createActivities } from '../../src/activities/booking';
+import type { BookInput } from '../../src/activities/types';
 import { createQueryOrdersCoalescer } from '../../src/supplier/coalescer';
 import { createDriftReporter, type DriftReporter } from '../../src/supplier/drift';
 import { SupplierError } from '../../src/supplier/errors';

@@ -1,6 +1,6 @@
 /**
  * Every SupplierErrorType, produced for real over HTTP and classified: type, HTTP status and envelope code,
- * and what the Book rule (src/activities/book-rule.ts) makes of it: refused, rejected (surely not made) or
+ * and what the Book rule (src/rules/book.ts) makes of it: refused, rejected (surely not made) or
  * ambiguous (the order may exist).
  */
 import { MockAgent, request } from 'undici';

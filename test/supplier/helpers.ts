@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import http, { type IncomingHttpHeaders } from 'node:http';
 import net, { type AddressInfo } from 'node:net';
-import { classifyBookFailure } from '../../src/activities/book-rule';
+import { classifyBookFailure } from '../../src/rules/book';
 import { SupplierError } from '../../src/supplier/errors';
 import { createHttpSupplierClient, type HttpSupplierClientOptions } from '../../src/supplier/http-client';
 import type { SupplierClient, TokenProvider } from '../../src/supplier/interface';

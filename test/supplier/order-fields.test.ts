@@ -11,7 +11,8 @@
 import { randomUUID } from 'node:crypto';
 import type { MetricCounter, MetricMeter, MetricTags } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { createActivities, type BookInput } from '../../src/activities/booking';
+import { createActivities } from '../../src/activities/booking';
+import type { BookInput } from '../../src/activities/types';
 import { createOrderActivities } from '../../src/activities/order';
 import { createQueryOrdersCoalescer } from '../../src/supplier/coalescer';
 import { createDriftReporter } from '../../src/supplier/drift';

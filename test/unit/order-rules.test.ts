@@ -1,6 +1,6 @@
 /** The pure rules of an order's life: the cancellation fee at a moment, and the reconciliation verdict. */
-import { cancelFeeAt, chargedWithin, feeAfterChange, sameFee } from '../../src/workflows/cancel-fee';
-import { classifyOrder, slices, type BookingView } from '../../src/sweep/classify';
+import { cancelFeeAt, chargedWithin, feeAfterChange, sameFee } from '../../src/rules/cancel-fee';
+import { classifyOrder, slices, type BookingView } from '../../src/rules/sweep-classify';
 import { defaultSupplierProfile } from '../../src/supplier/profile';
 
 const usd = (amount: number) => ({ currency: 'USD', amount });

@@ -17,7 +17,7 @@ import {
   validateBookingRequest,
   type RecoveryOptions,
 } from '../../src/client';
-import { pollOffsetSeconds } from '../../src/workflows/schedule';
+import { pollOffsetSeconds } from '../../src/rules/schedule';
 
 const REQUEST = {
   customerReferenceNo: '1b4e28ba-2fa1-4d3b-a3f5-ef19b5a7633b',

@@ -1,7 +1,7 @@
 /** The recovery schedule and the price-change decision are pure functions: checked here exhaustively. */
 import { RecoveryPolicy } from '../../src/contract';
-import { pollOffsetSeconds } from '../../src/workflows/schedule';
-import { confirmedAboveAccepted, judgePrice } from '../../src/workflows/price';
+import { pollOffsetSeconds } from '../../src/rules/schedule';
+import { confirmedAboveAccepted, judgePrice } from '../../src/rules/price';
 
 describe('recovery schedule', () => {
   const policy = RecoveryPolicy.parse({});

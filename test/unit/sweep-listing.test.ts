@@ -7,15 +7,16 @@ import { randomUUID } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
-import { createReconciliationActivities, type ListOrdersResult } from '../../src/activities/sweep';
-import { viewOf } from '../../src/activities/booking';
+import { createReconciliationActivities } from '../../src/activities/sweep';
+import type { ListOrdersResult } from '../../src/activities/types';
+import { viewOf } from '../../src/activities/shared';
 import {
   checkInHalves,
   halves,
   MIN_SLICE_MS,
   SWEEP_SLICE_CEILING,
   SWEEP_SLICE_TOO_LARGE,
-} from '../../src/sweep/listing';
+} from '../../src/rules/sweep-listing';
 import { SupplierError } from '../../src/supplier/errors';
 import { defaultSupplierProfile, SupplierProfile } from '../../src/supplier/profile';
 import type { SupplierClient } from '../../src/supplier/interface';

@@ -8,7 +8,7 @@ import { temporal } from '@temporalio/proto';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createReconciliationActivities } from '../../src/activities/sweep';
 import { bookingWorkflowId, orderWorkflowId } from '../../src/contract';
-import { classifyOrder, needsOrderView, type BookingView, type WorkflowView } from '../../src/sweep/classify';
+import { classifyOrder, needsOrderView, type BookingView, type WorkflowView } from '../../src/rules/sweep-classify';
 import { defaultSupplierProfile } from '../../src/supplier/profile';
 
 const codes = defaultSupplierProfile.orderStatus;

@@ -42,7 +42,7 @@ import {
   type OrderOutcome,
   type OrderWorkflowInput,
 } from '../../src/contract';
-import { cancelFeeAt } from '../../src/workflows/cancel-fee';
+import { cancelFeeAt } from '../../src/rules/cancel-fee';
 import { CallbackDeferredError, temporalCallbackTarget } from '../../src/callbacks/temporal-target';
 import type { bookingWorkflow, orderWorkflow } from '../../src/workflows';
 import { expectWorkerWarnings } from '../harness/quiet-worker-logs';

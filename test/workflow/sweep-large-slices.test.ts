@@ -14,7 +14,7 @@ import { connectTimeSkipping, workflowBundle } from '../harness/temporal';
 import { expectWorkerWarnings } from '../harness/quiet-worker-logs';
 import { createReconciliationActivities } from '../../src/activities/sweep';
 import { queryOrdersTaskQueue, type SweepResult } from '../../src/contract';
-import { SWEEP_SLICE_TOO_LARGE } from '../../src/sweep/listing';
+import { SWEEP_SLICE_TOO_LARGE } from '../../src/rules/sweep-listing';
 import { defaultSupplierProfile } from '../../src/supplier/profile';
 import type { SupplierClient } from '../../src/supplier/interface';
 import type { HotelOrder, QueryOrdersRequest } from '../../src/supplier/schemas';

@@ -2,7 +2,7 @@
  * Book: the order answered for a new reference, the same reference sent again (the spec's idempotency rule, on
  * which "never booked twice" rests), and the codes of a request refused and of one rejected.
  */
-import { classifyBookFailure } from '../../activities/book-rule';
+import { classifyBookFailure } from '../../rules/book';
 import type { SupplierError } from '../../supplier/errors';
 import type { SupplierProfile } from '../../supplier/profile';
 import type { BookRequest, HotelOrder } from '../../supplier/schemas';

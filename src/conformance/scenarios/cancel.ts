@@ -3,10 +3,10 @@
  * Cancelled), the fee charged against the policy the order listed, and a Cancel of the order already cancelled.
  * The wrong reference goes first, while the order is still confirmed, so "nothing cancelled" can be seen.
  */
-import { classifyCancelFailure } from '../../activities/cancel-rule';
-import { viewOf } from '../../activities/booking';
+import { classifyCancelFailure } from '../../rules/cancel';
+import { viewOf } from '../../activities/shared';
 import type { HotelOrder } from '../../supplier/schemas';
-import { cancelFeeAt } from '../../workflows/cancel-fee';
+import { cancelFeeAt } from '../../rules/cancel-fee';
 import { followOrder } from '../facts';
 import { describeError } from '../session';
 import type { Outcome, RunContext, Scenario } from '../types';

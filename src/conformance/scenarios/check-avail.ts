@@ -2,7 +2,7 @@
  * CheckAvail: the status of an available package and its price, the sold-out and price-changed answers (asked
  * for with the `Test` header's documented scenarios), and the refusal of a bad token.
  */
-import { priceOf } from '../../activities/booking';
+import { priceOf } from '../../activities/shared';
 import type { CheckAvailData } from '../../supplier/schemas';
 import { describeError } from '../session';
 import type { Outcome, RunContext, Scenario } from '../types';

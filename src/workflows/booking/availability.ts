@@ -3,10 +3,10 @@
  * and the price-change policy, asking a person through the `approvePriceChange` update when it says so.
  */
 import { ActivityFailure, ApplicationFailure, condition, isCancellation, TemporalFailure } from '@temporalio/workflow';
-import type { CheckAvailOutcome } from '../../activities/booking';
+import type { CheckAvailOutcome } from '../../activities/types';
 import type { BookingOutcome } from '../../contract';
 import type { Money } from '../../values';
-import { judgePrice } from '../price';
+import { judgePrice } from '../../rules/price';
 import { checkAvail } from './proxies';
 import type { FirstCheck } from './input';
 import { fmt, setStage, type BookingRun } from './run';

@@ -1,13 +1,13 @@
 /**
  * Step 2, not cancellable (Book may reach the supplier): Book with the caller's reference, as the Book
- * rule's value (src/activities/book-rule.ts), and what an answer decides on its own.
+ * rule's value (src/rules/book.ts), and what an answer decides on its own.
  */
 import { ActivityFailure, ApplicationFailure, log, sleep } from '@temporalio/workflow';
-import type { BookOutcome, OrderView } from '../../activities/booking';
+import type { BookOutcome, OrderView } from '../../activities/types';
 import type { BookAttempt, BookingOutcome } from '../../contract';
 import { book } from './proxies';
 import { countBookAttempt, countConfirmedAboveAccepted } from '../counters';
-import { confirmedAboveAccepted } from '../price';
+import { confirmedAboveAccepted } from '../../rules/price';
 import { setStage, unresolvedOutcome, type BookingRun } from './run';
 
 /** Book refused before any work (429, connection refused) is sent again for at most this long. */

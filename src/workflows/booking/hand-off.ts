@@ -11,7 +11,8 @@
  */
 import { CancellationScope, proxyLocalActivities } from '@temporalio/workflow';
 import type { BookingOutcome } from '../../contract';
-import type { OrderActivities, OrderStart } from '../../activities/order';
+import type { OrderActivities } from '../../activities/types';
+import type { OrderStart } from '../../activities/types';
 import type { BookingRun } from './run';
 
 /** Retried until the service takes it: a cancellation asked for must not be lost. */

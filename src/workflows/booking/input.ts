@@ -1,6 +1,6 @@
 /** The workflow's input: the booking request, checked once per run, and the state a resumed run carries. */
 import { ApplicationFailure, CancellationScope, workflowInfo } from '@temporalio/workflow';
-import type { CheckAvailOutcome } from '../../activities/booking';
+import type { CheckAvailOutcome } from '../../activities/types';
 import { bookingWorkflowId } from '../../contract/definitions';
 import type {
   BookingRequest,

@@ -13,7 +13,7 @@ import {
   log,
   setCurrentDetails,
 } from '@temporalio/workflow';
-import type { QueryOrderOutcome } from '../../activities/booking';
+import type { QueryOrderOutcome } from '../../activities/types';
 import type { BookingOutcome, PollRecord } from '../../contract';
 import { followOrder } from '../follow';
 import { decideOnOrder, sendBook } from './book';

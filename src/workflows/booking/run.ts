@@ -4,7 +4,7 @@
  */
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import { log, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import type { BookingActivities } from '../../activities/booking';
+import type { BookingActivities } from '../../activities/types';
 import { BookingStageKey, CustomerReferenceNoKey } from '../../contract/definitions';
 import type {
   BookingOutcome,

@@ -6,7 +6,7 @@
  * a person (run.ts, forTheSystem), as does a Cancel the supplier refused.
  */
 import type { AutoCancel, OrderOutcome } from '../../contract';
-import type { AcceptedFee } from '../cancel-fee';
+import type { AcceptedFee } from '../../rules/cancel-fee';
 import { followOrder } from '../follow';
 import { cancelOrder, continueWith } from './cancel';
 import type { OrderWorkflowArgs } from './index';

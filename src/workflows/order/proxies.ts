@@ -1,13 +1,13 @@
 /** The activities as orderWorkflow calls them. */
 import { proxyActivities, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
-import type { BookingActivities } from '../../activities/booking';
-import type { OrderActivities } from '../../activities/order';
+import type { BookingActivities } from '../../activities/types';
+import type { OrderActivities } from '../../activities/types';
 import { ACTIVITY_TIMEOUT_SECONDS, queryOrdersTaskQueue } from '../../contract/definitions';
 
 /**
  * Cancel, sent once per call: never retried by Temporal, because a retry after a lost answer is a second Cancel
  * whose refusal ("cannot be cancelled": the first worked) must not be read as the first's. Every ending comes
- * back as the Cancel rule's value (src/activities/cancel-rule.ts); a worker lost mid-send times out, which the
+ * back as the Cancel rule's value (src/rules/cancel.ts); a worker lost mid-send times out, which the
  * workflow reads as ambiguous. A Cancel no worker started within CANCEL_START_WITHIN (a backlog, no worker) was never
  * sent: it ends, so the workflow re-quotes before it tries again, instead of going out minutes after "free" was
  * quoted, at a fee nobody accepted.

@@ -3,7 +3,7 @@
  * share, and how the run reports itself (`BookingStage` = `order-<stage>`, the Web UI's details, the metric).
  */
 import { log, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
-import type { BookingActivities, OrderView, QueryOrderOutcome } from '../../activities/booking';
+import type { BookingActivities, OrderView, QueryOrderOutcome } from '../../activities/types';
 import { BookingStageKey, ORDER_OUTCOMES_NEEDING_A_PERSON, RECOVERY_DEFAULTS } from '../../contract/definitions';
 import type {
   AutoCancel,
@@ -19,7 +19,7 @@ import type {
   PollRecord,
   RecoveryPolicy,
 } from '../../contract';
-import { cancelFeeAt, chargedWithin, feeAfterChange } from '../cancel-fee';
+import { cancelFeeAt, chargedWithin, feeAfterChange } from '../../rules/cancel-fee';
 import { failureType } from '../failure';
 import { orderQueryActivity } from './proxies';
 import { countCancelFeeAboveAccepted, countOrderOutcome } from '../counters';

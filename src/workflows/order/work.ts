@@ -4,7 +4,7 @@
  * (a supplier callback). The system's own cancellations are in auto-cancel.ts.
  */
 import type { OrderCheck, OrderOutcome } from '../../contract';
-import { feeWithin, sameFee } from '../cancel-fee';
+import { feeWithin, sameFee } from '../../rules/cancel-fee';
 import { bookingInProgress, judgeOrder } from './proxies';
 import { cancelOrder } from './cancel';
 import type { OrderWorkflowArgs } from './index';

@@ -18,13 +18,14 @@ import {
 } from '@temporalio/workflow';
 import { refuseInput, sweepInputIssues } from '../input-guard';
 import { pinnedWhenVersioned } from '../versioning';
-import type { OrderActivities } from '../../activities/order';
-import type { ReconciliationActivities, SweepFilter } from '../../activities/sweep';
+import type { OrderActivities } from '../../activities/types';
+import type { ReconciliationActivities } from '../../activities/types';
+import type { SweepFilter } from '../../activities/types';
 import { ACTIVITY_TIMEOUT_SECONDS, BookingStageKey, queryOrdersTaskQueue } from '../../contract/definitions';
 import type { SweepFinding, SweepInput, SweepResult } from '../../contract';
 import type { Money } from '../../values';
-import { classifyOrder, slices, type StatusCodes } from '../../sweep/classify';
-import { checkInHalves, halves, SWEEP_SLICE_TOO_LARGE, type SweepOrder } from '../../sweep/listing';
+import { classifyOrder, slices, type StatusCodes } from '../../rules/sweep-classify';
+import { checkInHalves, halves, SWEEP_SLICE_TOO_LARGE, type SweepOrder } from '../../rules/sweep-listing';
 import { countSweep } from '../counters';
 import { failureType } from '../failure';
 

@@ -4,7 +4,7 @@ import { MockAgent } from 'undici';
 import { SupplierError, SupplierErrorTypes } from '../../../src/supplier/errors';
 import { createHttpSupplierClient, parseRetryAfter } from '../../../src/supplier/http-client';
 import { defaultSupplierProfile } from '../../../src/supplier/profile';
-import { classifyBookFailure } from '../../../src/activities/book-rule';
+import { classifyBookFailure } from '../../../src/rules/book';
 import { createDriftReporter } from '../../../src/supplier/drift';
 import {
   BookRequest,
@@ -426,7 +426,7 @@ function toError(n: NetworkFailure): Error {
 
 const LATE_TIMEOUT_MS = 5;
 
-/** The Book rule's verdict on an error (src/activities/book-rule.ts), with the default profile. */
+/** The Book rule's verdict on an error (src/rules/book.ts), with the default profile. */
 const rule = (e: unknown) => classifyBookFailure(e, defaultSupplierProfile).kind;
 const NOT_MADE_STATUSES = defaultSupplierProfile.book.surelyNotMadeStatuses;
 const NOT_MADE_CODES = defaultSupplierProfile.book.surelyNotMadeCodes.map((n) => defaultSupplierProfile.codes[n]);

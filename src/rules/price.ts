@@ -1,6 +1,6 @@
 /** The price-change decision, as a pure function of what the user saw, what CheckAvail says, and the policy. */
-import type { PriceChangePolicy } from '../contract';
-import type { Money } from '../values';
+import type { PriceChangePolicy } from '../contract/index';
+import type { Money } from '../values/index';
 
 export type PriceVerdict = 'accept' | 'reject' | 'ask';
 

@@ -9,7 +9,7 @@
  * the earliest instant it can mean (parseDeadline): quoting "free" minutes after a hotel's free window closed is
  * the mistake that costs a guest money.
  */
-import type { Money } from '../values';
+import type { Money } from '../values/index';
 import { parseDeadline } from '../values/timestamp';
 
 /** One room's policy, as the supplier gives it on the order's rooms. */

@@ -1,5 +1,5 @@
 /**
- * The one rule for how a Cancel send ended, as a value the order workflow reads: Book's rule (./book-rule.ts)
+ * The one rule for how a Cancel send ended, as a value the order workflow reads: Book's rule (./book.ts)
  * turned towards cancelling. Whether a send may have cancelled is decided here and nowhere else:
  *  - `accepted`: the supplier answered 200 with code 0: it took the Cancel (it settles later);
  *  - `refused`: refused before any work (429, or the connection never opened): nothing was done; send again;
@@ -12,7 +12,7 @@
  */
 import { isSupplierError, type SupplierError } from '../supplier/errors';
 import type { SupplierProfile } from '../supplier/profile';
-import type { Money } from '../values';
+import type { Money } from '../values/index';
 
 export type CancelSendOutcome =
   | { kind: 'accepted'; status: number; serviceFee?: Money }

@@ -13,9 +13,14 @@
  */
 import { isSupplierError, type SupplierError } from '../supplier/errors';
 import type { SupplierProfile } from '../supplier/profile';
-import type { BookOutcome } from './booking';
-
-export type BookFailureOutcome = Exclude<BookOutcome, { kind: 'order' }>;
+/** How a Book that returned no order ended (the activity's outcome is this or the order). */
+export type BookFailureOutcome =
+  /** Refused before any work (429, connection never opened): nothing exists; send again after the hint. */
+  | { kind: 'refused'; errorType: string; message: string; retryAfterMs?: number }
+  /** Surely not made (only what the profile's `book.surelyNotMade*` lists): no order can exist for this call. */
+  | { kind: 'rejected'; errorType: string; message: string }
+  /** The supplier may have acted: the order must be looked up. */
+  | { kind: 'ambiguous'; errorType: string; message: string };
 
 /** How a Book that did not return an order ended. */
 export function classifyBookFailure(err: unknown, profile: SupplierProfile): BookFailureOutcome {
