@@ -4,7 +4,7 @@
  * cancelled answers the same, without a second charge.
  */
 import { CancelRequest, type HotelOrder } from '../../../src/supplier/schemas';
-import { cancelFeeAt } from '../../../src/workflows/cancel-fee';
+import { cancelFeeAt } from '../../../src/rules/cancel-fee';
 import { scheduleCallback } from '../callbacks';
 import { envelope, faultAnswer, header, HttpAnswer } from '../http';
 import { parseTestHeader, type CancelFault, type TestFlags } from '../scenario';
