@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { defaultSupplierProfile } from '../../src/supplier/profile';
-import { defaultSandboxOptions, type SandboxOptions } from './server';
+import { defaultSandboxOptions, type SandboxOptions } from './options';
 
 const rate = (fallback: number) => z.coerce.number().positive().default(fallback);
 const limits = defaultSupplierProfile.rateLimits;

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { describeIssues } from '../../src/values';
 import { announce } from './callbacks';
 import { HttpAnswer, readJson } from './http';
-import type { SandboxOrderView, SandboxRuntimeConfig, SandboxStats } from './server';
+import type { SandboxOrderView, SandboxRuntimeConfig, SandboxStats } from './options';
 import type { SandboxState } from './state';
 
 const RuntimeConfig = z.object({

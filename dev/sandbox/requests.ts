@@ -10,7 +10,7 @@ import { cancel } from './routes/cancel';
 import { checkAvail } from './routes/check-avail';
 import { queryOrders } from './routes/query-orders';
 import { ticket } from './routes/ticket';
-import type { SandboxOperation } from './server';
+import type { SandboxOperation } from './options';
 import type { CallInProgress, OperationHandler, SandboxState } from './state';
 
 /** The server's request listener body: routes the request and answers it; a handler's throw is its answer. */

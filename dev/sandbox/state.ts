@@ -12,7 +12,7 @@ import type { z } from 'zod';
 import { envelope, header, HttpAnswer, parseBody, readJson, type Codes, type Handled } from './http';
 import { RateLimiter } from './rate-limit';
 import type { TestFlags } from './scenario';
-import type { QueryOrdersFault, SandboxCall, SandboxCallbackAttempt, SandboxOptions } from './server';
+import type { QueryOrdersFault, SandboxCall, SandboxCallbackAttempt, SandboxOptions } from './options';
 import { basePriceFor, OrderStore, type StoredOrder } from './store';
 
 const MAX_CALLS_KEPT = 200_000;
