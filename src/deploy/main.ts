@@ -20,6 +20,7 @@ import { describeGate, runReplayGate, type GateReport } from './gate';
 import {
   describeBuild,
   describeDeployment,
+  lastPolls,
   openRunsOn,
   setCurrentBuild,
   setRampingBuild,
@@ -143,6 +144,8 @@ export interface DeployIo {
   pollMs?: number;
   /** How long a move waits for the new build's workers to poll every queue the current build polls (default 60 s). */
   registerWaitMs?: number;
+  /** How recent a poll must be for a queue to count as served (default 90 s: an idle long poll lasts a minute). */
+  liveWithinMs?: number;
 }
 
 /** The bundle the gate replays against: the file given, or this checkout's src/workflows bundled now. */
@@ -186,14 +189,50 @@ function known(routing: DeploymentRouting, buildId: string): void {
   }
 }
 
-/** The build to roll back to: the one given, else the one current most recently before the current one. */
+/**
+ * The build to roll back to: the one given, else the one that was current just before the current one. The server
+ * stamps a build's lastDeactivationTime when it stops ramping too, so the latest of those may be an aborted ramp that
+ * never served every new run; but one change makes a build current and its predecessor not current with the very same
+ * time, so the predecessor is the build that stopped exactly when the current one became current.
+ */
 export function rollbackTarget(routing: DeploymentRouting, buildId?: string): string {
   if (buildId) return buildId;
-  const before = routing.builds
-    .filter((b) => b.buildId !== routing.current && b.lastActiveMs !== undefined)
-    .sort((a, b) => b.lastActiveMs! - a.lastActiveMs!)[0];
-  if (!before) throw new DeployError('--build-id: no build was current before this one; name the build to go back to');
+  const since = routing.builds.find((b) => b.buildId === routing.current)?.currentSince;
+  const before = since
+    ? routing.builds.find((b) => b.buildId !== routing.current && b.deactivatedAt === since)
+    : undefined;
+  if (!before) {
+    throw new DeployError(
+      `--build-id: the server records no build that was current just before ${routing.current ?? 'none'} ` +
+        '(a build that only ramped is no rollback target); name the build to go back to',
+    );
+  }
   return before.buildId;
+}
+
+/**
+ * Every task queue the build registered has been polled by one of its workers within `liveWithinMs`: the server lets
+ * routing go to any registered build, and a registration outlives its workers, so new runs sent to a stopped build
+ * would wait for ever.
+ */
+async function assertServed(client: Client, target: WorkerBuild, io: DeployIo): Promise<void> {
+  const windowMs = io.liveWithinMs ?? 90_000;
+  const polls = await lastPolls(client, target);
+  const now = Date.now();
+  const stale = polls.filter((p) => p.lastPollMs === undefined || now - p.lastPollMs > windowMs);
+  if (polls.length > 0 && stale.length === 0) return;
+  const what = stale.map(
+    (p) =>
+      `${p.name} (${p.type} tasks; ` +
+      (p.lastPollMs === undefined
+        ? 'no poll the server remembers)'
+        : `last poll ${Math.round((now - p.lastPollMs) / 1000)} s ago)`),
+  );
+  throw new DeployError(
+    `build ${target.buildId}: no live worker: ` +
+      (polls.length === 0 ? 'it registered no task queue' : `none of its workers polled ${what.join(', ')}`) +
+      ` in the last ${Math.round(windowMs / 1000)} s; new runs routed to it would wait. Start its workers, then retry`,
+  );
 }
 
 /**
@@ -265,6 +304,7 @@ export async function runDeployStep(client: Client, args: DeployArgs, io: Deploy
       const report = await gate(client, args, target, io);
       if (report.verdict === 'refuse') return { exitCode: 1, value: { gate: report, moved: false } };
       await awaitSameTaskQueues(client, routing, target, io);
+      if (args.step === 'rollout' || (args.percent ?? 0) > 0) await assertServed(client, target, io);
       if (args.step === 'ramp') {
         const percent = args.percent!;
         const ramp = percent > 0 ? { buildId: target.buildId, percentage: percent } : undefined;
@@ -283,6 +323,7 @@ export async function runDeployStep(client: Client, args: DeployArgs, io: Deploy
       const report = await gate(client, args, target, io);
       if (report.verdict === 'refuse') return { exitCode: 1, value: { gate: report, moved: false } };
       await awaitSameTaskQueues(client, routing, target, io);
+      await assertServed(client, target, io);
       if (routing.ramping) await setRampingBuild(client, args.deploymentName, undefined, by);
       await setCurrentBuild(client, target, by);
       io.say(`Rolled back: build ${target.buildId} is current; runs started on ${routing.current} finish there`);

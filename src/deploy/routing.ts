@@ -9,7 +9,7 @@ import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import type { WorkerBuild } from './version';
 
-const { VersionDrainageStatus, WorkerDeploymentVersionStatus } = temporal.api.enums.v1;
+const { TaskQueueKind, TaskQueueType, VersionDrainageStatus, WorkerDeploymentVersionStatus } = temporal.api.enums.v1;
 
 export interface BuildSummary {
   buildId: string;
@@ -21,6 +21,10 @@ export interface BuildSummary {
    */
   lastActiveMs?: number;
   createMs?: number;
+  /** Since when the build is current, exactly as the server wrote it (`<seconds>.<nanos>`): absent unless current. */
+  currentSince?: string;
+  /** When the build last stopped taking new runs, exactly as the server wrote it (`<seconds>.<nanos>`). */
+  deactivatedAt?: string;
 }
 
 export interface DeploymentRouting {
@@ -36,6 +40,12 @@ function ms(t: { seconds?: unknown; nanos?: number | null } | null | undefined):
   if (!t || t.seconds === undefined || t.seconds === null) return undefined;
   const seconds = Number(t.seconds);
   return seconds > 0 ? seconds * 1000 + Math.floor((t.nanos ?? 0) / 1e6) : undefined;
+}
+
+/** A timestamp as an exact key: two routing changes of one update carry the very same time. */
+function exact(t: { seconds?: unknown; nanos?: number | null } | null | undefined): string | undefined {
+  if (!t || t.seconds === undefined || t.seconds === null || Number(t.seconds) <= 0) return undefined;
+  return `${String(t.seconds)}.${t.nanos ?? 0}`;
 }
 
 function statusOf(
@@ -83,11 +93,15 @@ export async function describeDeployment(
     builds: (info?.versionSummaries ?? []).map((v) => {
       const lastActiveMs = ms(v.lastDeactivationTime) ?? ms(v.lastCurrentTime);
       const createMs = ms(v.createTime);
+      const currentSince = exact(v.currentSinceTime);
+      const deactivatedAt = exact(v.lastDeactivationTime);
       return {
         buildId: v.deploymentVersion?.buildId ?? '',
         status: statusOf(v.status),
         ...(lastActiveMs ? { lastActiveMs } : {}),
         ...(createMs ? { createMs } : {}),
+        ...(currentSince ? { currentSince } : {}),
+        ...(deactivatedAt ? { deactivatedAt } : {}),
       };
     }),
     ...(response.conflictToken?.length ? { conflictToken: response.conflictToken } : {}),
@@ -136,6 +150,8 @@ export interface BuildState {
   drainage?: 'draining' | 'drained';
   /** Task queues the build's workers poll. */
   taskQueues: string[];
+  /** Each task queue and kind of task (workflow, activity) the build registered: what must have live pollers. */
+  queues: Array<{ name: string; type: 'workflow' | 'activity' | 'nexus' }>;
 }
 
 /** What the server knows of one build; undefined when no worker of it ever polled. */
@@ -155,7 +171,58 @@ export async function describeBuild(client: Client, build: WorkerBuild): Promise
     ...(drainage === VersionDrainageStatus.VERSION_DRAINAGE_STATUS_DRAINING ? { drainage: 'draining' as const } : {}),
     ...(drainage === VersionDrainageStatus.VERSION_DRAINAGE_STATUS_DRAINED ? { drainage: 'drained' as const } : {}),
     taskQueues: [...new Set((response.versionTaskQueues ?? []).map((q) => q.name ?? ''))].filter(Boolean),
+    queues: (response.versionTaskQueues ?? [])
+      .filter((q) => q.name)
+      .map((q) => ({ name: q.name!, type: queueTypeName(q.type) })),
   };
+}
+
+function queueTypeName(
+  type: temporal.api.enums.v1.TaskQueueType | null | undefined,
+): 'workflow' | 'activity' | 'nexus' {
+  if (type === TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY) return 'activity';
+  if (type === TaskQueueType.TASK_QUEUE_TYPE_NEXUS) return 'nexus';
+  return 'workflow';
+}
+
+const QUEUE_TYPES = {
+  workflow: TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+  activity: TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
+  nexus: TaskQueueType.TASK_QUEUE_TYPE_NEXUS,
+} as const;
+
+export interface QueuePolls {
+  name: string;
+  type: 'workflow' | 'activity' | 'nexus';
+  /** When a worker of the build last polled this queue for this kind of task (absent: none in the server's memory). */
+  lastPollMs?: number;
+}
+
+/**
+ * When a worker of `build` last polled each of its task queues, as the server's matching service remembers it (the
+ * pollers of the last few minutes, each with its build). A poll is recorded when it starts and when it ends, and an
+ * idle worker's long poll lasts up to a minute: a live worker's last poll is at most about a minute old.
+ */
+export async function lastPolls(client: Client, build: WorkerBuild): Promise<QueuePolls[]> {
+  const state = await describeBuild(client, build);
+  return Promise.all(
+    (state?.queues ?? []).map(async (q) => {
+      const response = await client.workflowService.describeTaskQueue({
+        namespace: client.options.namespace,
+        taskQueue: { name: q.name, kind: TaskQueueKind.TASK_QUEUE_KIND_NORMAL },
+        taskQueueType: QUEUE_TYPES[q.type],
+      });
+      const times = (response.pollers ?? [])
+        .filter(
+          (p) =>
+            p.deploymentOptions?.deploymentName === build.deploymentName &&
+            p.deploymentOptions?.buildId === build.buildId,
+        )
+        .map((p) => ms(p.lastAccessTime) ?? 0);
+      const lastPollMs = times.length > 0 ? Math.max(...times) : undefined;
+      return { ...q, ...(lastPollMs ? { lastPollMs } : {}) };
+    }),
+  );
 }
 
 /** The visibility query for runs on a build: the server's own search attributes, on every cluster. */

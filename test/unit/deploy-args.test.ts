@@ -2,7 +2,7 @@
  * The deploy command's command line (src/deploy/main.ts): `--help` is a request, not an unknown option, and a
  * mistaken flag is named with where the list of flags is.
  */
-import { asksForHelp, DEPLOY_USAGE, DeployError, parseDeployArgs } from '../../src/deploy/main';
+import { asksForHelp, DEPLOY_USAGE, DeployError, parseDeployArgs, rollbackTarget } from '../../src/deploy/main';
 
 const env = { WORKER_DEPLOYMENT_NAME: 'hotel-booking', WORKER_BUILD_ID: '1.0.0+abc1234' };
 
@@ -32,4 +32,20 @@ test('a well-formed line still parses', () => {
     buildId: '1.0.0+abc1234',
     percent: 25,
   });
+});
+
+test('rollback goes to the build that stopped being current when the current one became current, not to an aborted ramp', () => {
+  const routing = {
+    deploymentName: 'hotel-booking',
+    current: 'b',
+    builds: [
+      { buildId: 'a', status: 'draining' as const, lastActiveMs: 1_000, deactivatedAt: '1.5' },
+      { buildId: 'b', status: 'current' as const, currentSince: '1.5' },
+      // Ramped after B became current, and the ramp was aborted: the latest lastDeactivationTime of all.
+      { buildId: 'c', status: 'draining' as const, lastActiveMs: 9_000, deactivatedAt: '9.0' },
+    ],
+  };
+  expect(rollbackTarget(routing)).toBe('a');
+  expect(rollbackTarget(routing, 'c')).toBe('c');
+  expect(() => rollbackTarget({ ...routing, builds: routing.builds.slice(1) })).toThrow(/a build that only ramped/);
 });

@@ -1,0 +1,95 @@
+/**
+ * Where the deploy command lets new runs go, on a real dev server (src/deploy): builds A, B and C of one deployment
+ * on one queue, all running this checkout's code (the gate is not what is tested here).
+ *  - Rollback goes to the build current just before, never to a build whose ramp was aborted later (the server stamps
+ *    lastDeactivationTime on both).
+ *  - A move to a build whose workers stopped is refused, naming the queue nobody polls, and routing stays as it was.
+ */
+import { randomUUID } from 'node:crypto';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { parseDeployArgs, rollbackTarget, runDeployStep } from '../../src/deploy/main';
+import { describeDeployment, lastPolls, setCurrentBuild } from '../../src/deploy/routing';
+import type { WorkerBuild } from '../../src/deploy/version';
+import { createBookingWorker, type BookingWorker } from '../../src/worker';
+import { createBookingRig, eventually, testProfile, type BookingRig } from '../harness/booking';
+import { connectDevServer, workflowBundle } from '../harness/temporal';
+
+let env: TestWorkflowEnvironment;
+let rig: BookingRig;
+const workers: Array<{ worker: BookingWorker; running: Promise<void> }> = [];
+const deploymentName = `routing-${randomUUID().slice(0, 8)}`;
+const a: WorkerBuild = { deploymentName, buildId: '1.0.0+aaaaaaa' };
+const b: WorkerBuild = { deploymentName, buildId: '1.0.0+bbbbbbb' };
+const c: WorkerBuild = { deploymentName, buildId: '1.0.0+ccccccc' };
+
+beforeAll(async () => {
+  env = await connectDevServer();
+  rig = await createBookingRig(env, 'deploy-routing', { deployment: a });
+}, 60_000);
+
+afterAll(async () => {
+  for (const w of workers) {
+    if (w.worker.getState() === 'RUNNING') w.worker.shutdown();
+    await w.running;
+  }
+  await rig?.close();
+});
+
+/** The build's three queues (booking workflows and activities, QueryOrders activities) each polled. */
+const served = (polls: Array<{ lastPollMs?: number }>) =>
+  polls.length >= 3 && polls.every((p) => p.lastPollMs !== undefined) ? true : undefined;
+
+async function startWorker(build: WorkerBuild): Promise<void> {
+  const worker = await createBookingWorker({
+    connection: env.nativeConnection,
+    namespace: env.namespace ?? 'default',
+    taskQueue: rig.taskQueue,
+    supplier: rig.supplier,
+    profile: testProfile,
+    workflowBundle: workflowBundle(),
+    recoveryTesting: true,
+    deployment: build,
+  });
+  workers.push({ worker, running: worker.run() });
+  // Registered once it has polled every queue build A polls.
+  await eventually(async () => (served(await lastPolls(env.client, build)) ? true : undefined));
+}
+
+const lines: string[] = [];
+const io = { say: (line: string) => lines.push(line), identity: 'deploy-routing test' };
+const args = (...argv: string[]) =>
+  parseDeployArgs(
+    [...argv, '--deployment', deploymentName, '--task-queue', rig.taskQueue, '--bundle', workflowBundle().codePath],
+    {},
+  );
+
+test('rollback goes to the build current before, not to a later aborted ramp; never to a build nobody serves', async () => {
+  await eventually(async () => (served(await lastPolls(env.client, a)) ? true : undefined));
+  await setCurrentBuild(env.client, a, { identity: 'deploy-routing test' });
+  await startWorker(b);
+  await startWorker(c);
+
+  expect((await runDeployStep(env.client, args('rollout', '--build-id', b.buildId), io)).exitCode).toBe(0);
+  // C ramps and the ramp is aborted after B became current: C now has the latest lastDeactivationTime.
+  expect((await runDeployStep(env.client, args('ramp', '--build-id', c.buildId, '--percent', '10'), io)).exitCode).toBe(
+    0,
+  );
+  expect((await runDeployStep(env.client, args('ramp', '--build-id', c.buildId, '--percent', '0'), io)).exitCode).toBe(
+    0,
+  );
+  const routing = (await describeDeployment(env.client, deploymentName))!;
+  expect(routing.current).toBe(b.buildId);
+  expect(rollbackTarget(routing)).toBe(a.buildId);
+
+  // A's workers stop; its registration (and its queues) stay. Rolling back to it is refused, naming a queue.
+  await rig.stopWorker();
+  await new Promise((r) => setTimeout(r, 3_000));
+  const stopped = runDeployStep(env.client, args('rollback'), { ...io, liveWithinMs: 2_000 });
+  await expect(stopped).rejects.toThrow(
+    new RegExp(`build ${a.buildId.replace('+', '\\+')}: no live worker: none of its workers polled ${rig.taskQueue}`),
+  );
+  expect((await describeDeployment(env.client, deploymentName))?.current).toBe(b.buildId);
+  // A rollout to C, whose workers still poll, goes ahead.
+  expect((await runDeployStep(env.client, args('rollout', '--build-id', c.buildId), io)).exitCode).toBe(0);
+  expect((await describeDeployment(env.client, deploymentName))?.current).toBe(c.buildId);
+}, 60_000);
