@@ -8,7 +8,7 @@
  * other payload.
  */
 import { Context } from '@temporalio/activity';
-import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import {
   autoCancelSignal,
   BookingStageKey,
@@ -24,6 +24,7 @@ import {
 import { OrderWorkflowInput as OrderInputSchema, RecoveryOptions, TEST_HEADER_REFUSED } from '../contract/schemas';
 import type { SupplierClient } from '../supplier/interface';
 import type { SupplierProfile } from '../supplier/profile';
+import { everyRunOf, type RunView } from './runs';
 import { withSignal } from './shared';
 import { classifyCancelFailure, type CancelSendOutcome } from '../rules/cancel';
 import type { CancelOrderInput, EarlierSends, OrderActivities, OrderStart, OrderStartCheck } from './types';
@@ -40,9 +41,6 @@ export interface OrderActivityDeps {
 const BOOKED_OUTCOMES = new Set<BookingOutcome['kind']>(['confirmed', 'failed', 'unresolved']);
 /** The stages a booking cut off (terminated, timed out) was in once it had sent Book. */
 const BOOKED_STAGES = new Set(['booking', 'recovering', 'completed']);
-
-/** How many earlier runs of an order are read, newest first, to find the last one that sent a Cancel. */
-const EARLIER_RUNS_READ = 20;
 
 export function createOrderActivities({
   client,
@@ -132,30 +130,40 @@ export function createOrderActivities({
     },
 
     /**
+     * The time a cancellation fee is judged at: the later of the workflow's clock and the worker's. The fee changes at
+     * the supplier's deadlines, so whether a Cancel may go out (free, or at the accepted fee) depends on the time; as
+     * this activity's result it is recorded in the run's history, and every replay judges the fee at the same time
+     * whatever its own clock says. The later of two clocks, because a fee judged too early may let out a Cancel the
+     * guest pays for, and one judged too late only refuses a Cancel that is asked again.
+     */
+    async clockForFees({ workflowNowMs }: { workflowNowMs: number }) {
+      return { nowMs: Math.max(workflowNowMs, Date.now()) };
+    },
+
+    /**
      * Read when a run's first Cancel is refused: did an earlier run of this order send a Cancel that may have acted
      * and never see the order settle (it ended cancel-unresolved, was stopped or cut off while cancelling)? Then
-     * "cannot be cancelled" may mean "already being cancelled", and the refusal proves nothing. The runs are listed
-     * by workflow id (a built-in attribute every cluster's visibility has; runs that ended long before are listed
-     * by then) and each one's end is read from its own history. `unknown` when the server keeps no list of runs.
+     * "cannot be cancelled" may mean "already being cancelled", and the refusal proves nothing. Every earlier run of
+     * `order:<ref>` is read, newest first (runs.ts); `unknown` when they cannot all be read, which the workflow never
+     * takes for "nothing sent".
      */
     async earlierCancelSends({ customerReferenceNo, runId }: { customerReferenceNo: string; runId: string }) {
       const workflowId = orderWorkflowId(customerReferenceNo);
-      if (/['"\\]/.test(workflowId)) return 'unknown' satisfies EarlierSends;
-      const runs: WorkflowExecutionInfo[] = [];
+      let runs: RunView[];
       try {
-        for await (const info of client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) {
-          if (info.runId !== runId && info.status.name !== 'RUNNING') runs.push(info);
-          if (runs.length >= EARLIER_RUNS_READ) break;
-        }
+        runs = await everyRunOf(client.workflow.workflowService, client.workflow.options.namespace, workflowId, {
+          exceptRunId: runId,
+        });
       } catch {
         return 'unknown' satisfies EarlierSends;
       }
-      runs.sort((a, b) => b.startTime.getTime() - a.startTime.getTime());
+      let unknown = false;
       for (const run of runs) {
         const sends = await sendsOf(client, workflowId, run);
-        if (sends !== 'none') return sends;
+        if (sends === 'may-have-acted') return sends;
+        if (sends === 'unknown') unknown = true;
       }
-      return 'none' satisfies EarlierSends;
+      return unknown ? 'unknown' : ('none' satisfies EarlierSends);
     },
   };
 }
@@ -214,15 +222,12 @@ async function bookingOfOrder(client: Pick<Client, 'workflow'>, ref: string): Pr
  * What one ended run's Cancels leave open: from its result when it completed; from its last stage when it was cut
  * off (terminated, timed out), where `order-cancelling` means a send may have gone out.
  */
-async function sendsOf(
-  client: Pick<Client, 'workflow'>,
-  workflowId: string,
-  run: WorkflowExecutionInfo,
-): Promise<EarlierSends | 'none'> {
-  if (run.status.name !== 'COMPLETED') {
-    const stage = run.typedSearchAttributes.get(BookingStageKey);
-    if (stage === undefined) return 'unknown';
-    return stage === 'order-cancelling' ? 'may-have-acted' : 'none';
+async function sendsOf(client: Pick<Client, 'workflow'>, workflowId: string, run: RunView): Promise<EarlierSends> {
+  // A run continued as new handed what it followed to the next run, which is read in its turn.
+  if (run.status === 'continued-as-new') return 'none';
+  if (run.status !== 'completed') {
+    if (run.stage === undefined) return 'unknown';
+    return run.stage === 'order-cancelling' ? 'may-have-acted' : 'none';
   }
   let outcome: OrderOutcome;
   try {

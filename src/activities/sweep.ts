@@ -15,6 +15,7 @@ import { classifyOrder, needsOrderView, type BookingView, type WorkflowView } fr
 import { SWEEP_SLICE_CEILING, SWEEP_SLICE_TOO_LARGE, type SweepOrder } from '../rules/sweep-listing';
 import { decidingOrder } from '../supplier/orders';
 import type { HotelOrder } from '../supplier/schemas';
+import { everyRunOf, stageOf } from './runs';
 import { reportOrderConflict, toFailure, viewOf } from './shared';
 import type { BookingMeters } from '../observability/metrics';
 import type { ListOrdersInput, ListOrdersResult, LookUpBookingsInput, ReconciliationActivities } from './types';
@@ -38,10 +39,6 @@ const Status = temporal.api.enums.v1.WorkflowExecutionStatus;
 /** Stages of a booking still at work; a completed booking's stage is its outcome kind. */
 const RUNNING_STAGES = new Set<string>(BookingStages.filter((s) => s !== 'completed'));
 const GRPC_NOT_FOUND = 5;
-const GRPC_UNIMPLEMENTED = 12;
-/** Order runs of one reference listed, and described, to find the last ended one: each is one piece of work, so few. */
-const ORDER_RUNS_READ = 100;
-const ORDER_RUNS_DESCRIBED = 10;
 
 export function createReconciliationActivities({
   supplier,
@@ -98,53 +95,16 @@ export function createReconciliationActivities({
    * list queries (the time-skipping test server), by the older list of closed runs. Unreadable or no such run:
    * undefined, which judges the order as one no order run touched (a person is told rather than reassured).
    */
+  /**
+   * The stage the reference's last ended order run left, other than the calling run's. Runs of one workflow id follow
+   * one another (one open at a time), so the newest ended run is the one that closed last; a run that continued as new
+   * handed its work on and is passed over. Undefined when there is none, or they cannot be read.
+   */
   async function lastEndedOrderRunStage(ref: string, callingRun: string): Promise<string | undefined> {
-    const workflowId = orderWorkflowId(ref);
-    if (/['"\\]/.test(workflowId)) return undefined;
-    const listed = await orderRuns(workflowId).catch(() => []);
-    const ended = listed
-      .filter(
-        (e) =>
-          e.execution?.runId &&
-          e.execution.runId !== callingRun &&
-          e.status !== Status.WORKFLOW_EXECUTION_STATUS_RUNNING &&
-          e.status !== Status.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW,
-      )
-      .slice(0, ORDER_RUNS_DESCRIBED);
-    // Each described by its run id: the close time and the stage as the run left them (a listing may carry neither,
-    // or a copy that lags).
-    let last: { closedAtMs: number; stage: string | undefined } | undefined;
-    for (const e of ended) {
-      const { workflowExecutionInfo: info } = await t.services.workflowService
-        .describeWorkflowExecution({ namespace: t.namespace, execution: { workflowId, runId: e.execution!.runId! } })
-        .catch(() => ({ workflowExecutionInfo: undefined }));
-      const closedAtMs = Number(info?.closeTime?.seconds ?? 0) * 1000 + Math.floor((info?.closeTime?.nanos ?? 0) / 1e6);
-      if (info && (!last || closedAtMs > last.closedAtMs)) {
-        last = { closedAtMs, stage: stageOf(info.searchAttributes?.indexedFields?.[BookingStageKey.name]?.data) };
-      }
-    }
-    return last?.stage;
-  }
-
-  /** The runs under an order's workflow id, newest first as the server lists them (one page: few per order). */
-  async function orderRuns(workflowId: string) {
-    const { workflowService } = t.services;
-    try {
-      const answer = await workflowService.listWorkflowExecutions({
-        namespace: t.namespace,
-        query: `WorkflowId = '${workflowId}'`,
-        pageSize: ORDER_RUNS_READ,
-      });
-      return answer.executions ?? [];
-    } catch (err) {
-      if ((err as { code?: unknown })?.code !== GRPC_UNIMPLEMENTED) throw err;
-      const answer = await workflowService.listClosedWorkflowExecutions({
-        namespace: t.namespace,
-        executionFilter: { workflowId },
-        maximumPageSize: ORDER_RUNS_READ,
-      });
-      return answer.executions ?? [];
-    }
+    const runs = await everyRunOf(t.services.workflowService, t.namespace, orderWorkflowId(ref), {
+      exceptRunId: callingRun,
+    }).catch(() => []);
+    return runs.find((run) => run.status === 'completed' || run.status === 'ended-otherwise')?.stage;
   }
 
   async function describeOnce(workflowId: string): Promise<WorkflowView> {
@@ -283,16 +243,4 @@ function sweepOrderOf(order: HotelOrder, profile: SupplierProfile): SweepOrder {
     ...(platformReferenceNo ? { platformReferenceNo } : {}),
     ...(supplierReferenceNo ? { supplierReferenceNo } : {}),
   };
-}
-
-/** A Keyword search attribute's value: JSON text of a string (or a one-element list). */
-function stageOf(data: Uint8Array | null | undefined): string | undefined {
-  if (!data) return undefined;
-  try {
-    const value: unknown = JSON.parse(Buffer.from(data).toString('utf8'));
-    const s = Array.isArray(value) ? value[0] : value;
-    return typeof s === 'string' ? s : undefined;
-  } catch {
-    return undefined;
-  }
 }

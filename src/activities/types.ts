@@ -106,6 +106,8 @@ export interface OrderActivities {
   startOrderWorkflow(input: OrderStart): Promise<{ workflowId: string }>;
   bookingInProgress(input: { customerReferenceNo: string }): Promise<boolean>;
   earlierCancelSends(input: { customerReferenceNo: string; runId: string }): Promise<EarlierSends>;
+  /** The time a fee is judged at: read as a local activity, so it is recorded in history (see the activity). */
+  clockForFees(input: { workflowNowMs: number }): Promise<{ nowMs: number }>;
 }
 
 // The sweep's activities (./sweep.ts).

@@ -251,6 +251,7 @@ function bookingLines(b: NonNullable<StatusReport['booking']>): string[] {
           `--price ${s.currentPrice.amount}${s.currentPrice.currency} (or reject --ref ...)`,
       );
     if (s.nextPollAt) lines.push(`  next poll at: ${s.nextPollAt}`);
+    if (s.nextBookAt) lines.push(`  next Book at: ${s.nextBookAt} (the last was refused before any work)`);
     if (s.deadlineAt) lines.push(`  recovery deadline: ${s.deadlineAt}`);
   } else if (b.status === 'RUNNING') lines.push('  state: no worker answered the query');
   if (b.outcome?.kind === 'failed')

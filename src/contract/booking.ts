@@ -103,6 +103,12 @@ export const BookingState = z.object({
   nextPollAt: z.string().optional(),
   /** When recovery gives up (ISO), while recovering. */
   deadlineAt: z.string().optional(),
+  /**
+   * Workflow time of the next Book (ISO), while the supplier refused the last one before any work (429, connection
+   * refused) and the booking waits to send it again: its Retry-After, cut to the profile's ceiling and to the 10
+   * minutes refusals are retried for.
+   */
+  nextBookAt: z.string().optional(),
   cancelRequested: z.boolean(),
   order: OrderSummary.optional(),
   outcome: BookingOutcome.optional(),

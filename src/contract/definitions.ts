@@ -173,6 +173,27 @@ export const RECOVERY_DEFAULTS = {
 export const HINT_POLL_SPACING_SECONDS = 60;
 
 /**
+ * The activities' own timeouts (start to close) set by the workflow. Each is above the supplier client's
+ * timeout for that call, so the client classifies a slow answer first (the config schema checks the
+ * supplier profile against these).
+ */
+export const ACTIVITY_TIMEOUT_SECONDS = {
+  checkAvail: 30,
+  book: 120,
+  queryOrders: 30,
+  /** orderWorkflow's sendCancel: a timed-out try must not leave its request running. */
+  cancel: 30,
+  /** The reconciliation sweep's QueryOrders listing by booking time. */
+  listOrders: 30,
+} as const;
+
+/**
+ * How long a Cancel's activity may wait for a worker to start it: one not started by then was never sent, and the
+ * workflow re-quotes before it tries again (the order workflow's proxies).
+ */
+export const CANCEL_START_WITHIN_SECONDS = 60;
+
+/**
  * Floors and caps on the recovery settings a booking request may set, so a caller can neither defeat the
  * re-send rule nor end a booking before recovery had its chance. `recovery.testing`, honoured only by a worker
  * with RECOVERY_TESTING=on, lifts them (tests, the sandbox, chaos runs and benchmarks scale the schedule down).
@@ -203,6 +224,12 @@ export const RECOVERY_BOUNDS = {
    * booking polls at this pace against the shared QueryOrders limit. At most an hour, as delaysSeconds.
    */
   repeatEverySeconds: { min: 60, max: 3600 },
+  /**
+   * No Cancel goes out this close to a change of fee: at least as long as a Cancel may take to land once quoted (a
+   * worker has CANCEL_START_WITHIN_SECONDS to start it, and it runs up to its start-to-close timeout), so a Cancel
+   * quoted free just before the change cannot land after it. At most an hour.
+   */
+  feeChangeMarginSeconds: { min: CANCEL_START_WITHIN_SECONDS + ACTIVITY_TIMEOUT_SECONDS.cancel, max: 3600 },
 } as const;
 
 /**
@@ -242,21 +269,6 @@ export function resendPollOffsetSeconds(policy: {
 export function minimumDeadlineSeconds(policy: Parameters<typeof resendPollOffsetSeconds>[0]): number {
   return resendPollOffsetSeconds(policy) + 2 * ACTIVITY_TIMEOUT_SECONDS.book;
 }
-
-/**
- * The activities' own timeouts (start to close) set by the workflow. Each is above the supplier client's
- * timeout for that call, so the client classifies a slow answer first (the config schema checks the
- * supplier profile against these).
- */
-export const ACTIVITY_TIMEOUT_SECONDS = {
-  checkAvail: 30,
-  book: 120,
-  queryOrders: 30,
-  /** orderWorkflow's sendCancel: a timed-out try must not leave its request running. */
-  cancel: 30,
-  /** The reconciliation sweep's QueryOrders listing by booking time. */
-  listOrders: 30,
-} as const;
 
 /** Error types the workflow fails with (everything else is an outcome value). */
 export const BookingErrorTypes = ['InvalidBookingRequest'] as const;

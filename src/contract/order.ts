@@ -81,7 +81,8 @@ export const CancellationRecord = z.object({
   /**
    * Read when this run's first Cancel was refused: whether an earlier run of the order sent a Cancel that may have
    * acted and never saw it settle (`may-have-acted`: the refusal is then no proof, and the order is followed), or
-   * whether that could not be found out (`unknown`: the server keeps no list of runs).
+   * whether that could not be found out (`unknown`: not every earlier run could be read; the refusal is then no proof
+   * either, and the order is followed with QueryOrders).
    */
   earlierSends: z.enum(['none', 'may-have-acted', 'unknown']).optional(),
 });

@@ -131,6 +131,10 @@ const BOUND_REASONS = {
     max: 'a settled order is seen within the hour',
   },
   deadlineSeconds: { max: '7 days: a booking still unknown then needs a person' },
+  feeChangeMarginSeconds: {
+    min: 'a Cancel quoted before a change of fee may take this long to start and land',
+    max: 'an hour',
+  },
 };
 
 /** What a refused bound tells a test author (production callers stay within the bounds). */
@@ -174,6 +178,13 @@ function recoveryBoundIssues(options: Partial<RecoveryPolicy>): BoundIssue[] {
     ...p.delaysSeconds.flatMap((delay, i) => outside(['delaysSeconds', i], delay, b.delaysSeconds, why.delaysSeconds)),
     ...outside(['repeatEverySeconds'], p.repeatEverySeconds, b.repeatEverySeconds, why.repeatEverySeconds),
     ...outside(['deadlineSeconds'], p.deadlineSeconds, b.deadlineSeconds, why.deadlineSeconds),
+    // 0 is a margin, and the least of them: outside() leaves non-positive values to the schema, so 0 is raised here.
+    ...outside(
+      ['feeChangeMarginSeconds'],
+      Math.max(p.feeChangeMarginSeconds, Number.MIN_VALUE),
+      b.feeChangeMarginSeconds,
+      why.feeChangeMarginSeconds,
+    ),
   ];
   // The deadline's floor is computed from the schedule, so only from one in bounds: that is what the caller
   // corrects first, and it keeps the sum short.

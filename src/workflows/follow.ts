@@ -34,8 +34,12 @@ export interface FollowStep<P> {
   poll: P;
   /** Read before its time (a hint, or a stop): the schedule did not move, and no deadline was reached by it. */
   early: boolean;
-  /** The read's place in time, taken before its answer is acted on (a delayed task must not make it look later). */
-  readAtMs: number;
+  /**
+   * When the read was due on the schedule (capped at the deadline). A decision counts time by it, never by the clock:
+   * a task that runs late (held on a lost worker's queue), or on a server clock ahead or behind, decides the same in
+   * its first run and in every replay. For an early read, the read it came before.
+   */
+  dueMs: number;
   /** This was the last read the deadline allows. */
   atDeadline: boolean;
 }
@@ -74,9 +78,8 @@ export async function followOrder<P, R>(f: FollowSteps<P, R>): Promise<R> {
     if (hints) hints.of.hintsSeen = hints.of.hints;
     if (!early) place.nextIndex++;
 
-    const readAtMs = Date.now();
     const poll = await f.read(hinted ? 'supplier-hint' : 'schedule');
-    const ended = await f.decide({ poll, early, readAtMs, atDeadline: !early && dueMs >= place.deadlineMs });
+    const ended = await f.decide({ poll, early, dueMs, atDeadline: !early && dueMs >= place.deadlineMs });
     if (ended !== undefined) return ended;
     if (f.handOver.when === 'after-read' && historyIsLong(f.schedule)) return f.handOver.to();
   }
@@ -90,6 +93,35 @@ function waitForRead<P, R>(f: FollowSteps<P, R>, dueMs: number): Promise<boolean
   return summary ? condition(woken, waitFor(dueMs), { summary }) : condition(woken, waitFor(dueMs));
 }
 
+/**
+ * Whether a read may send again what it follows (Book, or Cancel): a scheduled read, at least `rebookAfterSeconds` on
+ * the schedule after the send being verified, while fewer than `maxBookAttempts` sends may have acted. One rule for
+ * the booking's re-sent Book and the order's re-sent Cancel. What else must hold (no order seen; the order still
+ * confirmed) is the caller's.
+ */
+export function maySendAgain(
+  step: Pick<FollowStep<unknown>, 'early' | 'dueMs'>,
+  place: Pick<FollowPlace, 'anchorMs'>,
+  schedule: Pick<RecoveryPolicy, 'rebookAfterSeconds' | 'maxBookAttempts'>,
+  sendsThatMayHaveActed: number,
+): boolean {
+  return (
+    !step.early &&
+    step.dueMs - place.anchorMs >= schedule.rebookAfterSeconds * 1000 &&
+    sendsThatMayHaveActed < schedule.maxBookAttempts
+  );
+}
+
+/**
+ * The schedule counts again from a send made after the read due at `dueMs`. From that read's place on the schedule,
+ * not from the clock when the send ended: the next reads come at once and then on the schedule, counted the same in
+ * every replay (a slow send only makes the first waits after it shorter).
+ */
+export function countFromSend(place: FollowPlace, dueMs: number): void {
+  place.anchorMs = dueMs;
+  place.nextIndex = 0;
+}
+
 /** The history is long enough to continue as new (the server's suggestion, or the policy's event count). */
 export function historyIsLong(schedule: Pick<RecoveryPolicy, 'continueAsNewAfterEvents'>): boolean {
   const info = workflowInfo();
@@ -100,10 +132,10 @@ export function historyIsLong(schedule: Pick<RecoveryPolicy, 'continueAsNewAfter
  * Hint-triggered reads, at most one a minute per workflow (HINT_POLL_SPACING_SECONDS): a flood of callbacks, a
  * replayed one or a supplier retrying then costs one QueryOrders a minute, not one each; the scheduled reads are
  * untouched. Called when a hint woke a wait for the read due at `dueMs`: whether the read made now is the hint's
- * (true) or the scheduled one (false). Too soon after the last hint-triggered read (from the run's own log, so the
- * spacing holds across worker restarts and continue-as-new), it first waits until the minute has passed, or until
- * the scheduled read, whichever comes first; hints meanwhile add nothing. `stop` ends the wait early, and counts as
- * the hint's read.
+ * (true) or the scheduled one (false). After an earlier hint-triggered read (from the run's own log, so the spacing
+ * holds across worker restarts and continue-as-new), it first waits until a minute after it has passed (a timer of a
+ * millisecond when it has), or until the scheduled read, whichever comes first; hints meanwhile add nothing. `stop`
+ * ends the wait early, and counts as the hint's read.
  */
 async function spacedHint(
   log: readonly { at: string; trigger: string }[],
@@ -113,9 +145,11 @@ async function spacedHint(
   const last = [...log].reverse().find((p) => p.trigger === 'supplier-hint');
   if (!last) return true;
   const openAtMs = Date.parse(last.at) + HINT_POLL_SPACING_SECONDS * 1000;
-  if (Date.now() >= openAtMs) return true;
   const untilMs = Math.min(openAtMs, dueMs);
-  const stopped = await condition(stop, untilMs - Date.now(), {
+  // Always a timer once a hint was read before, at least a millisecond long: whether it is started must not depend on
+  // the clock (a replay may see the task's time moved), only how long it runs. Whose read follows is decided from
+  // recorded times alone (the last hint read's, and the schedule's).
+  const stopped = await condition(stop, waitFor(untilMs), {
     summary: 'Supplier hint: polled on a hint less than a minute ago; waiting',
   });
   return stopped || untilMs < dueMs;

@@ -72,11 +72,12 @@ function ask(ref: string, request: CancelBookingRequest): Promise<CancelBookingA
   });
 }
 
-test("a new run's first Cancel refused after an earlier run's Cancel may have acted: not read as a refusal; the order is followed to Cancelled", async () => {
-  expectWorkerWarnings(/^ERROR Order cancel-unresolved: needs manual follow-up/);
-  const ref = randomUUID();
+/**
+ * The hotel takes the first Cancel (its answer lost: 504) but lists the order Cancelled only once a second one has
+ * come in, which it refuses 400 ("cannot be cancelled": it already is being cancelled).
+ */
+function hotelShowingTheFirstCancelLate(ref: string): { cancels: () => number } {
   let cancels = 0;
-  // The hotel takes the first Cancel but lists the order Cancelled only once a second one has come in.
   let listedCancelled = false;
   spec.script({
     queryOrders: (body) =>
@@ -96,8 +97,11 @@ test("a new run's first Cancel refused after an earlier run's Cancel may have ac
       return { status: 400, body: { code: 100000400, msg: 'order status does not allow cancellation' } };
     },
   });
+  return { cancels: () => cancels };
+}
 
-  // The order is this namespace's: its booking made it.
+/** A booked order whose first cancellation's run sent a Cancel that may have acted and ended unresolved. */
+async function bookedThenCancelUnresolved(ref: string): Promise<CancelBookingRequest['acceptedFee']> {
   expect(await rig.book(bookingRequest({ customerReferenceNo: ref }))).toMatchObject({ kind: 'confirmed' });
   const quote = await ask(ref, { confirm: false });
   if (quote.kind !== 'quote') throw new Error(`expected a quote, got ${quote.kind}`);
@@ -105,15 +109,42 @@ test("a new run's first Cancel refused after an earlier run's Cancel may have ac
   const first = await ask(ref, { confirm: true, acceptedFee: quote.quote.fee });
   expect(first).toMatchObject({ kind: 'cancel-requested', ambiguous: true });
   expect(await awaitOrderOutcome(env.client, ref)).toMatchObject({ kind: 'cancel-unresolved' });
+  return quote.quote.fee;
+}
 
-  const second = await ask(ref, { confirm: true, acceptedFee: quote.quote.fee });
+test("a new run's first Cancel refused after an earlier run's Cancel may have acted: not read as a refusal; the order is followed to Cancelled", async () => {
+  expectWorkerWarnings(/^ERROR Order cancel-unresolved: needs manual follow-up/);
+  const ref = randomUUID();
+  const hotel = hotelShowingTheFirstCancelLate(ref);
+  const fee = await bookedThenCancelUnresolved(ref);
+
+  const second = await ask(ref, { confirm: true, acceptedFee: fee });
   expect(second.kind).toBe('cancel-requested');
   const outcome: OrderOutcome = await awaitOrderOutcome(env.client, ref);
   expect(outcome).toMatchObject({
     kind: 'cancelled',
     cancellation: { earlierSends: 'may-have-acted', cancelAttempts: [{ result: 'rejected' }] },
   });
-  expect(cancels).toBe(2);
+  expect(hotel.cancels()).toBe(2);
+});
+
+test('the run that sent is found behind many later runs: every earlier run is read, not the newest 20', async () => {
+  expectWorkerWarnings(/^ERROR Order cancel-unresolved: needs manual follow-up/);
+  const ref = randomUUID();
+  const hotel = hotelShowingTheFirstCancelLate(ref);
+  const fee = await bookedThenCancelUnresolved(ref);
+  // 24 quotes afterwards, one run each: the run that sent is now the 25th newest.
+  for (let i = 0; i < 24; i++) {
+    await ask(ref, { confirm: false });
+    await awaitOrderOutcome(env.client, ref);
+  }
+  const second = await ask(ref, { confirm: true, acceptedFee: fee });
+  expect(second.kind).toBe('cancel-requested');
+  expect(await awaitOrderOutcome(env.client, ref)).toMatchObject({
+    kind: 'cancelled',
+    cancellation: { earlierSends: 'may-have-acted' },
+  });
+  expect(hotel.cancels()).toBe(2);
 });
 
 test("a check after our own cancellation reads the last run's end from Temporal: the Cancelled order is as reported", async () => {

@@ -48,6 +48,7 @@ const NO_SUPPLIER_REQUEST: Record<string, string> = {
   bookingInProgress: 'reads Temporal only',
   checkOrderStart: 'checks the input and reads Temporal only',
   earlierCancelSends: 'reads Temporal only',
+  clockForFees: "reads the worker's clock only",
 };
 
 async function proxiedByTheWorkflows(): Promise<Map<string, number[]>> {

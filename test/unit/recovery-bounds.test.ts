@@ -69,6 +69,13 @@ describe('each refused option names its field and its bound', () => {
       'recovery.repeatEverySeconds: must be at most 3600 (',
     ],
     ['a deadline over 7 days', { deadlineSeconds: WEEK + 1 }, `recovery.deadlineSeconds: must be at most ${WEEK} (`],
+    // A Cancel quoted free 20 s before the fee changes may start a minute later and run 30 s: it would land after.
+    [
+      'a fee margin shorter than a Cancel takes to start and land',
+      { feeChangeMarginSeconds: 20 },
+      'recovery.feeChangeMarginSeconds: must be at least 90 (a Cancel quoted before a change of fee may take this long',
+    ],
+    ['no fee margin at all', { feeChangeMarginSeconds: 0 }, 'recovery.feeChangeMarginSeconds: must be at least 90 ('],
     [
       'a deadline before the re-send and its poll',
       { deadlineSeconds: 1169 },
@@ -98,6 +105,7 @@ describe('each refused option names its field and its bound', () => {
     ).toEqual([]);
     expect(refusedBy({ delaysSeconds: [5, ...Array<number>(19).fill(3600)], deadlineSeconds: WEEK })).toEqual([]);
     expect(refusedBy({ delaysSeconds: [] })).toEqual([]);
+    expect(refusedBy({ feeChangeMarginSeconds: 90 })).toEqual([]);
   });
 
   test('the bounds are the named constants', () => {
@@ -107,6 +115,7 @@ describe('each refused option names its field and its bound', () => {
       deadlineSeconds: { max: WEEK },
       delaysSeconds: { min: 5, max: 3600, maxEntries: 20 },
       repeatEverySeconds: { min: 60, max: 3600 },
+      feeChangeMarginSeconds: { min: 90, max: 3600 },
     });
   });
 });

@@ -265,6 +265,8 @@ async function withOrderWorkers<T>(
       sendCancel: order.sendCancel,
       bookingInProgress: order.bookingInProgress,
       checkOrderStart: order.checkOrderStart,
+      earlierCancelSends: order.earlierCancelSends,
+      clockForFees: order.clockForFees,
     },
     ...(shape.noActivities ? { enableNonLocalActivities: false } : {}),
   });

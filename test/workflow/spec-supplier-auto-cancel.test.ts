@@ -10,6 +10,8 @@ import {
   autoCancelSignal,
   bookingStateQuery,
   bookingWorkflowId,
+  checkOrderSignal,
+  orderStateQuery,
   orderWorkflowId,
   type AutoCancel,
   type OrderOutcome,
@@ -29,25 +31,14 @@ import {
 } from '../fixtures/spec-supplier';
 import { bookingRequest, eventually } from '../harness/booking';
 import { expectWorkerWarnings } from '../harness/quiet-worker-logs';
-import { startSpecWorker, type SpecWorker } from '../harness/spec-worker';
-import { connectTimeSkipping } from '../harness/temporal';
-
-const ORDER_CANCELLED = 3;
+import type { SpecWorker } from '../harness/spec-worker';
+import { ORDER_CANCELLED, specSupplierFile } from '../harness/spec-supplier-file';
 
 let env: TestWorkflowEnvironment;
 let spec: SpecSupplier;
 let rig: SpecWorker;
 
-beforeAll(async () => {
-  env = await connectTimeSkipping();
-  rig = await startSpecWorker(env, 'spec-auto-cancel');
-  spec = rig.spec;
-});
-
-afterAll(async () => {
-  await rig?.close();
-  await env?.teardown();
-});
+specSupplierFile('spec-auto-cancel', (f) => ({ env, spec, rig } = f));
 
 const cancelsOf = (ref: string) => spec.callsOf('cancel').filter((c) => c.body.customerReferenceNo === ref);
 
@@ -178,4 +169,24 @@ test("the sweep's cancellation of an orphan reaches a run already open for the r
   const outcome = await awaitOrderOutcome(env.client, ref);
   expect(outcome).toMatchObject({ kind: 'cancel-not-done', origin: 'reconciliation' });
   expect(cancelsOf(ref)).toHaveLength(2);
+});
+
+test("onCancelAfterBook's wait for an order that never becomes cancellable ends for a person, and a check that comes meanwhile never replaces that ending with a plain 'checked'", async () => {
+  expectWorkerWarnings(/^ERROR Order cancel-not-done: needs manual follow-up/);
+  const ref = randomUUID();
+  // The booking reads the order Confirmed; the order run's reads find it Confirming to the end (a hotel that never
+  // settles it again): nothing the automatic cancellation can act on.
+  hotel(
+    ref,
+    (n) => (n === 1 ? undefined : n === 2 ? ORDER_CONFIRMED : ORDER_CONFIRMING),
+    () => success({ serviceFee: { currency: 'USD', amount: 0 }, status: 1 }),
+  );
+  await bookThenCancelDuringRecovery(ref);
+  const order = env.client.workflow.getHandle<typeof orderWorkflow>(orderWorkflowId(ref));
+  await eventually(async () => ((await order.query(orderStateQuery)).stage === 'cancel-waiting' ? true : undefined));
+  // A supplier callback (or an operator's "check again") while the cancellation waits.
+  await order.signal(checkOrderSignal, { reason: 'supplier callback', reportedStatus: ORDER_CONFIRMING });
+  const outcome: OrderOutcome = await awaitOrderOutcome(env.client, ref);
+  expect(outcome).toMatchObject({ kind: 'cancel-not-done', origin: 'auto', order: { status: ORDER_CONFIRMING } });
+  expect(cancelsOf(ref)).toHaveLength(0);
 });

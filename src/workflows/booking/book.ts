@@ -2,25 +2,27 @@
  * Step 2, not cancellable (Book may reach the supplier): Book with the caller's reference, as the Book
  * rule's value (src/rules/book.ts), and what an answer decides on its own.
  */
-import { ActivityFailure, ApplicationFailure, log, sleep } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, log, setCurrentDetails, sleep } from '@temporalio/workflow';
 import type { BookOutcome, OrderView } from '../../activities/types';
 import type { BookAttempt, BookingOutcome } from '../../contract';
 import { book } from './proxies';
 import { countBookAttempt, countConfirmedAboveAccepted } from '../counters';
 import { confirmedAboveAccepted } from '../../rules/price';
-import { setStage, unresolvedOutcome, type BookingRun } from './run';
+import { describe, setStage, unresolvedOutcome, type BookingRun } from './run';
 
 /** Book refused before any work (429, connection refused) is sent again for at most this long. */
 const BOOK_RETRY_WINDOW_MS = 10 * 60_000;
 
 /**
  * Sends Book. With `retryRefused` (the first Book) a refusal before any work (the Book rule's `refused`) is
- * sent again for up to 10 minutes, then ends as `rejected`: no send under this reference ever got past the
- * supplier's door, so nothing can exist. A re-send is one send: its refusal is returned as it is.
+ * sent again for up to 10 minutes of waits, then ends as `rejected`: no send under this reference ever got past the
+ * supplier's door, so nothing can exist. A re-send is one send: its refusal is returned as it is. The window is
+ * counted in the waits the workflow asked for (recorded as its timers), not read from the clock: whether to send
+ * again or end is the same in every replay, whatever time a task runs at.
  */
 export async function sendBook(run: BookingRun, { retryRefused = true } = {}): Promise<BookOutcome> {
   setStage(run, 'booking');
-  const started = Date.now();
+  let waitedMs = 0;
   for (let wait = 1_000; ; wait = Math.min(wait * 2, 60_000)) {
     const at = new Date().toISOString();
     const outcome = await bookOnce(run);
@@ -30,7 +32,7 @@ export async function sendBook(run: BookingRun, { retryRefused = true } = {}): P
         run.state.bookAttempts.push(attemptRecord(at, outcome));
         return outcome;
       }
-      if (Date.now() - started >= BOOK_RETRY_WINDOW_MS) {
+      if (waitedMs >= BOOK_RETRY_WINDOW_MS) {
         run.state.bookAttempts.push(attemptRecord(at, outcome));
         return {
           kind: 'rejected',
@@ -40,10 +42,13 @@ export async function sendBook(run: BookingRun, { retryRefused = true } = {}): P
       }
       // The supplier's hint (already cut to the profile's ceiling), never past the window refusals are retried in:
       // the last send then comes at the window's end.
-      const left = BOOK_RETRY_WINDOW_MS - (Date.now() - started);
-      await sleep(Math.max(Math.min(outcome.retryAfterMs ?? wait, left), 1), {
-        summary: `Book refused (${outcome.errorType}); retrying`,
-      });
+      const pause = Math.max(Math.min(outcome.retryAfterMs ?? wait, BOOK_RETRY_WINDOW_MS - waitedMs), 1);
+      waitedMs += pause;
+      // The wait shows in the booking's state (the query, the CLI, the console) and the Web UI's details.
+      run.state.nextBookAt = new Date(Date.now() + pause).toISOString();
+      setCurrentDetails(describe(run.state));
+      await sleep(pause, { summary: `Book refused (${outcome.errorType}); retrying` });
+      run.state.nextBookAt = undefined;
       continue;
     }
     run.state.bookAttempts.push(attemptRecord(at, outcome));

@@ -15,7 +15,7 @@ import {
 } from '@temporalio/workflow';
 import type { QueryOrderOutcome } from '../../activities/types';
 import type { BookingOutcome, PollRecord } from '../../contract';
-import { followOrder } from '../follow';
+import { countFromSend, followOrder, maySendAgain } from '../follow';
 import { decideOnOrder, sendBook } from './book';
 import { withoutResume, type BookingWorkflowInput, type RecoverySchedule } from './input';
 import { countRecoveryPoll } from '../counters';
@@ -56,18 +56,18 @@ export async function recover(
       },
     },
     read: (trigger) => pollOnce(run, place.anchorMs, trigger),
-    async decide({ poll, early, readAtMs, atDeadline }) {
+    async decide(step) {
+      const { poll, atDeadline } = step;
       if (poll.kind === 'found') {
         const decided = decideOnOrder(run, poll.order);
         if (decided) return decided;
       }
       if (atDeadline) return unresolvedOutcome(run);
-      if (!early && poll.kind === 'not-found' && mayBookAgain(run, readAtMs - place.anchorMs)) {
+      if (poll.kind === 'not-found' && mayBookAgain(run) && maySendAgain(step, place, recovery, booksSent(run))) {
         const decided = await bookAgain(run);
         if (decided) return decided;
         setStage(run, 'recovering');
-        place.anchorMs = Date.now();
-        place.nextIndex = 0;
+        countFromSend(place, step.dueMs);
       }
       return undefined;
     },
@@ -75,18 +75,18 @@ export async function recover(
 }
 
 /**
- * Still no order long after the last Book: that request most likely never arrived, so Book is sent again
- * with the same reference (the supplier returns any existing order instead of making a second one). Sends
- * refused before any work do not count towards `maxBookAttempts`; every other send may have reached the
- * supplier and does. Never once any order was seen, by a poll or in a Book's answer: the supplier holds it (an
- * eventually consistent listing can drop it for a while), and only QueryOrders can tell its fate.
+ * Still no order long after the last Book (maySendAgain, the one rule for re-sends): that request most likely never
+ * arrived, so Book is sent again with the same reference (the supplier returns any existing order instead of making a
+ * second one). Never once any order was seen, by a poll or in a Book's answer: the supplier holds it (an eventually
+ * consistent listing can drop it for a while), and only QueryOrders can tell its fate.
  */
-function mayBookAgain(run: BookingRun, sinceBookMs: number): boolean {
-  const { recovery, state } = run;
-  if (sinceBookMs < recovery.rebookAfterSeconds * 1000) return false;
-  const sent = state.bookAttempts.filter((a) => a.result !== 'refused').length;
-  if (sent >= recovery.maxBookAttempts) return false;
-  return state.order === undefined;
+function mayBookAgain(run: BookingRun): boolean {
+  return run.state.order === undefined;
+}
+
+/** Sends refused before any work do not count towards `maxBookAttempts`; every other send may have acted. */
+function booksSent(run: BookingRun): number {
+  return run.state.bookAttempts.filter((a) => a.result !== 'refused').length;
 }
 
 /**

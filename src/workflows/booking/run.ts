@@ -175,6 +175,7 @@ export function describe(s: BookingState): string {
       ? `Last poll: ${lastPoll.at} → ${lastPoll.result}${lastPoll.status !== undefined ? ` (status ${lastPoll.status})` : ''}`
       : undefined,
     s.nextPollAt ? `Next poll: ${s.nextPollAt}` : undefined,
+    s.nextBookAt ? `Book refused before any work; next Book at: ${s.nextBookAt}` : undefined,
     s.deadlineAt ? `Gives up at: ${s.deadlineAt}` : undefined,
     s.cancelRequested ? 'Cancel requested: the booking is still being resolved' : undefined,
   ]

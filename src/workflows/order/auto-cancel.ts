@@ -5,7 +5,7 @@
  * ends the run `cancelled`; anything else at the deadline (not listed, pending, CancelFailed) ends `cancel-not-done`, for
  * a person (run.ts, forTheSystem), as does a Cancel the supplier refused.
  */
-import type { AutoCancel, OrderOutcome } from '../../contract';
+import type { AutoCancel, OrderOutcome, PollRecord } from '../../contract';
 import type { AcceptedFee } from '../../rules/cancel-fee';
 import { followOrder } from '../follow';
 import { cancelOrder, continueWith } from './cancel';
@@ -18,6 +18,8 @@ export interface WaitState {
   /** The next read's place on the recovery schedule (0: at once). */
   nextIndex: number;
   deadlineMs: number;
+  /** The wait's reads, for the spacing of hint-triggered ones (absent in a wait carried by an older run). */
+  reads?: PollRecord[];
 }
 
 /** Takes one automatic cancellation: joined to the cancellation this run already took, or carried out. */
@@ -30,7 +32,9 @@ export async function takeAutoCancel(run: OrderRun, auto: AutoCancel, input: Ord
 
 /**
  * Waits for the order to be cancellable (from `from` when resumed), then cancels it by the Cancel rule. It reads on
- * the schedule alone: a supplier hint does not bring a read forward here.
+ * the schedule, and a supplier hint (or a check) brings a read forward, spaced like every follow-up's: an order that
+ * becomes Confirmed is cancelled when the supplier says so, not at the next scheduled read. A check taken after the
+ * wait cannot replace its ending with a lesser one (run.ts, recordOutcome).
  */
 export async function cancelOnItsOwn(
   run: OrderRun,
@@ -40,15 +44,17 @@ export async function cancelOnItsOwn(
 ): Promise<OrderOutcome> {
   const startMs = Date.now();
   const wait = from ?? { anchorMs: startMs, nextIndex: 0, deadlineMs: startMs + run.recovery.deadlineSeconds * 1000 };
+  const reads = (wait.reads ??= []);
   return followOrder<Awaited<ReturnType<typeof readOrder>>, OrderOutcome>({
     place: wait,
     schedule: run.recovery,
+    hints: { of: run, log: reads },
     stop: () => run.interrupted,
     due(dueMs) {
       if (dueMs > wait.anchorMs) setOrderStage(run, 'cancel-waiting');
     },
     handOver: { when: 'after-read', to: () => continueWith(run, input, { wait: { auto, from: wait } }) },
-    read: () => readOrder(run, wait.anchorMs, 'request'),
+    read: (trigger) => readOrder(run, wait.anchorMs, trigger === 'supplier-hint' ? trigger : 'request', reads),
     decide({ poll: read, atDeadline }) {
       const order = run.state.order;
       if (read.kind === 'found' && order) {

@@ -23,10 +23,10 @@ import {
 import type { CancelSendOutcome } from '../../rules/cancel';
 import type { CancelBookingAnswer, CancelFeeQuote, CancellationRecord, OrderOutcome } from '../../contract';
 import { feeWithin, type AcceptedFee } from '../../rules/cancel-fee';
-import { followOrder } from '../follow';
+import { countFromSend, followOrder, maySendAgain } from '../follow';
 import { earlierCancelSends, sendCancel } from './proxies';
 import { failureType } from '../failure';
-import { describeOrder, fee, feeSoon, quoteNow, readOrder, setOrderStage, type OrderRun } from './run';
+import { describeOrder, fee, feeClock, feeSoon, quoteAt, readOrder, setOrderStage, type OrderRun } from './run';
 import type { OrderCarry, OrderWorkflowArgs, orderWorkflow } from './index';
 
 /** How long the first send keeps trying while the supplier refuses before any work (429): Book's figure. */
@@ -57,7 +57,7 @@ export async function cancelOrder(run: OrderRun, plan: CancelPlan, input: OrderW
     reason: plan.reason,
     ...(plan.requestedBy ? { requestedBy: plan.requestedBy } : {}),
     origin: plan.origin,
-    quote: quoteNow(run),
+    quote: quoteAt(run, await feeClock()),
     accepted: plan.accepted,
     cancelAttempts: [],
     polls: [],
@@ -119,7 +119,8 @@ export async function follow(
       to: () => continueWith(run, input, { cancel: { plan: withoutAnswer(plan), follow: { ...place, ambiguous } } }),
     },
     read: (trigger) => readOrder(run, place.anchorMs, trigger, record.polls),
-    async decide({ poll, early, readAtMs, atDeadline }) {
+    async decide(step) {
+      const { poll, atDeadline } = step;
       if (poll.kind === 'found') {
         const ended = endingOf(run, record);
         if (ended) return ended;
@@ -129,11 +130,11 @@ export async function follow(
       }
       if (atDeadline) return { kind: 'cancel-unresolved', order: state.order!, cancellation: record };
       const stillConfirmed = poll.kind === 'found' && run.orderState === 'confirmed';
-      // The last send's ending was unclear and nothing changed long after: it most likely never arrived. When the
-      // order was read counts, not when its answer is acted on: a workflow task delayed by a lost worker would
-      // otherwise make a read from before the re-send point look like one from after it (a second Cancel over a
-      // first the supplier had taken, as the chaos run found).
-      if (!early && ambiguous && stillConfirmed && maySendAgain(run, record, readAtMs - place.anchorMs)) {
+      // The last send's ending was unclear and nothing changed long after: it most likely never arrived. When the read
+      // was due on the schedule counts, never the clock: a workflow task delayed by a lost worker would otherwise make
+      // a read from before the re-send point look like one from after it (a second Cancel over a first the supplier
+      // had taken, as the chaos run found).
+      if (ambiguous && stillConfirmed && maySendAgain(step, place, run.recovery, cancelsSent(record))) {
         const again = await send(run, plan, record, { mayHaveActed: true });
         if (again.kind === 'stopped') {
           return {
@@ -146,8 +147,7 @@ export async function follow(
         }
         if (again.kind === 'sent') {
           ambiguous = again.ambiguous;
-          place.anchorMs = Date.now();
-          place.nextIndex = 0;
+          countFromSend(place, step.dueMs);
         }
       }
       return undefined;
@@ -185,7 +185,12 @@ export async function continueWith(
   const autoAsked = run.autoAsked ?? run.autoCancels[0]?.origin;
   return continueAsNew<typeof orderWorkflow>({
     ...input,
-    carry: { state: run.state, ...(autoAsked ? { autoAsked } : {}), ...work },
+    carry: {
+      state: run.state,
+      ...(autoAsked ? { autoAsked } : {}),
+      ...(run.outcome ? { outcome: run.outcome } : {}),
+      ...work,
+    },
   });
 }
 
@@ -193,9 +198,9 @@ function withoutAnswer({ onAnswer: _onAnswer, ...plan }: CancelPlan): Omit<Cance
   return plan;
 }
 
-function maySendAgain(run: OrderRun, record: CancellationRecord, sinceMs: number): boolean {
-  const mayHaveActed = record.cancelAttempts.filter((a) => a.result === 'accepted' || a.result === 'ambiguous');
-  return sinceMs >= run.recovery.rebookAfterSeconds * 1000 && mayHaveActed.length < run.recovery.maxBookAttempts;
+/** The Cancel sends that may have acted: taken, or ended unclear. */
+function cancelsSent(record: CancellationRecord): number {
+  return record.cancelAttempts.filter((a) => a.result === 'accepted' || a.result === 'ambiguous').length;
 }
 
 type Sent =
@@ -215,16 +220,18 @@ async function send(
   record: CancellationRecord,
   { mayHaveActed }: { mayHaveActed: boolean },
 ): Promise<Sent> {
-  const firstRefusalMs = Date.now();
+  // The refusal window is counted in the pauses asked for (recorded as timers), never read from the clock.
+  let pausedMs = 0;
   let pauseMs = 1000;
   for (;;) {
-    const quote = quoteNow(run);
-    const at = new Date().toISOString();
+    const quotedAtMs = await feeClock();
+    const quote = quoteAt(run, quotedAtMs);
+    const at = new Date(quotedAtMs).toISOString();
     if (run.interrupted) {
       record.cancelAttempts.push({ at, result: 'not-sent', error: 'Interrupted', quote });
       return { kind: 'stopped', quote, reason: 'the order run was cancelled by an operator before Cancel was sent' };
     }
-    const above = aboveAccepted(run, plan.accepted, quote);
+    const above = aboveAccepted(run, plan.accepted, quote, quotedAtMs);
     if (above) {
       record.cancelAttempts.push({ at, result: 'not-sent', error: above.error, quote });
       return { kind: 'stopped', quote, reason: above.reason };
@@ -243,12 +250,13 @@ async function send(
     }
     // Refused before any work: nothing was done by this send.
     if (mayHaveActed) return { kind: 'not-taken' };
-    if (Date.now() - firstRefusalMs >= REFUSALS_FOR_MS) {
+    if (pausedMs >= REFUSALS_FOR_MS) {
       return { kind: 'refused', errorType: answer.errorType, message: `${answer.message} (refused for 10 minutes)` };
     }
     // The supplier's hint (already cut to the profile's ceiling), never past the window refusals are retried in.
-    const left = REFUSALS_FOR_MS - (Date.now() - firstRefusalMs);
-    await condition(() => run.interrupted, Math.max(Math.min(answer.retryAfterMs ?? pauseMs, left), 1));
+    const pause = Math.max(Math.min(answer.retryAfterMs ?? pauseMs, REFUSALS_FOR_MS - pausedMs), 1);
+    pausedMs += pause;
+    await condition(() => run.interrupted, pause);
     pauseMs = Math.min(pauseMs * 2, 30_000);
   }
 }
@@ -261,6 +269,7 @@ function aboveAccepted(
   run: OrderRun,
   accepted: AcceptedFee,
   quote: CancelFeeQuote,
+  quotedAtMs: number,
 ): { error: string; reason: string } | undefined {
   const acceptedText = accepted.kind === 'fee' ? fee(accepted.fee) : 'fee';
   if (!feeWithin(accepted, quote)) {
@@ -270,7 +279,7 @@ function aboveAccepted(
         : `the fee now is ${fee(quote.fee)}, above the accepted ${acceptedText}`;
     return { error: 'FeeAboveAccepted', reason };
   }
-  const soon = feeSoon(run, quote);
+  const soon = feeSoon(run, quote, quotedAtMs);
   if (soon && !feeWithin(accepted, soon)) {
     const what = accepted.kind === 'free' ? 'only while free' : `up to ${acceptedText}`;
     const reason =
@@ -282,8 +291,9 @@ function aboveAccepted(
 }
 
 /**
- * Whether a first send's refusal can be believed: not when an earlier run of this order sent a Cancel that may have
- * acted and never saw it settle ("cannot be cancelled" may then mean "already being cancelled"). Recorded either way.
+ * Whether a first send's refusal can be believed: only when no earlier run of this order sent a Cancel that may have
+ * acted and never saw it settle ("cannot be cancelled" may then mean "already being cancelled"), as far as every
+ * earlier run could be read. Recorded either way.
  */
 async function earlierSendsSettled(run: OrderRun, record: CancellationRecord): Promise<boolean> {
   let earlier: NonNullable<CancellationRecord['earlierSends']>;
@@ -295,9 +305,10 @@ async function earlierSendsSettled(run: OrderRun, record: CancellationRecord): P
   } catch {
     earlier = 'unknown';
   }
-  // `unknown` (a server that keeps no list of runs) is recorded, and the refusal read as this run sees it.
+  // `unknown` (runs that could not all be read) is recorded and never taken for "nothing sent": the refusal is then
+  // followed with QueryOrders like a send that may have acted, and a person is told if the order never settles.
   record.earlierSends = earlier;
-  return earlier !== 'may-have-acted';
+  return earlier === 'none';
 }
 
 async function sendOnce(

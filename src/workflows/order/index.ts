@@ -37,6 +37,8 @@ export interface OrderCarry {
   cancel?: { plan: Omit<CancelPlan, 'onAnswer'>; follow: FollowState };
   /** An automatic cancellation waiting for its order to be cancellable. */
   wait?: { auto: AutoCancel; from: WaitState };
+  /** The outcome the run had reached (a check's changed-by-supplier, say): the new run's weighs against it. */
+  outcome?: OrderOutcome;
 }
 
 /** The input, and what a run carries over continue-as-new. */
@@ -55,6 +57,9 @@ export async function orderWorkflow(input: OrderWorkflowArgs): Promise<OrderOutc
   const issues = orderInputIssues(input, workflowInfo());
   if (issues.length > 0) throw refuseInput('InvalidOrderInput', issues);
   const run = newOrderRun(input);
+  // A continued run knows what it carries before any handler is set: an update buffered for its first task is then
+  // judged against the cancellation it follows, not against an empty run.
+  if (input.carry) restoreCarry(run, input.carry);
   listenOrder(run);
   // Noted, not obeyed at once: the work below is not cancellable, so a Cancel in flight finishes.
   CancellationScope.current().cancelRequested.catch(() => {
@@ -139,10 +144,15 @@ function takeChecks(run: OrderRun): OrderCheck | undefined {
   return asked.some((c) => c.resolvesUnresolved) ? { ...latest, resolvesUnresolved: true } : latest;
 }
 
-/** Takes up what the run before continue-as-new was doing. */
-async function resume(run: OrderRun, carry: OrderCarry, input: OrderWorkflowArgs): Promise<void> {
+/** What the run before continue-as-new knew: its state, who asked for the cancellation, the outcome so far. */
+function restoreCarry(run: OrderRun, carry: OrderCarry): void {
   Object.assign(run.state, carry.state);
   if (carry.autoAsked) run.autoAsked = carry.autoAsked;
+  if (carry.outcome) run.outcome = carry.outcome;
+}
+
+/** Takes up what the run before continue-as-new was doing (its state already restored). */
+async function resume(run: OrderRun, carry: OrderCarry, input: OrderWorkflowArgs): Promise<void> {
   if (carry.cancel) recordOutcome(run, await follow(run, carry.cancel.plan, carry.cancel.follow, input));
   else if (carry.wait) recordOutcome(run, await cancelOnItsOwn(run, carry.wait.auto, input, carry.wait.from));
 }

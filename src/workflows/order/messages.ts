@@ -17,6 +17,25 @@ import type { OrderRun, QueuedRequest } from './run';
 
 export function listenOrder(run: OrderRun): void {
   setHandler(orderStateQuery, () => run.state);
+  // Signals before the update: in a run's first task, buffered messages are delivered as their handlers are set, so
+  // the system's autoCancel that came with the start is taken before a caller's update is judged, as in an open run.
+  setHandler(supplierOrderUpdateSignal, () => {
+    run.hints++;
+  });
+  // Queued, never dropped: the main loop takes it after the work in hand, or joins it to a cancellation taken.
+  setHandler(autoCancelSignal, (auto) => {
+    if (!isAutoCancel(auto)) {
+      log.warn('autoCancel signal ignored: not an automatic cancellation', {
+        customerReferenceNo: run.input.customerReferenceNo,
+      });
+      return;
+    }
+    run.autoCancels.push(auto);
+  });
+  // A check is also a hint: a cancellation being followed reads the order early instead.
+  // What a person may say (resolvesUnresolved) is taken only from the operators' own door.
+  setHandler(checkOrderSignal, (check) => takeCheck(run, check, false));
+  setHandler(operatorCheckOrderSignal, (check) => takeCheck(run, check, true));
   setHandler(
     cancelBookingUpdate,
     async (request): Promise<CancelBookingAnswer> => {
@@ -35,23 +54,6 @@ export function listenOrder(run: OrderRun): void {
     },
     { validator: (request) => validateCancel(run, request) },
   );
-  setHandler(supplierOrderUpdateSignal, () => {
-    run.hints++;
-  });
-  // Queued, never dropped: the main loop takes it after the work in hand, or joins it to a cancellation taken.
-  setHandler(autoCancelSignal, (auto) => {
-    if (!isAutoCancel(auto)) {
-      log.warn('autoCancel signal ignored: not an automatic cancellation', {
-        customerReferenceNo: run.input.customerReferenceNo,
-      });
-      return;
-    }
-    run.autoCancels.push(auto);
-  });
-  // A check is also a hint: a cancellation being followed reads the order early instead.
-  // What a person may say (resolvesUnresolved) is taken only from the operators' own door.
-  setHandler(checkOrderSignal, (check) => takeCheck(run, check, false));
-  setHandler(operatorCheckOrderSignal, (check) => takeCheck(run, check, true));
 }
 
 function takeCheck(run: OrderRun, check: OrderCheck, byOperator: boolean): void {

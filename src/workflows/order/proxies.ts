@@ -2,19 +2,22 @@
 import { proxyActivities, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
 import type { BookingActivities } from '../../activities/types';
 import type { OrderActivities } from '../../activities/types';
-import { ACTIVITY_TIMEOUT_SECONDS, queryOrdersTaskQueue } from '../../contract/definitions';
+import {
+  ACTIVITY_TIMEOUT_SECONDS,
+  CANCEL_START_WITHIN_SECONDS,
+  queryOrdersTaskQueue,
+} from '../../contract/definitions';
 
 /**
  * Cancel, sent once per call: never retried by Temporal, because a retry after a lost answer is a second Cancel
  * whose refusal ("cannot be cancelled": the first worked) must not be read as the first's. Every ending comes
- * back as the Cancel rule's value (src/rules/cancel.ts); a worker lost mid-send times out, which the
- * workflow reads as ambiguous. A Cancel no worker started within CANCEL_START_WITHIN (a backlog, no worker) was never
+ * back as the Cancel rule's value (src/rules/cancel.ts); a worker lost mid-send times out, which the workflow
+ * reads as ambiguous. A Cancel no worker started within CANCEL_START_WITHIN_SECONDS (a backlog, no worker) was never
  * sent: it ends, so the workflow re-quotes before it tries again, instead of going out minutes after "free" was
- * quoted, at a fee nobody accepted.
+ * quoted, at a fee nobody accepted. The fee margin's floor counts that minute (RECOVERY_BOUNDS).
  */
-export const CANCEL_START_WITHIN = '1 minute';
 export const { sendCancel } = proxyActivities<OrderActivities>({
-  scheduleToStartTimeout: CANCEL_START_WITHIN,
+  scheduleToStartTimeout: `${CANCEL_START_WITHIN_SECONDS} seconds`,
   startToCloseTimeout: `${ACTIVITY_TIMEOUT_SECONDS.cancel} seconds`,
   retry: { maximumAttempts: 1 },
 });
@@ -44,6 +47,12 @@ export const { checkOrderStart } = proxyLocalActivities<OrderActivities>({
 export const { earlierCancelSends } = proxyLocalActivities<OrderActivities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 3 },
+});
+
+/** The worker's clock, for a fee quote (see the activity): a local activity, recorded as a marker. */
+export const { clockForFees } = proxyLocalActivities<OrderActivities>({
+  startToCloseTimeout: '5 seconds',
+  retry: { maximumAttempts: 3 },
 });
 
 /**

@@ -21,7 +21,7 @@ import type {
 } from '../../contract';
 import { cancelFeeAt, chargedWithin, feeAfterChange } from '../../rules/cancel-fee';
 import { failureType } from '../failure';
-import { orderQueryActivity } from './proxies';
+import { clockForFees, orderQueryActivity } from './proxies';
 import { countCancelFeeAboveAccepted, countOrderOutcome } from '../counters';
 
 const MAX_POLLS_KEPT = 200;
@@ -93,17 +93,31 @@ export function newOrderRun(input: OrderWorkflowInput): OrderRun {
   };
 }
 
-/** The fee that applies now, from the order as last read, in the order's own currency. */
-export function quoteNow(run: OrderRun): CancelFeeQuote {
-  const order = run.state.order;
-  return cancelFeeAt(order?.cancelPolicy, Date.now(), order?.price?.currency);
+/**
+ * The time a fee is judged at, recorded in history by a local activity (the later of this task's clock and the
+ * worker's), never read from the workflow's clock at the decision (which a replay may see moved): whether a Cancel may
+ * go out is then the same in every replay. Only if the activity cannot run at all is the task's clock used.
+ */
+export async function feeClock(): Promise<number> {
+  const workflowNowMs = Date.now();
+  try {
+    return (await clockForFees({ workflowNowMs })).nowMs;
+  } catch {
+    return workflowNowMs;
+  }
 }
 
-/** The fee after a change of fee within the run's margin (feeChangeMarginSeconds) of now, if one is that close. */
-export function feeSoon(run: OrderRun, quote: CancelFeeQuote): CancelFeeQuote | undefined {
+/** The fee that applies at `atMs` (feeClock), from the order as last read, in the order's own currency. */
+export function quoteAt(run: OrderRun, atMs: number): CancelFeeQuote {
+  const order = run.state.order;
+  return cancelFeeAt(order?.cancelPolicy, atMs, order?.price?.currency);
+}
+
+/** The fee after a change of fee within the run's margin (feeChangeMarginSeconds) of `atMs`, if one is that close. */
+export function feeSoon(run: OrderRun, quote: CancelFeeQuote, atMs: number): CancelFeeQuote | undefined {
   const order = run.state.order;
   const marginMs = run.recovery.feeChangeMarginSeconds * 1000;
-  return feeAfterChange(order?.cancelPolicy, quote, Date.now(), marginMs, order?.price?.currency);
+  return feeAfterChange(order?.cancelPolicy, quote, atMs, marginMs, order?.price?.currency);
 }
 
 export function setOrderStage(run: OrderRun, stage: OrderStage): void {
@@ -114,16 +128,34 @@ export function setOrderStage(run: OrderRun, stage: OrderStage): void {
 
 const NEEDS_A_PERSON = new Set<OrderOutcome['kind']>(ORDER_OUTCOMES_NEEDING_A_PERSON);
 
-/** How much an outcome weighs: one for a person outweighs a cancellation's, which outweighs a check's or a quote's. */
-function weight(outcome: OrderOutcome): number {
-  if (NEEDS_A_PERSON.has(outcome.kind)) return 3;
-  if (outcome.kind === 'cancelled' || outcome.kind === 'cancel-refused') return 2;
-  return outcome.kind === 'quoted' ? 0 : 1;
+/** The endings of a cancellation asked for that a person must take up: what was asked was not done, or not known. */
+const CANCELLATION_FOR_A_PERSON = new Set<OrderOutcome['kind']>([
+  'cancel-not-done',
+  'cancel-unresolved',
+  'cancel-failed',
+  'cancel-stopped',
+]);
+
+/**
+ * How much an outcome weighs, as the run will end with it (forTheSystem: a system's cancellation not done is for a
+ * person): a cancellation asked for and not done outweighs everything, then any other outcome for a person, then the
+ * ending of a cancellation asked for (done, refused, not cancellable), then a check's, then a quote's. So a check
+ * that comes after a cancellation (a supplier's callback, an operator's "check again") never replaces its ending.
+ */
+function weight(run: OrderRun, outcome: OrderOutcome): number {
+  const ending = forTheSystem(run, outcome);
+  if (CANCELLATION_FOR_A_PERSON.has(ending.kind)) return 4;
+  if (NEEDS_A_PERSON.has(ending.kind)) return 3;
+  if (ending.kind === 'cancelled' || ending.kind === 'cancel-refused' || ending.kind === 'not-cancellable') return 2;
+  return ending.kind === 'quoted' ? 0 : 1;
 }
 
-/** The run's outcome becomes `next` unless the one it has weighs more: one that needs a person is never replaced. */
+/**
+ * The run's outcome becomes `next` unless the one it has weighs more: one that needs a person is never replaced, nor
+ * is a cancellation's ending replaced by a check's. The outcome travels over continue-as-new (OrderCarry.outcome).
+ */
 export function recordOutcome(run: OrderRun, next: OrderOutcome): void {
-  if (!run.outcome || weight(next) >= weight(run.outcome)) run.outcome = next;
+  if (!run.outcome || weight(run, next) >= weight(run, run.outcome)) run.outcome = next;
 }
 
 /** Records the run's outcome: state, stage, metric, and an ERROR line when a person must act. */

@@ -10,8 +10,9 @@ import { cancelOrder } from './cancel';
 import type { OrderWorkflowArgs } from './index';
 import {
   fee,
+  feeClock,
   feeSoon,
-  quoteNow,
+  quoteAt,
   readOrder,
   recordOutcome,
   setOrderStage,
@@ -60,7 +61,8 @@ export async function answerRequest(run: OrderRun, queued: QueuedRequest, input:
       reason,
     });
   }
-  const quote = quoteNow(run);
+  const quotedAtMs = await feeClock();
+  const quote = quoteAt(run, quotedAtMs);
   const { request } = queued;
   if (!request.confirm) {
     queued.answer = { kind: 'quote', quote };
@@ -79,7 +81,7 @@ export async function answerRequest(run: OrderRun, queued: QueuedRequest, input:
     return refuse('FeeChanged', message, quoted);
   }
   // A send this close to a change of fee may land after it: accepted only if the fee after the change is accepted too.
-  const soon = feeSoon(run, quote);
+  const soon = feeSoon(run, quote, quotedAtMs);
   if (soon && !feeWithin({ kind: 'fee', fee: request.acceptedFee }, soon)) {
     const message =
       `The cancellation fee changes to ${fee(soon.fee)} at ${quote.changesAt}, within ` +
