@@ -43,12 +43,14 @@ export interface Facts {
   packages: RoomRatePkg[];
   /** The most orders one QueryOrders answer listed, for the page-size clause. */
   largestListing?: number;
+  /** Time windows a QueryOrders answer showed the supplier does not apply (listed for a window that excludes it). */
+  windowsIgnored: string[];
   /** References of orders the kit made, for the report (a test environment's orders to clean up). */
   references: string[];
 }
 
 export function emptyFacts(): Facts {
-  return { checkAvail: {}, orders: [], packages: [], references: [] };
+  return { checkAvail: {}, orders: [], packages: [], references: [], windowsIgnored: [] };
 }
 
 /** How following an order ended. */

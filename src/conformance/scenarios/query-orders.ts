@@ -164,13 +164,22 @@ function byKey(spec: {
   /** Whether the product reads orders this way: a key it never uses is a difference it tolerates. */
   used: 'sweep' | false;
   filter: (order: HotelOrder, ctx: RunContext) => QueryOrdersRequest | string;
+  /**
+   * Time windows: the same window moved far from the order. An answer to it that lists the order shows the window
+   * is not applied, whatever the first answer listed.
+   */
+  away?: (filter: QueryOrdersRequest) => QueryOrdersRequest;
   after?: 'cancel';
 }): Scenario {
   return {
     id: spec.id,
     title: spec.title,
-    plan: () => [`QueryOrders by ${spec.key} of the main order${spec.after === 'cancel' ? ', after its Cancel' : ''}`],
-    expected: () => `the main order listed`,
+    plan: () => [
+      `QueryOrders by ${spec.key} of the main order${spec.after === 'cancel' ? ', after its Cancel' : ''}`,
+      ...(spec.away ? ['QueryOrders by the same window a year earlier (the order must not be listed)'] : []),
+    ],
+    expected: () =>
+      spec.away ? 'the main order listed, and not listed for a window a year earlier' : 'the main order listed',
     async run(ctx) {
       const order = spec.after === 'cancel' ? ctx.facts.cancel?.settled : ctx.facts.main?.settled;
       if (!order)
@@ -179,12 +188,44 @@ function byKey(spec: {
       if (typeof filter === 'string') return { result: 'skipped', observed: filter };
       const got = await attempt(() => ctx.session.supplier.queryOrders(filter, { traceId: order.customerReferenceNo }));
       if (!got.ok) return notListed(spec.used, describeError(got.error));
-      pageSeen(ctx, got.value.orders.length + got.value.unreadable.length);
+      const listed = got.value.orders.length + got.value.unreadable.length;
       const found = got.value.orders.some((o) => o.customerReferenceNo === order.customerReferenceNo);
-      if (found) return { result: 'pass', observed: `listed (${got.value.orders.length} orders in the answer)` };
-      return notListed(spec.used, `not listed (${got.value.orders.length} other orders in the answer)`);
+      if (!found) return notListed(spec.used, `not listed (${got.value.orders.length} other orders in the answer)`);
+      if (!spec.away) {
+        pageSeen(ctx, listed);
+        return { result: 'pass', observed: `listed (${listed} orders in the answer)` };
+      }
+      const away = spec.away(filter);
+      const again = await attempt(() => ctx.session.supplier.queryOrders(away, { traceId: order.customerReferenceNo }));
+      if (!again.ok)
+        return notListed(spec.used, `listed, but a window a year earlier answered ${describeError(again.error)}`);
+      const alsoThere = again.value.orders.some((o) => o.customerReferenceNo === order.customerReferenceNo);
+      if (!alsoThere) {
+        // Only an answer whose window was shown to be applied says anything about the supplier's page.
+        pageSeen(ctx, listed);
+        return {
+          result: 'pass',
+          observed: `listed (${listed} orders in the answer), and not for a window a year earlier`,
+        };
+      }
+      ctx.facts.windowsIgnored.push(spec.key.split(' ')[0]!);
+      return windowIgnored(spec.used, listed, again.value.orders.length + again.value.unreadable.length);
     },
   };
+}
+
+/** The order listed for a window that excludes it: the supplier does not apply that window. */
+function windowIgnored(used: 'sweep' | false, listed: number, listedAway: number): Outcome {
+  const what =
+    `listed for its window (${listed} orders in the answer) and again for a window a year earlier ` +
+    `(${listedAway} orders): the window is not applied`;
+  if (used === 'sweep') {
+    return {
+      result: 'blocker',
+      observed: `${what}; the reconciliation sweep narrows its listings by this window and would never get a page it can finish; no profile changes that`,
+    };
+  }
+  return { result: 'differs', observed: `${what}; the product never lists orders this way (tolerated)` };
 }
 
 function notListed(used: 'sweep' | false, what: string): Outcome {
@@ -204,6 +245,19 @@ function pageSeen(ctx: RunContext, n: number): void {
 
 const iso = (ms: number) => new Date(ms).toISOString();
 const around = (ms: number, before: number, after: number) => ({ start: iso(ms - before), end: iso(ms + after) });
+const YEAR = 365 * DAY;
+
+/** The request's one time window, moved a year earlier. */
+function yearEarlier(filter: QueryOrdersRequest): QueryOrdersRequest {
+  const out: Record<string, unknown> = { ...filter };
+  for (const [key, value] of Object.entries(filter)) {
+    if (key.endsWith('TimeWindow') && value && typeof value === 'object') {
+      const w = value as { start: string; end: string };
+      out[key] = { start: iso(Date.parse(w.start) - YEAR), end: iso(Date.parse(w.end) - YEAR) };
+    }
+  }
+  return out as QueryOrdersRequest;
+}
 
 export const queryOrdersByPlatformReference = byKey({
   id: 'queryOrders.byPlatformReference',
@@ -228,6 +282,7 @@ export const queryOrdersByBookingTime = byKey({
   title: 'QueryOrders by booking time window (the sweep finds orphans so)',
   key: 'bookingTimeWindow (10 min either side of the Book)',
   used: 'sweep',
+  away: yearEarlier,
   filter: (_o, ctx) => ({ bookingTimeWindow: around(ctx.facts.main!.bookedAtMs, 10 * MINUTE, 10 * MINUTE) }),
 });
 
@@ -236,6 +291,7 @@ export const queryOrdersByCheckInTime = byKey({
   title: 'QueryOrders by check-in window (the sweep checks coming stays so)',
   key: "checkInTimeWindow (a day either side of the order's check-in)",
   used: 'sweep',
+  away: yearEarlier,
   filter: (o) => {
     const at = o.checkIn ? parseTimestamp(o.checkIn) : NaN;
     return Number.isNaN(at) ? 'the order has no readable checkIn' : { checkInTimeWindow: around(at, DAY, DAY) };
@@ -255,6 +311,7 @@ export const queryOrdersByCheckOutTime = byKey({
   title: 'QueryOrders by check-out window',
   key: "checkOutTimeWindow (a day either side of the order's check-out)",
   used: false,
+  away: yearEarlier,
   filter: (o) => {
     const at = o.checkOut ? parseTimestamp(o.checkOut) : NaN;
     return Number.isNaN(at) ? 'the order has no readable checkOut' : { checkOutTimeWindow: around(at, DAY, DAY) };
@@ -266,6 +323,7 @@ export const queryOrdersByFreeCancelTime = byKey({
   title: 'QueryOrders by free-cancellation window',
   key: "freeCancelTimeWindow (a day either side of the room's refundableUntil)",
   used: false,
+  away: yearEarlier,
   filter: (o) => {
     const until = o.rooms?.[0]?.refundableUntil;
     const at = until ? parseTimestamp(until) : NaN;
@@ -279,6 +337,7 @@ export const queryOrdersByCancelledTime = byKey({
   key: 'cancelledTimeWindow (10 min either side of now)',
   used: 'sweep',
   after: 'cancel',
+  away: yearEarlier,
   filter: () => ({ cancelledTimeWindow: around(Date.now(), 10 * MINUTE, 10 * MINUTE) }),
 });
 
@@ -327,10 +386,29 @@ export const queryOrdersPageSize: Scenario = {
       }
       return { result: 'differs', observed: describeError(got.error) };
     }
-    pageSeen(ctx, got.value.orders.length + got.value.unreadable.length);
+    const listed = got.value.orders.length + got.value.unreadable.length;
+    const outside = got.value.orders.filter((o) => outsideWindow(o.bookingTime, window)).length;
+    if (ctx.facts.windowsIgnored.includes('bookingTimeWindow') || outside > 0) {
+      const why =
+        outside > 0
+          ? `${outside} of the ${listed} orders listed were booked outside the window asked`
+          : 'queryOrders.byBookingTime showed the booking window is not applied';
+      return {
+        result: 'differs',
+        observed: `${why}: the answer is not filtered, so its length says nothing of the page size and none is proposed; ask the supplier for its page size`,
+      };
+    }
+    pageSeen(ctx, listed);
     return judgePage(ctx, ctx.facts.largestListing ?? 0);
   },
 };
+
+/** A booking time read with its offset and more than a day outside the window (a day covers a local time without one). */
+function outsideWindow(bookingTime: string | undefined, window: { start: string; end: string }): boolean {
+  const at = bookingTime ? parseTimestamp(bookingTime) : NaN;
+  if (Number.isNaN(at)) return false;
+  return at < Date.parse(window.start) - DAY || at > Date.parse(window.end) + DAY;
+}
 
 function judgePage(ctx: RunContext, largest: number): Outcome {
   const page = ctx.profile.queryOrders.pageSize;
