@@ -264,6 +264,43 @@ async function awaitSameTaskQueues(
   }
 }
 
+/** A routing change: a build made current, or the ramp set (undefined: ended). */
+export type RoutingMove = { current: string } | { ramp: { buildId: string; percentage: number } | undefined };
+
+/**
+ * Makes one routing change only if routing is still as `routing` read it (its conflict token): the gate takes
+ * minutes between reading and changing, and a change another deploy made meanwhile must not be overwritten unseen.
+ * Returns the token for a following change of the same step.
+ */
+export async function moveNewRuns(
+  client: Client,
+  routing: DeploymentRouting,
+  move: RoutingMove,
+  by: { identity: string },
+): Promise<DeploymentRouting> {
+  try {
+    const token =
+      'current' in move
+        ? await setCurrentBuild(
+            client,
+            { deploymentName: routing.deploymentName, buildId: move.current },
+            by,
+            routing.conflictToken,
+          )
+        : await setRampingBuild(client, routing.deploymentName, move.ramp, by, routing.conflictToken);
+    const { conflictToken: _read, ...rest } = routing;
+    return { ...rest, ...(token ? { conflictToken: token } : {}) };
+  } catch (err) {
+    if (/conflict token/i.test((err as Error).message ?? '')) {
+      throw new DeployError(
+        `deployment ${routing.deploymentName}: its routing changed since this step read it (another deploy, or a ` +
+          'person in the Web UI or CLI); nothing was changed by this step. Read `status`, then run the step again',
+      );
+    }
+    throw err;
+  }
+}
+
 export interface DeployResult {
   exitCode: 0 | 1;
   value: Record<string, unknown>;
@@ -308,11 +345,11 @@ export async function runDeployStep(client: Client, args: DeployArgs, io: Deploy
       if (args.step === 'ramp') {
         const percent = args.percent!;
         const ramp = percent > 0 ? { buildId: target.buildId, percentage: percent } : undefined;
-        await setRampingBuild(client, args.deploymentName, ramp, by);
+        await moveNewRuns(client, routing, { ramp }, by);
         io.say(percent > 0 ? `Build ${target.buildId} takes ${percent} % of new runs` : 'Ramp ended');
         return { exitCode: 0, value: { gate: report, ramping: percent } };
       }
-      await setCurrentBuild(client, target, by);
+      await moveNewRuns(client, routing, { current: target.buildId }, by);
       io.say(`Build ${target.buildId} is current: every new run starts on it; open runs finish on their own build`);
       return { exitCode: 0, value: { gate: report, current: target.buildId, previous: routing.current ?? null } };
     }
@@ -324,8 +361,8 @@ export async function runDeployStep(client: Client, args: DeployArgs, io: Deploy
       if (report.verdict === 'refuse') return { exitCode: 1, value: { gate: report, moved: false } };
       await awaitSameTaskQueues(client, routing, target, io);
       await assertServed(client, target, io);
-      if (routing.ramping) await setRampingBuild(client, args.deploymentName, undefined, by);
-      await setCurrentBuild(client, target, by);
+      const after = routing.ramping ? await moveNewRuns(client, routing, { ramp: undefined }, by) : routing;
+      await moveNewRuns(client, after, { current: target.buildId }, by);
       io.say(`Rolled back: build ${target.buildId} is current; runs started on ${routing.current} finish there`);
       return { exitCode: 0, value: { gate: report, current: target.buildId, previous: routing.current ?? null } };
     }

@@ -114,17 +114,24 @@ export interface Actor {
 }
 
 /**
- * Sends every new run to `build`; the ramp, if any, ends. Refused by the server when the build has no poller
+ * Sends every new run to `build`; the ramp, if any, ends. With a conflict token, only if routing is still as read
+ * then; the token for the next change comes back. Refused by the server when the build has no poller
  * (`allow_no_pollers` is never set: a build no worker runs would take runs nobody starts).
  */
-export async function setCurrentBuild(client: Client, build: WorkerBuild, by: Actor, conflictToken?: Uint8Array) {
-  await client.workflowService.setWorkerDeploymentCurrentVersion({
+export async function setCurrentBuild(
+  client: Client,
+  build: WorkerBuild,
+  by: Actor,
+  conflictToken?: Uint8Array,
+): Promise<Uint8Array | undefined> {
+  const response = await client.workflowService.setWorkerDeploymentCurrentVersion({
     namespace: client.options.namespace,
     deploymentName: build.deploymentName,
     buildId: build.buildId,
     identity: by.identity,
     ...(conflictToken ? { conflictToken } : {}),
   });
+  return response.conflictToken?.length ? response.conflictToken : undefined;
 }
 
 /** Sends `percentage` of new runs to `build` (the rest to the current build); 0 % with no build ends a ramp. */
@@ -134,8 +141,8 @@ export async function setRampingBuild(
   ramp: { buildId: string; percentage: number } | undefined,
   by: Actor,
   conflictToken?: Uint8Array,
-) {
-  await client.workflowService.setWorkerDeploymentRampingVersion({
+): Promise<Uint8Array | undefined> {
+  const response = await client.workflowService.setWorkerDeploymentRampingVersion({
     namespace: client.options.namespace,
     deploymentName,
     buildId: ramp?.buildId ?? '',
@@ -143,6 +150,7 @@ export async function setRampingBuild(
     identity: by.identity,
     ...(conflictToken ? { conflictToken } : {}),
   });
+  return response.conflictToken?.length ? response.conflictToken : undefined;
 }
 
 export interface BuildState {

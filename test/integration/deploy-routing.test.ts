@@ -7,8 +7,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { parseDeployArgs, rollbackTarget, runDeployStep } from '../../src/deploy/main';
-import { describeDeployment, lastPolls, setCurrentBuild } from '../../src/deploy/routing';
+import { moveNewRuns, parseDeployArgs, rollbackTarget, runDeployStep } from '../../src/deploy/main';
+import { describeDeployment, lastPolls, setCurrentBuild, setRampingBuild } from '../../src/deploy/routing';
 import type { WorkerBuild } from '../../src/deploy/version';
 import { createBookingWorker, type BookingWorker } from '../../src/worker';
 import { createBookingRig, eventually, testProfile, type BookingRig } from '../harness/booking';
@@ -93,3 +93,19 @@ test('rollback goes to the build current before, not to a later aborted ramp; ne
   expect((await runDeployStep(env.client, args('rollout', '--build-id', c.buildId), io)).exitCode).toBe(0);
   expect((await describeDeployment(env.client, deploymentName))?.current).toBe(c.buildId);
 }, 60_000);
+
+test('a routing change that lost the race to another one is refused, and the other one stands', async () => {
+  const stale = (await describeDeployment(env.client, deploymentName))!;
+  expect(stale.current).toBe(c.buildId);
+  // Another operator ramps B between this step's read and its change.
+  const other = { identity: 'another operator' };
+  await setRampingBuild(env.client, deploymentName, { buildId: b.buildId, percentage: 20 }, other, stale.conflictToken);
+  await expect(moveNewRuns(env.client, stale, { current: a.buildId }, io)).rejects.toThrow(
+    /routing changed since this step read it.*nothing was changed by this step/,
+  );
+  const fresh = (await describeDeployment(env.client, deploymentName))!;
+  expect(fresh).toMatchObject({ current: c.buildId, ramping: { buildId: b.buildId, percentage: 20 } });
+  // Read again, the change goes.
+  await moveNewRuns(env.client, fresh, { current: b.buildId }, io);
+  expect((await describeDeployment(env.client, deploymentName))?.current).toBe(b.buildId);
+}, 30_000);
