@@ -45,12 +45,22 @@ export interface Facts {
   largestListing?: number;
   /** Time windows a QueryOrders answer showed the supplier does not apply (listed for a window that excludes it). */
   windowsIgnored: string[];
+  /** Orders listed under a reference the kit sent that the product could not read: orders that exist all the same. */
+  unreadable: Record<string, UnreadableSeen>;
   /** References of orders the kit made, for the report (a test environment's orders to clean up). */
   references: string[];
 }
 
 export function emptyFacts(): Facts {
-  return { checkAvail: {}, orders: [], packages: [], references: [], windowsIgnored: [] };
+  return { checkAvail: {}, orders: [], packages: [], references: [], windowsIgnored: [], unreadable: {} };
+}
+
+/** An order listed under a reference, unreadable to the product: what is wrong, and its status as sent. */
+export interface UnreadableSeen {
+  issues: string[];
+  /** The status as the supplier sent it (JSON), when a read as sent found it. */
+  statusAsSent?: string;
+  supplierReferenceNo?: string;
 }
 
 /** How following an order ended. */
@@ -66,6 +76,8 @@ export interface Followed {
   mostUnderReference: number;
   /** QueryOrders requests that failed on the way (asked again at the next poll). */
   failures: string[];
+  /** An order listed under the reference that the product cannot read: it exists, and following it ends. */
+  unreadable?: UnreadableSeen;
 }
 
 /**
@@ -94,6 +106,7 @@ export async function followOrder(ctx: RunContext, ref: string, from: FollowFrom
   for (let wait = 0; ; wait = nextWait(wait, ctx.polling)) {
     if (wait > 0) await sleep(wait);
     const found = await listOnce(ctx, ref, seen);
+    if (seen.unreadable) return seen;
     if (found) {
       if (found.status === seen.order?.status) held.answers++;
       else Object.assign(held, { answers: 1, sinceMs: Date.now() });
@@ -133,6 +146,16 @@ async function listOnce(ctx: RunContext, ref: string, seen: Followed): Promise<H
     return undefined;
   }
   const mine = got.value.orders.filter((o) => o.customerReferenceNo === ref);
+  const unreadable = got.value.unreadable.filter((u) => u.customerReferenceNo === ref);
+  if (mine.length === 0 && unreadable.length > 0) {
+    seen.listedAtMs ??= Date.now();
+    seen.unreadable = await readAsSent(
+      ctx,
+      ref,
+      unreadable.flatMap((u) => u.issues),
+    );
+    return undefined;
+  }
   seen.mostUnderReference = Math.max(seen.mostUnderReference, mine.length);
   if (mine[0]) ctx.facts.orders.push(mine[0]);
   return mine[0];
@@ -145,3 +168,20 @@ function note(seen: Followed, order: HotelOrder): void {
 }
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * An order listed under `ref` that the product could not read: noted for the report and the clean-up, with its status
+ * and supplier reference as sent (one more QueryOrders, read without the product's schema).
+ */
+export async function readAsSent(ctx: RunContext, ref: string, issues: string[]): Promise<UnreadableSeen> {
+  const known = ctx.facts.unreadable[ref];
+  if (known?.statusAsSent !== undefined) return known;
+  const [raw] = await ctx.session.ordersAsSent(ref);
+  const seen: UnreadableSeen = {
+    issues,
+    ...(raw ? { statusAsSent: JSON.stringify(raw.status) } : {}),
+    ...(raw && typeof raw.supplierReferenceNo === 'string' ? { supplierReferenceNo: raw.supplierReferenceNo } : {}),
+  };
+  ctx.facts.unreadable[ref] = seen;
+  return seen;
+}

@@ -4,6 +4,7 @@
  */
 import type { SupplierCredentials } from '../config';
 import type { SupplierProfile } from '../supplier/profile';
+import { cleanUp, type OrderMade } from './clean-up';
 import { emptyFacts } from './facts';
 import { proposeProfile } from './propose';
 import { manualScenarios, scenarios as allScenarios } from './scenarios';
@@ -38,6 +39,8 @@ export interface ConformanceReport {
   proposedProfile: ProfilePatch;
   /** References of the orders the kit made in the test environment. */
   orders: string[];
+  /** Each order the kit made, with its last status, and whether it is left at the supplier. */
+  ordersMade: OrderMade[];
 }
 
 export async function runConformance(
@@ -54,12 +57,14 @@ export async function runConformance(
     polling: options.polling,
   };
   const clauses: ClauseReport[] = [];
+  let ordersMade: OrderMade[] = [];
   try {
     for (const scenario of scenarios) {
       const clause = await runOne(scenario, ctx, session);
       options.log?.(`${clause.result.padEnd(8)} ${clause.id}: ${clause.observed}`);
       clauses.push(clause);
     }
+    ordersMade = await cleanUp(ctx);
   } finally {
     await session.close();
   }
@@ -77,6 +82,7 @@ export async function runConformance(
       clauses.flatMap((c) => (c.proposal ? [c.proposal] : [])),
     ),
     orders: ctx.facts.references,
+    ordersMade,
   };
 }
 

@@ -4,6 +4,7 @@
  * own: a request budget, a gentle rate, and a stop at the first sign of rate limiting.
  */
 import { randomUUID } from 'node:crypto';
+import { request } from 'undici';
 import { createDriftReporter, type DriftReporter } from '../supplier/drift';
 import { isSupplierError } from '../supplier/errors';
 import { createHttpSupplierClient } from '../supplier/http-client';
@@ -28,6 +29,12 @@ export interface SessionOptions {
   testFlags?: string;
 }
 
+/** An order as the supplier sent it: the fields the kit reports and cleans up with, whatever their types. */
+export interface OrderAsSent {
+  status: unknown;
+  supplierReferenceNo?: unknown;
+}
+
 /** Thrown to end the run early: the budget is spent or the supplier rate limited a request. */
 export class StopRun extends Error {
   override readonly name = 'StopRun';
@@ -44,6 +51,11 @@ export interface Session {
   drift: DriftReporter;
   /** Starts recording for a clause; returns its records so far (the same array, filled as it runs). */
   begin(): RequestRecord[];
+  /**
+   * QueryOrders by one reference, read as sent (no schema): the orders listed under it with their status and
+   * supplier reference whatever their types, for an order the product's reading could not take.
+   */
+  ordersAsSent(ref: string): Promise<OrderAsSent[]>;
   /** Requests sent so far. */
   sent(): number;
   /** Why the run stopped early, if it did. */
@@ -119,6 +131,44 @@ export function createSession(options: SessionOptions): Session {
   }
 
   const supplier = client(tokens, 1);
+
+  async function ordersAsSent(ref: string): Promise<OrderAsSent[]> {
+    if (stopReason) throw new StopRun(stopReason);
+    if (sent + 1 > options.budget) {
+      stopReason = `the request budget (${options.budget}) was spent`;
+      throw new StopRun(stopReason);
+    }
+    const token = await tokens.getToken();
+    sent++;
+    const sentText = `QueryOrders customerReferenceNos=${ref} (read as sent)`;
+    try {
+      const res = await request(`${baseUrl.replace(/\/+$/, '')}${profile.paths.queryOrders}`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          'request-id': randomUUID(),
+          'client-request-timestamp': String(Math.floor(Date.now() / 1000)),
+          'trace-id': traceId,
+        },
+        body: JSON.stringify({ customerReferenceNos: [ref] }),
+        headersTimeout: profile.timeoutsMs.queryOrders,
+        bodyTimeout: profile.timeoutsMs.queryOrders,
+      });
+      const text = await res.body.text();
+      records.push({ operation: 'queryOrders', sent: sentText, answer: `HTTP ${res.statusCode}` });
+      const orders = (JSON.parse(text) as { data?: { orders?: unknown } })?.data?.orders;
+      if (!Array.isArray(orders)) return [];
+      return orders
+        .filter((o): o is Record<string, unknown> => o !== null && typeof o === 'object')
+        .filter((o) => o.customerReferenceNo === ref)
+        .map((o) => ({ status: o.status, supplierReferenceNo: o.supplierReferenceNo }));
+    } catch (err) {
+      records.push({ operation: 'queryOrders', sent: sentText, answer: `error: ${(err as Error).message}` });
+      return [];
+    }
+  }
+
   return {
     supplier,
     withToken: (token) => client(staticToken(token), 2),
@@ -127,6 +177,7 @@ export function createSession(options: SessionOptions): Session {
       return { sessionId: `conformance-${randomUUID()}`, traceId, ...(merged ? { test: merged } : {}) };
     },
     drift,
+    ordersAsSent,
     begin() {
       records = [];
       return records;

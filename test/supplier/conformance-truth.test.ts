@@ -5,9 +5,17 @@
  */
 import { runConformance, type ConformanceOptions, type ConformanceReport } from '../../src/conformance/run';
 import type { ClauseReport } from '../../src/conformance/types';
-import { SupplierProfile } from '../../src/supplier/profile';
+import { renderMarkdown } from '../../src/conformance/report/markdown';
+import { defaultSupplierProfile, SupplierProfile } from '../../src/supplier/profile';
 import { OWN_PROFILE, startConformanceSupplier } from '../fixtures/conformance-supplier';
-import type { SpecSupplier } from '../fixtures/spec-supplier';
+import {
+  askedReferences,
+  bookAnswer,
+  ordersAnswer,
+  specOrder,
+  startSpecSupplier,
+  type SpecSupplier,
+} from '../fixtures/spec-supplier';
 
 let supplier: SpecSupplier | undefined;
 afterEach(async () => {
@@ -60,5 +68,57 @@ describe('window filters are checked against the orders returned', () => {
     const report = await runConformance(options(supplier.url));
     for (const id of WINDOWS) expect([id, clause(report, id).result]).toEqual([id, 'pass']);
     expect(clause(report, 'queryOrders.pageSize').result).toBe('pass');
+  });
+});
+
+describe('an order the kit cannot read is an order that may exist', () => {
+  test('the order status sent as text: found with its status as sent, never "nothing made", and cancelled', async () => {
+    // Section 2.2 types the status as a number; this supplier sends it as text, in Book's answer and every listing.
+    const booked = new Set<string>();
+    supplier = await startSpecSupplier({
+      book: (body) => {
+        const ref = String(body.customerReferenceNo);
+        if (!body.holder) return { status: 400, body: { code: 100000400, msg: 'parameter error' } };
+        booked.add(ref);
+        return bookAnswer(specOrder(ref, { status: '2' }));
+      },
+      queryOrders: (body) =>
+        ordersAnswer(
+          ...askedReferences(body)
+            .filter((r) => booked.has(r))
+            .map((r) => specOrder(r, { status: '2' })),
+        ),
+    });
+    const report = await runConformance(options(supplier.url, { profile: defaultSupplierProfile }));
+    const listed = clause(report, 'queryOrders.listed');
+    expect(listed.result).toBe('blocker');
+    expect(listed.observed).toMatch(/listed under its reference, status as sent "2", but unreadable/);
+    expect(listed.observed).not.toMatch(/nothing made/);
+    const main = report.orders[0]!;
+    expect(report.ordersMade).toContainEqual(
+      expect.objectContaining({
+        customerReferenceNo: main,
+        state: 'cancelled',
+        note: expect.stringMatching(/from status "2"/),
+      }),
+    );
+    expect(supplier.callsOf('cancel').map((c) => c.body.customerReferenceNo)).toContain(main);
+  });
+
+  test('an order the kit cannot cancel is flagged as left at the supplier', async () => {
+    supplier = await startConformanceSupplier();
+    supplier.script({ cancel: () => ({ status: 400, body: { code: 100000400, msg: 'not allowed in test' } }) });
+    const report = await runConformance(options(supplier.url));
+    expect(report.ordersMade.length).toBe(new Set(report.orders).size);
+    expect(report.ordersMade.length).toBeGreaterThan(0);
+    for (const o of report.ordersMade) {
+      expect(o).toMatchObject({
+        state: 'left',
+        lastStatus: '6',
+        note: expect.stringMatching(/^left at the supplier: Cancel answered/),
+      });
+    }
+    const md = renderMarkdown(report);
+    expect(md).toContain(`**${report.ordersMade.length} left at the supplier**`);
   });
 });

@@ -31,9 +31,7 @@ export function renderMarkdown(report: ConformanceReport): string {
     ...report.clauses.map((c) => `| ${c.id} | ${c.result} | ${cell(c.observed)} |`),
     '',
     ...section('Manual: steps for a person with the hotel or the supplier', byResult(report, 'manual'), steps),
-    ...(report.orders.length
-      ? ['## Orders made in the test environment', '', ...report.orders.map((r) => `- ${r}`), '']
-      : []),
+    ...ordersMade(report),
   ];
   return lines.join('\n');
 }
@@ -58,3 +56,22 @@ function steps(c: ClauseReport): string[] {
 }
 
 const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+
+function ordersMade(report: ConformanceReport): string[] {
+  if (report.ordersMade.length === 0) return [];
+  const left = report.ordersMade.filter((o) => o.state === 'left').length;
+  return [
+    '## Orders made in the test environment',
+    '',
+    left > 0
+      ? `**${left} left at the supplier**: cancel them by hand (or ask the supplier to).`
+      : 'None left at the supplier: each is final or was cancelled by the run.',
+    '',
+    '| customerReferenceNo | last status | state | note |',
+    '| --- | --- | --- | --- |',
+    ...report.ordersMade.map(
+      (o) => `| ${o.customerReferenceNo} | ${cell(o.lastStatus ?? '(never listed)')} | ${o.state} | ${cell(o.note)} |`,
+    ),
+    '',
+  ];
+}

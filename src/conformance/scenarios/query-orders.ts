@@ -55,6 +55,17 @@ function judgeListing(ctx: RunContext, main: MainOrder, followed: Followed, ende
       observed: `${n} orders listed under one reference (${seen}): Book is not idempotent by reference`,
     };
   }
+  if (followed.unreadable) {
+    const u = followed.unreadable;
+    return {
+      result: 'blocker',
+      observed:
+        `listed under its reference, status as sent ${u.statusAsSent ?? '(not read)'}, but unreadable ` +
+        `(${u.issues.slice(0, 3).join('; ')}): an order exists that the product cannot read, so it can neither confirm ` +
+        'the booking nor know that nothing was made; no profile changes how it is read. The order is cleaned up or ' +
+        'flagged under "Orders made"',
+    };
+  }
   if (main.listedAfterMs === undefined) {
     return main.booked
       ? {
