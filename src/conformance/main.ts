@@ -3,14 +3,15 @@
  * a supplier's test environment against the supplier profile, with the worker's credential variables
  * (SUPPLIER_TOKEN, or SUPPLIER_APP_KEY + SUPPLIER_APP_SECRET). docs/supplier-onboarding.md walks through it.
  *
- * Exit codes: 0 every automatic clause passed; 1 a clause differs or is a blocker; 2 the command was refused.
+ * Exit codes: 0 every automatic clause passed; 1 a clause differs or is a blocker; 2 the command was refused; 3 the run
+ * stopped before its end (budget spent, rate limited): not a pass.
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config';
 import { formatPlan } from './plan';
 import { writeReport } from './report/write';
-import { runConformance, type ConformanceOptions } from './run';
+import { runConformance, type ConformanceOptions, type ConformanceReport } from './run';
 
 const USAGE = `Usage: npm run conformance -- --base-url URL --rate-pkg ID [ID…] --test-environment [options]
 
@@ -119,8 +120,19 @@ export async function main(
   const files = await writeReport(report, out);
   const s = report.summary;
   console.log(`\n${s.pass} pass, ${s.differs} differ, ${s.blocker} blocker, ${s.manual} manual, ${s.skipped} skipped`);
+  if (report.stoppedEarly || report.notRun.length > 0) {
+    console.log(
+      `Unfinished, not a pass: ${report.stoppedEarly ?? 'stopped early'}; not run: ${report.notRun.join(', ') || '(none)'}`,
+    );
+  }
   console.log(`Report: ${files.join(', ')}`);
-  return s.blocker + s.differs > 0 ? 1 : 0;
+  return exitCode(report);
+}
+
+/** 1: a clause differs or is a blocker; 3: none does, but the run did not finish (budget, rate limit); 0: a pass. */
+export function exitCode(report: ConformanceReport): number {
+  if (report.summary.blocker + report.summary.differs > 0) return 1;
+  return report.stoppedEarly || report.notRun.length > 0 ? 3 : 0;
 }
 
 if (require.main === module) {

@@ -33,6 +33,8 @@ export interface ConformanceReport {
   requests: { sent: number; budget: number; ratePerSecond: number };
   /** Why the run ended before its last scenario, if it did. */
   stoppedEarly?: string;
+  /** Clauses not run, or not to their end, because the run stopped early: an unfinished run is not a pass. */
+  notRun: string[];
   summary: Record<ClauseResult, number>;
   clauses: ClauseReport[];
   /** The SUPPLIER_PROFILE that makes the product correct for what was observed (overrides of the defaults). */
@@ -75,6 +77,7 @@ export async function runConformance(
     finishedAt: new Date().toISOString(),
     requests: { sent: session.sent(), budget: options.budget, ratePerSecond: options.ratePerSecond },
     ...(session.stopped() ? { stoppedEarly: session.stopped() } : {}),
+    notRun: clauses.filter((c) => c.notRun).map((c) => c.id),
     summary: summarize(clauses),
     clauses,
     proposedProfile: proposeProfile(
@@ -90,7 +93,7 @@ async function runOne(scenario: Scenario, ctx: RunContext, session: Session): Pr
   const base = { id: scenario.id, title: scenario.title, expected: scenario.expected(ctx.profile) };
   const stopped = session.stopped();
   if (stopped && !scenario.offline)
-    return { ...base, result: 'skipped', observed: `not run: ${stopped}`, requests: [] };
+    return { ...base, result: 'skipped', observed: `not run: ${stopped}`, requests: [], notRun: stopped };
   const requests = session.begin();
   const outcome = await outcomeOf(scenario, ctx);
   return {
@@ -98,6 +101,7 @@ async function runOne(scenario: Scenario, ctx: RunContext, session: Session): Pr
     result: outcome.result,
     observed: outcome.observed,
     requests,
+    ...(outcome.notRun ? { notRun: outcome.notRun } : {}),
     ...(outcome.steps ? { steps: outcome.steps } : {}),
     ...(outcome.proposal ? { proposal: outcome.proposal } : {}),
   };
@@ -108,7 +112,7 @@ async function outcomeOf(scenario: Scenario, ctx: RunContext): Promise<Outcome> 
   try {
     return await scenario.run(ctx);
   } catch (err) {
-    if (err instanceof StopRun) return { result: 'skipped', observed: `stopped: ${err.message}` };
+    if (err instanceof StopRun) return { result: 'skipped', observed: `stopped: ${err.message}`, notRun: err.message };
     return { result: 'differs', observed: `ended by ${describeError(err)}` };
   }
 }

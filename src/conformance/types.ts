@@ -38,6 +38,8 @@ export interface ClauseReport {
   steps?: string[];
   /** The profile change this clause's observation calls for, already part of the report's proposedProfile. */
   proposal?: ProfilePatch;
+  /** Why the clause was not run, or not to its end, when the run stopped early (budget, rate limit): not a pass. */
+  notRun?: string;
 }
 
 /** What a scenario found; the runner adds id, title, expected and the requests. */
@@ -47,6 +49,8 @@ export interface Outcome {
   proposal?: ProfilePatch;
   /** When the scenario turns manual (the supplier ignored a test flag): the steps. */
   steps?: string[];
+  /** The run stopped while this clause ran. */
+  notRun?: string;
 }
 
 /** What every scenario receives. */

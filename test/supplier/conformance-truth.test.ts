@@ -3,6 +3,10 @@
  * spec's text (test/fixtures/conformance-supplier.ts, test/fixtures/spec-supplier.ts) with one deviation, and checks
  * the report names it instead of passing over it.
  */
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { main } from '../../src/conformance/main';
 import { runConformance, type ConformanceOptions, type ConformanceReport } from '../../src/conformance/run';
 import type { ClauseReport } from '../../src/conformance/types';
 import { renderMarkdown } from '../../src/conformance/report/markdown';
@@ -120,5 +124,39 @@ describe('an order the kit cannot read is an order that may exist', () => {
     }
     const md = renderMarkdown(report);
     expect(md).toContain(`**${report.ordersMade.length} left at the supplier**`);
+  });
+});
+
+describe('an unfinished run is not a pass', () => {
+  test('a run that spent its budget exits non-zero, names the clauses not run, and JUnit counts them as errors', async () => {
+    supplier = await startConformanceSupplier();
+    const dir = await mkdtemp(path.join(tmpdir(), 'conformance-'));
+    const profileFile = path.join(dir, 'profile.json');
+    await writeFile(profileFile, JSON.stringify(OWN_PROFILE));
+    const out = path.join(dir, 'report');
+    const log = jest.spyOn(console, 'log').mockImplementation(() => undefined);
+    try {
+      // One request: CheckAvail passes, and the budget is spent before anything else is sent.
+      const argv = ['--base-url', supplier.url, '--rate-pkg', 'pkg-standard-double', '--test-environment'];
+      const code = await main([...argv, '--profile', profileFile, '--out', out, '--max-requests', '1'], {
+        SUPPLIER_TOKEN: 'conformance-test-token',
+      });
+      const report = JSON.parse(await readFile(path.join(out, 'report.json'), 'utf8')) as ConformanceReport;
+      expect(report.summary.blocker + report.summary.differs).toBe(0);
+      expect(code).toBe(3);
+      expect(report.notRun).toEqual(
+        expect.arrayContaining(['book.answered', 'queryOrders.listed', 'cancel.confirmed']),
+      );
+      const junit = await readFile(path.join(out, 'junit.xml'), 'utf8');
+      expect(junit).toContain(`errors="${report.notRun.length}"`);
+      expect(junit).toMatch(/<error type="not-run" message="not run: the request budget \(1\) was spent"/);
+      const md = await readFile(path.join(out, 'report.md'), 'utf8');
+      expect(md).toMatch(/\*\*Unfinished, not a pass:\*\* the request budget \(1\) was spent\. \d+ clauses not run: /);
+      expect(md).not.toContain('None needed beyond the defaults');
+      expect(log.mock.calls.flat().join('\n')).toMatch(/Unfinished, not a pass/);
+    } finally {
+      log.mockRestore();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -12,13 +12,16 @@ export function renderMarkdown(report: ConformanceReport): string {
     '',
     `**${s.pass} pass, ${s.differs} differ, ${s.blocker} blocker, ${s.manual} manual, ${s.skipped} skipped.**`,
     '',
+    ...unfinished(report),
     ...section('Blockers: no profile absorbs these', byResult(report, 'blocker'), detail),
     ...section('Differences', byResult(report, 'differs'), detail),
     '## Proposed SUPPLIER_PROFILE',
     '',
-    Object.keys(report.proposedProfile).length === 0
-      ? 'None needed beyond the defaults for what was observed.'
-      : 'What makes the product correct for what was observed (overrides of the defaults; a person signs it off):',
+    report.notRun.length > 0 || report.stoppedEarly
+      ? 'Incomplete: the run did not finish, so this covers only the clauses run; run again before relying on it.'
+      : Object.keys(report.proposedProfile).length === 0
+        ? 'None needed beyond the defaults for what was observed.'
+        : 'What makes the product correct for what was observed (overrides of the defaults; a person signs it off):',
     '',
     '```json',
     JSON.stringify(report.proposedProfile, null, 2),
@@ -28,7 +31,7 @@ export function renderMarkdown(report: ConformanceReport): string {
     '',
     '| clause | result | observed |',
     '| --- | --- | --- |',
-    ...report.clauses.map((c) => `| ${c.id} | ${c.result} | ${cell(c.observed)} |`),
+    ...report.clauses.map((c) => `| ${c.id} | ${c.notRun ? 'not run' : c.result} | ${cell(c.observed)} |`),
     '',
     ...section('Manual: steps for a person with the hotel or the supplier', byResult(report, 'manual'), steps),
     ...ordersMade(report),
@@ -72,6 +75,15 @@ function ordersMade(report: ConformanceReport): string[] {
     ...report.ordersMade.map(
       (o) => `| ${o.customerReferenceNo} | ${cell(o.lastStatus ?? '(never listed)')} | ${o.state} | ${cell(o.note)} |`,
     ),
+    '',
+  ];
+}
+
+function unfinished(report: ConformanceReport): string[] {
+  if (!report.stoppedEarly && report.notRun.length === 0) return [];
+  return [
+    `**Unfinished, not a pass:** ${report.stoppedEarly ?? 'stopped early'}. ${report.notRun.length} clauses not run: ` +
+      `${report.notRun.join(', ')}.`,
     '',
   ];
 }
