@@ -31,6 +31,9 @@ import { BUILD_ID_PATTERN, defaultBuildId, DEPLOYMENT_NAME_PATTERN, type WorkerB
 export const DEPLOY_STEPS = ['status', 'gate', 'rollout', 'ramp', 'drain', 'rollback'] as const;
 export type DeployStep = (typeof DEPLOY_STEPS)[number];
 
+/** The server's own visibility grace period for drainage (matching.wv.VersionDrainageStatusVisibilityGracePeriod). */
+export const DEFAULT_GRACE_SECONDS = 180;
+
 export class DeployError extends Error {
   override readonly name = 'DeployError';
 }
@@ -45,6 +48,8 @@ export interface DeployArgs {
   strict: boolean;
   wait: boolean;
   json: boolean;
+  /** Seconds a build must have stopped taking new runs before drain says it may stop (default 180: visibility lags). */
+  graceSeconds?: number;
 }
 
 /** What `--help` prints: the steps and flags of the header above, for a person at a terminal. */
@@ -55,7 +60,10 @@ Steps:
   gate     [--build-id B]            the replay gate alone (exit 1 when refused)
   ramp     [--build-id B] --percent P  the gate, then P % of new runs to B; --percent 0 ends the ramp
   rollout  [--build-id B]            the gate, then B current: every new run starts on B
-  drain    --build-id A [--wait]     open runs still pinned to A; with --wait, until none (then A may stop)
+  drain    --build-id A [--wait] [--grace S]
+                                     open runs still pinned to A; A may stop once none is open and either the
+                                     server says drained or A stopped taking new runs S seconds ago (default 180);
+                                     with --wait, until then
   rollback [--build-id A]            the gate for A, then A current again (default: the build current before)
 
 Flags:
@@ -90,6 +98,7 @@ export function parseDeployArgs(argv: string[], env: NodeJS.ProcessEnv = process
         bundle: { type: 'string' },
         strict: { type: 'boolean', default: false },
         wait: { type: 'boolean', default: false },
+        grace: { type: 'string' },
         json: { type: 'boolean', default: false },
       },
     });
@@ -124,9 +133,15 @@ export function parseDeployArgs(argv: string[], env: NodeJS.ProcessEnv = process
   } else if (step === 'ramp') {
     throw new DeployError('--percent: the share of new runs the build takes, 0 to 100');
   }
+  const graceText = values.grace ?? String(DEFAULT_GRACE_SECONDS);
+  const graceSeconds = Number(graceText);
+  if (!/^\d+$/.test(graceText) || graceSeconds > 86_400) {
+    throw new DeployError(`--grace: whole seconds, 0 to 86400, got "${graceText}"`);
+  }
   return {
     step,
     deploymentName,
+    graceSeconds,
     taskQueue: values['task-queue'] ?? env.BOOKING_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
     ...(buildId ? { buildId } : {}),
     ...(percent !== undefined ? { percent } : {}),
@@ -301,6 +316,52 @@ export async function moveNewRuns(
   }
 }
 
+interface Drainage {
+  openRuns: number;
+  server?: 'draining' | 'drained';
+  /** Seconds since the build stopped taking new runs (absent: it never took any, only runs pinned to it by name). */
+  sinceSeconds?: number;
+  mayStop: boolean;
+  line: string;
+}
+
+/**
+ * Whether a build may stop: no open run pinned to it in visibility now, and either the server's own drainage check
+ * says DRAINED (it applies its own visibility grace period) or the build stopped taking new runs at least `grace`
+ * seconds ago. Visibility lags: a run started on the build just before the switch may not be listed yet, and a zero
+ * read then would strand it (a stopped build's pinned runs take no signal, update or query).
+ */
+async function drainage(
+  client: Client,
+  routing: DeploymentRouting,
+  target: WorkerBuild,
+  graceSeconds: number,
+): Promise<Drainage> {
+  const [openRuns, state] = await Promise.all([openRunsOn(client, target), describeBuild(client, target)]);
+  const summary = routing.builds.find((b) => b.buildId === target.buildId);
+  const deactivatedMs = summary?.deactivatedAt ? Number(summary.deactivatedAt.split('.')[0]) * 1000 : undefined;
+  const sinceSeconds = deactivatedMs !== undefined ? Math.floor((Date.now() - deactivatedMs) / 1000) : undefined;
+  const graceOver = sinceSeconds === undefined ? summary?.status === 'inactive' : sinceSeconds >= graceSeconds;
+  const mayStop = openRuns === 0 && (state?.drainage === 'drained' || graceOver);
+  const server = state?.drainage;
+  let line = `Build ${target.buildId}: ${openRuns} open runs pinned to it`;
+  if (server) line += `; the server says ${server}`;
+  if (openRuns === 0 && !mayStop) {
+    line +=
+      sinceSeconds !== undefined
+        ? `; it stopped taking new runs ${sinceSeconds} s ago, and visibility may not list a run started just ` +
+          `before: not yet (${graceSeconds - sinceSeconds} s of the ${graceSeconds} s grace left)`
+        : '; the server records no time it stopped taking new runs: not until the server says drained';
+  }
+  return {
+    openRuns,
+    ...(server ? { server } : {}),
+    ...(sinceSeconds !== undefined ? { sinceSeconds } : {}),
+    mayStop,
+    line,
+  };
+}
+
 export interface DeployResult {
   exitCode: 0 | 1;
   value: Record<string, unknown>;
@@ -372,15 +433,24 @@ export async function runDeployStep(client: Client, args: DeployArgs, io: Deploy
       if (routing.current === target.buildId || routing.ramping?.buildId === target.buildId) {
         throw new DeployError(`build ${target.buildId} still takes new runs (current or ramping): move them first`);
       }
-      let open = await openRunsOn(client, target);
-      io.say(`Build ${target.buildId}: ${open} open runs pinned to it`);
-      while (args.wait && open > 0) {
+      let verdict = await drainage(client, routing, target, args.graceSeconds ?? DEFAULT_GRACE_SECONDS);
+      io.say(verdict.line);
+      while (args.wait && !verdict.mayStop) {
         await new Promise((r) => setTimeout(r, io.pollMs ?? 15_000));
-        open = await openRunsOn(client, target);
-        io.say(`Build ${target.buildId}: ${open} open runs pinned to it`);
+        verdict = await drainage(client, routing, target, args.graceSeconds ?? DEFAULT_GRACE_SECONDS);
+        io.say(verdict.line);
       }
-      if (open === 0) io.say(`Build ${target.buildId} is drained: its workers may stop`);
-      return { exitCode: open === 0 ? 0 : 1, value: { buildId: target.buildId, openRuns: open, drained: open === 0 } };
+      if (verdict.mayStop) io.say(`Build ${target.buildId} is drained: its workers may stop`);
+      return {
+        exitCode: verdict.mayStop ? 0 : 1,
+        value: {
+          buildId: target.buildId,
+          openRuns: verdict.openRuns,
+          serverDrainage: verdict.server ?? null,
+          stoppedTakingRunsSecondsAgo: verdict.sinceSeconds ?? null,
+          drained: verdict.mayStop,
+        },
+      };
     }
   }
 }

@@ -182,7 +182,7 @@ test('a build that changes commands passes while the runs it would break are pin
   await runDeployStep(env.client, args('rollout', '--build-id', b.buildId), io);
   await pinned.terminate('the order it waits for will never settle');
   await eventually(async () => ((await openRunsOn(env.client, a)) === 0 ? true : undefined));
-  const drained = await runDeployStep(env.client, args('drain', '--build-id', a.buildId), io);
+  const drained = await runDeployStep(env.client, args('drain', '--build-id', a.buildId, '--grace', '0'), io);
   expect(drained).toMatchObject({ exitCode: 0, value: { drained: true } });
 }, 180_000);
 

@@ -3,6 +3,7 @@
  * on one queue, all running this checkout's code (the gate is not what is tested here).
  *  - Rollback goes to the build current just before, never to a build whose ramp was aborted later (the server stamps
  *    lastDeactivationTime on both).
+ *  - Drain does not say a build may stop until the grace period after it stopped taking new runs has passed.
  *  - A move to a build whose workers stopped is refused, naming the queue nobody polls, and routing stays as it was.
  */
 import { randomUUID } from 'node:crypto';
@@ -70,6 +71,14 @@ test('rollback goes to the build current before, not to a later aborted ramp; ne
   await startWorker(c);
 
   expect((await runDeployStep(env.client, args('rollout', '--build-id', b.buildId), io)).exitCode).toBe(0);
+  // A has no open run, but it stopped taking new runs a moment ago: visibility may not list a run started just
+  // before, so drain does not say it may stop until the grace period has passed (or the server says drained).
+  const early = await runDeployStep(env.client, args('drain', '--build-id', a.buildId), io);
+  expect(early).toMatchObject({ exitCode: 1, value: { openRuns: 0, drained: false } });
+  expect(lines.at(-1)).toMatch(/stopped taking new runs \d+ s ago.*not yet/);
+  await new Promise((r) => setTimeout(r, 1_000));
+  const late = await runDeployStep(env.client, args('drain', '--build-id', a.buildId, '--grace', '1'), io);
+  expect(late).toMatchObject({ exitCode: 0, value: { openRuns: 0, drained: true } });
   // C ramps and the ramp is aborted after B became current: C now has the latest lastDeactivationTime.
   expect((await runDeployStep(env.client, args('ramp', '--build-id', c.buildId, '--percent', '10'), io)).exitCode).toBe(
     0,

@@ -14,7 +14,7 @@ test('the usage text names every step and flag the parser takes', () => {
   for (const word of ['status', 'gate', 'ramp', 'rollout', 'drain', 'rollback', '--deployment', '--task-queue']) {
     expect(DEPLOY_USAGE).toContain(word);
   }
-  for (const flag of ['--build-id', '--percent', '--bundle', '--strict', '--wait', '--json', '--help']) {
+  for (const flag of ['--build-id', '--percent', '--bundle', '--strict', '--wait', '--grace', '--json', '--help']) {
     expect(DEPLOY_USAGE).toContain(flag);
   }
 });
@@ -48,4 +48,10 @@ test('rollback goes to the build that stopped being current when the current one
   expect(rollbackTarget(routing)).toBe('a');
   expect(rollbackTarget(routing, 'c')).toBe('c');
   expect(() => rollbackTarget({ ...routing, builds: routing.builds.slice(1) })).toThrow(/a build that only ramped/);
+});
+
+test('--grace takes whole seconds', () => {
+  expect(parseDeployArgs(['drain', '--build-id', 'a'], env).graceSeconds).toBe(180);
+  expect(parseDeployArgs(['drain', '--build-id', 'a', '--grace', '0'], env).graceSeconds).toBe(0);
+  expect(() => parseDeployArgs(['drain', '--build-id', 'a', '--grace', '1.5'], env)).toThrow(/^--grace: whole seconds/);
 });
