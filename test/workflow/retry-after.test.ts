@@ -7,12 +7,12 @@
 import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { awaitOrderOutcome, cancelBooking } from '../../src/client';
-import { WithStartWorkflowOperation, WorkflowUpdateStage } from '@temporalio/client';
 import {
+  autoCancelSignal,
   bookingWorkflowId,
-  cancelBookingUpdate,
   orderWorkflowId,
   ORDER_WORKFLOW_TYPE,
+  type AutoCancel,
   type OrderWorkflow,
 } from '../../src/contract';
 import { askedReferences, bookAnswer, ordersAnswer, specOrder, success } from '../fixtures/spec-supplier';
@@ -68,7 +68,40 @@ test.each([
   expect(longest).toBeLessThanOrEqual(CEILING_S);
 });
 
-test('a free Cancel refused 429 with Retry-After of an hour is sent again within the ceiling, and the order cancelled', async () => {
+test("a caller's free Cancel refused 429 with Retry-After of an hour is answered at once: refused with the wait, nothing sent, nobody held", async () => {
+  const ref = randomUUID();
+  let cancels = 0;
+  rig.spec.script({
+    book: (body) => bookAnswer(specOrder(String(body.customerReferenceNo))),
+    queryOrders: (body) => (askedReferences(body).includes(ref) ? ordersAnswer(specOrder(ref)) : ordersAnswer()),
+    cancel: (body) => {
+      if (body.customerReferenceNo !== ref) return success({ serviceFee: { currency: 'USD', amount: 0 }, status: 3 });
+      cancels++;
+      return tooManyRequests('3600');
+    },
+  });
+  expect(await rig.book(bookingRequest({ customerReferenceNo: ref }))).toMatchObject({ kind: 'confirmed' });
+  const quote = await cancelBooking(env.client, ref, { confirm: false }, { taskQueue: rig.taskQueue });
+  if (quote.kind !== 'quote') throw new Error(`expected a quote, got ${quote.kind}`);
+  await awaitOrderOutcome(env.client, ref);
+  // Before, the caller's update was held while the run waited out the hint (up to the 10-minute window): the free
+  // window could close meanwhile. Now the update answers with the first refusal, and no time is skipped for it.
+  const answer = await cancelBooking(
+    env.client,
+    ref,
+    { confirm: true, acceptedFee: quote.quote.fee },
+    { taskQueue: rig.taskQueue },
+  );
+  expect(answer).toMatchObject({
+    kind: 'cancel-refused',
+    reason: expect.stringMatching(/asks to wait 600 s; nothing was sent/),
+  });
+  expect(await awaitOrderOutcome(env.client, ref)).toMatchObject({ kind: 'cancel-refused' });
+  expect(cancels).toBe(1);
+  expect(await longestTimerSeconds(orderWorkflowId(ref))).toBeLessThanOrEqual(CEILING_S);
+});
+
+test("the system's own cancellation refused 429 with Retry-After of an hour is sent again within the ceiling, and the order cancelled", async () => {
   const ref = randomUUID();
   let cancelled = false;
   let cancels = 0;
@@ -86,23 +119,15 @@ test('a free Cancel refused 429 with Retry-After of an hour is sent again within
     },
   });
   expect(await rig.book(bookingRequest({ customerReferenceNo: ref }))).toMatchObject({ kind: 'confirmed' });
-  const quote = await cancelBooking(env.client, ref, { confirm: false }, { taskQueue: rig.taskQueue });
-  if (quote.kind !== 'quote') throw new Error(`expected a quote, got ${quote.kind}`);
-  await awaitOrderOutcome(env.client, ref);
-  // Accepted, then followed by the run's result: waiting on a result is what lets the test server skip time.
-  const confirm = await env.client.workflow.startUpdateWithStart(cancelBookingUpdate, {
-    args: [{ confirm: true, acceptedFee: quote.quote.fee }],
-    waitForStage: WorkflowUpdateStage.ACCEPTED,
-    startWorkflowOperation: new WithStartWorkflowOperation<OrderWorkflow>(ORDER_WORKFLOW_TYPE, {
-      workflowId: orderWorkflowId(ref),
-      taskQueue: rig.taskQueue,
-      workflowIdConflictPolicy: 'USE_EXISTING',
-      workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-      args: [{ customerReferenceNo: ref }],
-    }),
+  // Nobody waits on it: the run keeps sending within the window, each wait cut to the ceiling.
+  await env.client.workflow.signalWithStart<OrderWorkflow, [AutoCancel]>(ORDER_WORKFLOW_TYPE, {
+    workflowId: orderWorkflowId(ref),
+    taskQueue: rig.taskQueue,
+    args: [{ customerReferenceNo: ref }],
+    signal: autoCancelSignal,
+    signalArgs: [{ reason: 'onCancelAfterBook', onlyIfFree: false, origin: 'auto' }],
   });
   expect(await awaitOrderOutcome(env.client, ref)).toMatchObject({ kind: 'cancelled' });
-  expect((await confirm.result()).kind).toBe('cancel-requested');
   expect(cancels).toBe(2);
   expect(await longestTimerSeconds(orderWorkflowId(ref))).toBeLessThanOrEqual(CEILING_S);
 });

@@ -4,7 +4,8 @@
  *     longer free for cancel-if-free), nothing is sent: the run stops and hands to a person (`cancel-stopped`).
  *  2. Send Cancel once. `accepted` and `ambiguous` answers may have cancelled; a `rejected` one is a refusal
  *     only while no earlier send may have acted; `refused` (429, never reached) is sent again after a pause,
- *     for at most 10 minutes, on the first send only.
+ *     for at most 10 minutes, on the first send only; a caller's update is held for at most 10 s of pauses, then
+ *     answered `cancel-refused` with the supplier's wait, so nobody waits minutes on an update.
  *  3. Follow the order with QueryOrders on the recovery schedule (at once, 30 s, 1, 2, 4, 8 min, then every
  *     10 min; a supplier hint brings a poll forward) until Cancelled, CancelFailed, or the deadline. When the last
  *     send was ambiguous and the order still shows Confirmed long after (`rebookAfterSeconds`), Cancel is sent
@@ -31,6 +32,8 @@ import type { OrderCarry, OrderWorkflowArgs, orderWorkflow } from './index';
 
 /** How long the first send keeps trying while the supplier refuses before any work (429): Book's figure. */
 const REFUSALS_FOR_MS = 10 * 60_000;
+/** The longest a caller's update is held by such refusals before it is answered `cancel-refused`, with the wait. */
+const CALLER_HOLD_MS = 10_000;
 
 export interface CancelPlan {
   reason: string;
@@ -255,6 +258,18 @@ async function send(
     }
     // The supplier's hint (already cut to the profile's ceiling), never past the window refusals are retried in.
     const pause = Math.max(Math.min(answer.retryAfterMs ?? pauseMs, REFUSALS_FOR_MS - pausedMs), 1);
+    // A caller waits on this send's answer: held for a short pause at most, then told at once, never kept for minutes
+    // (the free window may close meanwhile, unseen by them). Nothing was sent; the order stands; they ask again.
+    if (plan.origin === 'caller' && pausedMs + pause > CALLER_HOLD_MS) {
+      const after = new Date(Date.now() + pause).toISOString();
+      return {
+        kind: 'refused',
+        errorType: answer.errorType,
+        message:
+          `${answer.message}: the supplier refused the Cancel before any work and asks to wait ` +
+          `${Math.ceil(pause / 1000)} s; nothing was sent and the order stands: ask again after ${after}`,
+      };
+    }
     pausedMs += pause;
     await condition(() => run.interrupted, pause);
     pauseMs = Math.min(pauseMs * 2, 30_000);
