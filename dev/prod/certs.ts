@@ -186,6 +186,20 @@ function newKey(file: string): void {
   chmodSync(file, 0o600);
 }
 
+/**
+ * A new P-256 key and a certificate request for `subject` (openssl's `/O=…/OU=…/CN=…` form), made as a partner makes
+ * them (`openssl req -new -newkey ec`); throws with openssl's stderr when it fails.
+ */
+export function newKeyAndRequest(options: { key: string; csr: string; subject: string }): void {
+  openssl(
+    [
+      ...['req', '-new', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'],
+      ...['-keyout', options.key, '-out', options.csr, '-subj', options.subject],
+    ],
+    'req',
+  );
+}
+
 /** An openssl config with one certificate's subject and extensions (no defaults from the system's openssl.cnf). */
 function requestConfig(subject: Record<string, string>, extensions: string[]): string {
   return [

@@ -34,11 +34,11 @@ import { ensureReconciliationSchedule } from '../../src/temporal/sweep-schedule'
 import { temporalCallbackTarget } from '../../src/callbacks/temporal-target';
 import { createWorkerFromConfig, type ConfiguredWorker } from '../../src/worker';
 import {
-  connectionTls,
   ensureCertificates,
   issueClientCertificate,
   issuePartnerCertificate,
   main as certsMain,
+  newKeyAndRequest,
   temporalTlsEnv,
   type CertPair,
   type ClientIdentity,
@@ -48,6 +48,7 @@ import { startProdCluster, waitForSearchAttributes, type ProdCluster } from '../
 import { startSandbox, type Sandbox } from '../../dev/sandbox/server';
 import { operatorIdentity } from '../../src/cli/identity';
 import { bookingRequest, eventually } from '../harness/booking';
+import { ClusterConnections } from '../harness/prod-connections';
 
 let dataDir: string;
 let certs: StackCertificates;
@@ -59,7 +60,7 @@ let baseEnv: Record<string, string>;
 const taskQueue = `lp-${randomUUID().slice(0, 8)}`;
 /** A task queue no worker polls: what the probes start stays there, untouched. */
 const probeQueue = `lp-probe-${randomUUID().slice(0, 8)}`;
-const connections: Connection[] = [];
+const connections = new ClusterConnections(() => ({ address: cluster.address, certs }));
 
 beforeAll(async () => {
   dataDir = mkdtempSync(path.join(os.tmpdir(), 'booking-prod-lp-'));
@@ -91,26 +92,14 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
-  for (const c of connections) await c.close().catch(() => undefined);
+  await connections.closeAll();
   await sandbox?.close();
   await cluster?.stop();
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 }, 60_000);
 
-async function connectAs(who: ClientIdentity | CertPair): Promise<Connection> {
-  const tls =
-    typeof who === 'string'
-      ? connectionTls(certs, who)
-      : {
-          serverNameOverride: certs.serverName,
-          serverRootCACertificate: readFileSync(certs.ca.cert),
-          clientCertPair: { crt: readFileSync(who.cert), key: readFileSync(who.key) },
-        };
-  // No retry interceptor: a refusal is the answer.
-  const connection = await Connection.connect({ address: cluster.address, tls, interceptors: [] });
-  connections.push(connection);
-  return connection;
-}
+/** A raw connection as `who`, with no retry interceptor: a refusal is the answer. */
+const connectAs = (who: ClientIdentity | CertPair): Promise<Connection> => connections.connectAs(who);
 
 function clientAs(who: ClientIdentity): Promise<Client> {
   return connectClient({ ...baseEnv, ...temporalTlsEnv(certs, who) });
@@ -764,22 +753,7 @@ describe("the CA's key and a partner's certificate", () => {
     try {
       const key = path.join(dir, 'partner.key');
       const csr = path.join(dir, 'partner.csr');
-      const made = spawnSync('openssl', [
-        'req',
-        '-new',
-        '-newkey',
-        'ec',
-        '-pkeyopt',
-        'ec_paramgen_curve:P-256',
-        '-nodes',
-        '-keyout',
-        key,
-        '-out',
-        csr,
-        '-subj',
-        '/O=Partner Ltd/OU=operators/OU=workers/CN=admin',
-      ]);
-      expect(made.status).toBe(0);
+      newKeyAndRequest({ key, csr, subject: '/O=Partner Ltd/OU=operators/OU=workers/CN=admin' });
       const out = path.join(dir, 'partner.pem');
       const { subject } = issuePartnerCertificate({ caDir: certs.caDir, partner: 'acme', csr, out });
       expect(subject).toBe('O=Hotel booking orchestrator, OU=booking-callers, CN=partner:acme');
@@ -819,21 +793,7 @@ function issuedWithSubject(dir: string, name: string, subject: string): CertPair
   const run = (args: string[]) => expect(spawnSync('openssl', args, { encoding: 'utf8' }).status).toBe(0);
   writeFileSync(ext, '[ext]\nextendedKeyUsage = clientAuth\n');
   const caDir = certs.caDir;
-  run([
-    'req',
-    '-new',
-    '-newkey',
-    'ec',
-    '-pkeyopt',
-    'ec_paramgen_curve:P-256',
-    '-nodes',
-    '-subj',
-    subject,
-    '-keyout',
-    pair.key,
-    '-out',
-    csr,
-  ]);
+  newKeyAndRequest({ key: pair.key, csr, subject });
   run([
     'x509',
     '-req',

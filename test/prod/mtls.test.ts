@@ -28,13 +28,14 @@ import {
 import { loadConfig } from '../../src/config';
 import { ensureTemporalReady } from '../../src/temporal/setup';
 import { createWorkerFromConfig, type ConfiguredWorker } from '../../src/worker';
-import { connectionTls, ensureCertificates, temporalTlsEnv, type StackCertificates } from '../../dev/prod/certs';
+import { ensureCertificates, temporalTlsEnv, type StackCertificates } from '../../dev/prod/certs';
 import { startProdCluster, waitForSearchAttributes, type ProdCluster } from '../../dev/prod/cluster';
 import { startWebUi, webUiTlsFromEnv, type WebUi } from '../../dev/prod/ui';
 import { freePort } from '../../dev/temporal/dev-server';
 import { resolveServerExecutable } from '../../dev/temporal/binaries';
 import { startSandbox, type Sandbox } from '../../dev/sandbox/server';
 import { bookingRequest } from '../harness/booking';
+import { ClusterConnections } from '../harness/prod-connections';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, '../..');
@@ -49,6 +50,8 @@ let worker: ConfiguredWorker;
 let running: Promise<void>;
 let callerEnv: Record<string, string>;
 const taskQueue = `mtls-${randomUUID().slice(0, 8)}`;
+/** The operator's connections (setup, counts), with the client's retries, each closed after its use. */
+const connections = new ClusterConnections(() => ({ address: cluster.address, certs }));
 
 beforeAll(async () => {
   dataDir = mkdtempSync(path.join(os.tmpdir(), 'booking-prod-mtls-'));
@@ -57,7 +60,7 @@ beforeAll(async () => {
   certs = ensureCertificates(path.join(dataDir, 'certs'), { caDir: path.join(dataDir, 'ca') });
   stranger = ensureCertificates(path.join(dataDir, 'stranger'), { caName: 'Someone else' });
   cluster = await startProdCluster({ dataDir, frontendPort: 0, basePort: 0, postgresPort: 0, tls: certs, log() {} });
-  const setup = await Connection.connect({ address: cluster.address, tls: connectionTls(certs, 'operator') });
+  const setup = await connections.connectAs('operator', { retry: true });
   try {
     await ensureTemporalReady({ services: setup, namespace: cluster.namespace, register: true });
   } finally {
@@ -102,6 +105,7 @@ afterAll(async () => {
     await running;
     await worker.closeSupplier();
   }
+  await connections.closeAll();
   await ui?.stop();
   await sandbox?.close();
   await cluster?.stop();
@@ -172,7 +176,7 @@ async function nativeAttempt(tls: ConnectionOptions['tls']): Promise<string> {
 }
 
 async function workflowCount(): Promise<number> {
-  const connection = await Connection.connect({ address: cluster.address, tls: connectionTls(certs, 'operator') });
+  const connection = await connections.connectAs('operator', { retry: true });
   try {
     const { count } = await connection.workflowService.countWorkflowExecutions({ namespace: cluster.namespace });
     return Number(count);

@@ -6,11 +6,11 @@
  *
  * A refusal is the authorizer's PERMISSION_DENIED ("Request unauthorized."); any other answer means the handler ran.
  */
-import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { Client, Connection, type TLSConfig, WorkflowUpdateFailedError } from '@temporalio/client';
+import { Client, Connection, WorkflowUpdateFailedError } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import {
   awaitOutcome,
@@ -25,17 +25,12 @@ import { newEncryptionKey } from '../../src/codec/encryption';
 import { loadConfig } from '../../src/config';
 import { ensureTemporalReady } from '../../src/temporal/setup';
 import { createWorkerFromConfig, type ConfiguredWorker } from '../../src/worker';
-import {
-  connectionTls,
-  ensureCertificates,
-  temporalTlsEnv,
-  type CertPair,
-  type StackCertificates,
-} from '../../dev/prod/certs';
+import { ensureCertificates, temporalTlsEnv, type CertPair, type StackCertificates } from '../../dev/prod/certs';
 import { startProdCluster, waitForSearchAttributes, type ProdCluster } from '../../dev/prod/cluster';
 import { ensurePartner, partnerNamespace, type StackPartner } from '../../dev/prod/partners';
 import { startSandbox, type Sandbox } from '../../dev/sandbox/server';
 import { bookingRequest } from '../harness/booking';
+import { ClusterConnections } from '../harness/prod-connections';
 
 let dataDir: string;
 let certs: StackCertificates;
@@ -47,7 +42,7 @@ let globex: StackPartner;
 const stackKeys = `stack-test:${newEncryptionKey()}`;
 const taskQueue = `partners-${randomUUID().slice(0, 8)}`;
 const workers: Array<{ worker: ConfiguredWorker; running: Promise<void> }> = [];
-const connections: Connection[] = [];
+const connections = new ClusterConnections(() => ({ address: cluster.address, certs }));
 const clients: Client[] = [];
 /** A booking of each partner, in its own namespace, confirmed. */
 const booked: Record<'stack' | 'acme', string> = { stack: '', acme: '' };
@@ -74,7 +69,7 @@ beforeAll(async () => {
     extraNamespaces: [acme.namespace],
     log() {},
   });
-  const setup = await connectAs(connectionTls(certs, 'operator'));
+  const setup = await connections.connectAs('operator');
   for (const namespace of [cluster.namespace, acme.namespace]) {
     await ensureTemporalReady({ services: setup, namespace, register: true });
     await waitForSearchAttributes({ ...cluster, namespace }, [CustomerReferenceNoKey.name, BookingStageKey.name]);
@@ -103,7 +98,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const c of clients) await c.connection.close().catch(() => undefined);
-  for (const c of connections) await c.close().catch(() => undefined);
+  await connections.closeAll();
   for (const { worker } of workers) if (worker.worker.getState() === 'RUNNING') worker.worker.shutdown();
   await Promise.all(workers.map((w) => w.running.catch(() => undefined)));
   await sandbox?.close();
@@ -118,21 +113,6 @@ function env(namespace: string, keys: string): Record<string, string> {
     BOOKING_TASK_QUEUE: taskQueue,
     PAYLOAD_ENCRYPTION_KEYS: keys,
   };
-}
-
-function tlsOf(pair: CertPair): TLSConfig {
-  return {
-    serverNameOverride: certs.serverName,
-    serverRootCACertificate: readFileSync(certs.ca.cert),
-    clientCertPair: { crt: readFileSync(pair.cert), key: readFileSync(pair.key) },
-  };
-}
-
-async function connectAs(tls: TLSConfig): Promise<Connection> {
-  // No retry interceptor: a refusal is the answer.
-  const connection = await Connection.connect({ address: cluster.address, tls, interceptors: [] });
-  connections.push(connection);
-  return connection;
 }
 
 /** A partner's client as its service runs it: its namespace, its certificate, its payload key. */
@@ -238,13 +218,13 @@ describe('each partner books in its own namespace', () => {
 describe("a partner's certificate acts in its own namespace only", () => {
   test("acme cannot list, describe, read, query or cancel the stack's bookings in default", async () => {
     expect(booked.stack).toMatch(/^booking:/);
-    const calls = probes(await connectAs(tlsOf(acme.pair)), cluster.namespace, booked.stack);
+    const calls = probes(await connections.connectAs(acme.pair), cluster.namespace, booked.stack);
     expect(await decisions(calls)).toEqual(every(calls, 'denied'));
   });
 
   test("the stack's partner cannot list, describe, read, query or cancel acme's bookings", async () => {
     expect(booked.acme).toMatch(/^booking:/);
-    const calls = probes(await connectAs(tlsOf(certs.clients.caller)), acme.namespace, booked.acme);
+    const calls = probes(await connections.connectAs(certs.clients.caller), acme.namespace, booked.acme);
     expect(await decisions(calls)).toEqual(every(calls, 'denied'));
   });
 
@@ -253,13 +233,13 @@ describe("a partner's certificate acts in its own namespace only", () => {
       [acme.pair, acme.namespace, booked.acme],
       [certs.clients.caller, cluster.namespace, booked.stack],
     ] as const) {
-      const calls = probes(await connectAs(tlsOf(pair)), namespace, workflowId);
+      const calls = probes(await connections.connectAs(pair), namespace, workflowId);
       expect(await decisions(calls)).toEqual(every(calls, 'allowed'));
     }
   });
 
   test('a partner certificate given no namespace may act nowhere', async () => {
-    const c = await connectAs(tlsOf(globex.pair));
+    const c = await connections.connectAs(globex.pair);
     for (const namespace of [cluster.namespace, acme.namespace]) {
       const calls = probes(c, namespace, booked.stack);
       expect(await decisions(calls)).toEqual(every(calls, 'denied'));
@@ -269,13 +249,13 @@ describe("a partner's certificate acts in its own namespace only", () => {
   test('a worker serves its own namespace only, operators both', async () => {
     const describe = (c: Connection, namespace: string, workflowId: string) =>
       decision(() => c.workflowService.describeWorkflowExecution({ namespace, execution: { workflowId } }));
-    const stackWorker = await connectAs(connectionTls(certs, certs.namespaces[cluster.namespace]!.worker));
-    const acmeWorker = await connectAs(connectionTls(certs, certs.namespaces[acme.namespace]!.worker));
+    const stackWorker = await connections.connectAs(certs.namespaces[cluster.namespace]!.worker);
+    const acmeWorker = await connections.connectAs(certs.namespaces[acme.namespace]!.worker);
     expect(await describe(stackWorker, cluster.namespace, booked.stack)).toBe('allowed');
     expect(await describe(stackWorker, acme.namespace, booked.acme)).toBe('denied');
     expect(await describe(acmeWorker, acme.namespace, booked.acme)).toBe('allowed');
     expect(await describe(acmeWorker, cluster.namespace, booked.stack)).toBe('denied');
-    const operator = await connectAs(connectionTls(certs, 'operator'));
+    const operator = await connections.connectAs('operator');
     expect(await describe(operator, cluster.namespace, booked.stack)).toBe('allowed');
     expect(await describe(operator, acme.namespace, booked.acme)).toBe('allowed');
   });
@@ -284,7 +264,7 @@ describe("a partner's certificate acts in its own namespace only", () => {
 describe("each namespace's payloads are encrypted with its own key", () => {
   /** The key id of every payload in a booking's raw history (read as an operator, no codec). */
   async function keyIdsOf(namespace: string, workflowId: string): Promise<Set<string>> {
-    const c = await connectAs(connectionTls(certs, 'operator'));
+    const c = await connections.connectAs('operator');
     const { history } = await c.workflowService.getWorkflowExecutionHistory({
       namespace,
       execution: { workflowId },
