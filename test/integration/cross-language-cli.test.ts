@@ -4,10 +4,8 @@
  * format's test vector also opens with the workers' own codec. Python and Go callers have their own files
  * (cross-language-python.test.ts, cross-language-go.test.ts).
  */
-import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { bookingWorkflowId } from '../../src/contract';
@@ -17,8 +15,8 @@ import { resolveServerExecutable } from '../../dev/temporal/binaries';
 import { connectDevServer } from '../harness/temporal';
 import { bookingRequest, createBookingRig, type BookingRig } from '../harness/booking';
 import { testCodec, testDataConverter } from '../fixtures/encryption';
+import { expectExit, inheritedEnv, runProgram } from '../harness/program';
 
-const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, '../..');
 const VECTOR = JSON.parse(readFileSync(path.join(ROOT, 'clients/testdata/payload-encryption-vector.json'), 'utf8'));
 
@@ -49,15 +47,17 @@ test('the temporal CLI with --codec-endpoint starts a booking and prints its out
   try {
     const ref = crypto.randomUUID();
     const request = bookingRequest({ customerReferenceNo: ref, test: 'confirmAfterMs=0' });
-    const { stdout } = await run(
+    const run = await runProgram(
       exe.path,
       [
         ...['workflow', 'execute', '--address', env.address, '--codec-endpoint', codecServer.url],
         ...['--type', 'bookingWorkflow', '--task-queue', rig.taskQueue, '--workflow-id', `booking:${ref}`],
         ...['--input', JSON.stringify(request), '--output', 'json'],
       ],
-      { timeout: 60_000 },
+      { env: inheritedEnv(), cwd: ROOT, timeoutMs: 60_000 },
     );
+    expectExit(run, 0, 'temporal workflow execute');
+    const { stdout } = run;
     expect((JSON.parse(stdout) as { result: { kind: string } }).result.kind).toBe('confirmed');
     const raw = historyToJSON(await env.client.workflow.getHandle(bookingWorkflowId(ref)).fetchHistory());
     const input = JSON.parse(raw).events[0].workflowExecutionStartedEventAttributes.input.payloads[0];

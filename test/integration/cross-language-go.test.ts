@@ -5,7 +5,7 @@
  * the project's encrypting worker and read the decrypted outcome; and the raw history shows that Go really
  * encrypted what it sent. The module's own tests (`go test ./...`) run here too, so `npm test` runs them.
  */
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,6 +21,8 @@ import { createEncryptionCodec, ENCRYPTED_ENCODING } from '../../src/codec/encry
 import { scanHistory } from '../../dev/codec/scan';
 import { connectDevServer } from '../harness/temporal';
 import { createBookingRig, type BookingRig } from '../harness/booking';
+import * as program from '../harness/program';
+import { expectExit, inheritedEnv, pathOnly, type ProgramRun } from '../harness/program';
 import { TEST_ENCRYPTION, testCodec, testDataConverter } from '../fixtures/encryption';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -56,38 +58,15 @@ afterAll(async () => {
   await env?.teardown();
 });
 
-interface Run {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
-
 /** Runs a program with the variables given; `inherit` adds this process's (go itself needs HOME and its own). */
 function runProgram(
   command: string,
   args: string[],
   vars: Record<string, string>,
   { stdin = '', cwd = ROOT, inherit = false, timeoutMs = 90_000 } = {},
-): Promise<Run> {
-  // Never the caller's own encryption variables: each test says which keys the program has.
-  const base = inherit
-    ? Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('PAYLOAD_ENCRYPTION_')))
-    : { PATH: process.env.PATH ?? '' };
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd, env: { ...base, ...vars } });
-    let stdout = '';
-    let stderr = '';
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr });
-    });
-    child.stdin.end(stdin);
-  });
+): Promise<ProgramRun> {
+  const env = { ...(inherit ? inheritedEnv() : pathOnly()), ...vars };
+  return program.runProgram(command, args, { env, cwd, stdin, timeoutMs });
 }
 
 /** The variables a Go caller of this rig's worker needs. */
@@ -98,9 +77,9 @@ const callerEnv = (keys: Record<string, string> = KEYS_ENV) => ({
 });
 
 /** The last stdout line as JSON: the programs print their outcome last. */
-const lastJson = (run: Run) => JSON.parse(run.stdout.trim().split('\n').pop()!);
+const lastJson = (run: ProgramRun) => JSON.parse(run.stdout.trim().split('\n').pop()!);
 
-const expectNoKeyMaterial = (run: Run) => {
+const expectNoKeyMaterial = (run: ProgramRun) => {
   for (const key of KEY_MATERIAL) expect(run.stdout + run.stderr).not.toContain(key);
 };
 
@@ -128,7 +107,7 @@ async function goCodec(
 ): Promise<{ decoded: Payload[]; encoded: Payload[] }> {
   const input = JSON.stringify({ decode: job.decode.map(toJson), encode: job.encode.map(toJson) });
   const run = await runProgram(codecRoundTrip, [], keys, { stdin: input });
-  if (run.code !== 0) throw new Error(`codec-roundtrip exited ${run.code}: ${run.stderr}`);
+  expectExit(run, 0, 'codec-roundtrip');
   const answer = JSON.parse(run.stdout) as { decoded: JsonPayload[]; encoded: JsonPayload[] };
   return { decoded: answer.decoded.map(fromJson), encoded: answer.encoded.map(fromJson) };
 }

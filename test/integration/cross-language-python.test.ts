@@ -5,7 +5,7 @@
  * against the project's encrypting worker and read the decrypted outcome; and the raw history shows that
  * Python really encrypted what it sent. The package's own unit tests run here too, so `npm test` runs them.
  */
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -20,6 +20,7 @@ import { createEncryptionCodec, ENCRYPTED_ENCODING } from '../../src/codec/encry
 import { scanHistory } from '../../dev/codec/scan';
 import { connectDevServer } from '../harness/temporal';
 import { createBookingRig, type BookingRig } from '../harness/booking';
+import { expectExit, pathOnly, runProgram, type ProgramRun } from '../harness/program';
 import { TEST_ENCRYPTION, testCodec, testDataConverter } from '../fixtures/encryption';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -51,35 +52,9 @@ afterAll(async () => {
   await env?.teardown();
 });
 
-interface Run {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
-
 /** Runs the venv's python with only the variables given (nothing inherited that could change its keys). */
-function runPython(args: string[], vars: Record<string, string>, stdin = ''): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(python, args, { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...vars } });
-    let stdout = '';
-    let stderr = '';
-    const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr });
-    });
-    child.stdin.end(stdin);
-  });
-}
-
-/** Fails with the program's stderr when it did not exit with `code`. */
-function expectExit(run: Run, code: number): void {
-  if (run.code !== code) throw new Error(`python exited ${run.code ?? run.signal}, not ${code}:\n${run.stderr}`);
-}
+const runPython = (args: string[], vars: Record<string, string>, stdin = ''): Promise<ProgramRun> =>
+  runProgram(python, args, { env: { ...pathOnly(), ...vars }, cwd: ROOT, stdin });
 
 /** The variables a Python caller of this rig's worker needs. */
 const callerEnv = (keys: Record<string, string> = KEYS_ENV) => ({
@@ -89,7 +64,7 @@ const callerEnv = (keys: Record<string, string> = KEYS_ENV) => ({
 });
 
 /** The last stdout line as JSON: the programs print their outcome last. */
-const lastJson = (run: Run) => JSON.parse(run.stdout.trim().split('\n').pop()!);
+const lastJson = (run: ProgramRun) => JSON.parse(run.stdout.trim().split('\n').pop()!);
 
 // Payloads cross the process boundary as JSON: metadata values and data in base64.
 type JsonPayload = { metadata: Record<string, string>; data: string };
@@ -136,7 +111,7 @@ async function pythonCodec(
 ): Promise<{ decoded: Payload[]; encoded: Payload[] }> {
   const input = JSON.stringify({ decode: job.decode.map(toJson), encode: job.encode.map(toJson) });
   const run = await runPython(['-c', PYTHON_CODEC], keys, input);
-  if (run.code !== 0) throw new Error(`python exited ${run.code}: ${run.stderr}`);
+  expectExit(run, 0, 'python');
   const answer = JSON.parse(run.stdout) as { decoded: JsonPayload[]; encoded: JsonPayload[] };
   return { decoded: answer.decoded.map(fromJson), encoded: answer.encoded.map(fromJson) };
 }
@@ -187,7 +162,7 @@ describe('payloads between the TypeScript and Python codecs', () => {
       { PAYLOAD_ENCRYPTION_KEYS: keysEnv([OLD_KEY_ID]) },
       JSON.stringify({ decode: [toJson(fromTs!)], encode: [] }),
     );
-    expectExit(run, 1);
+    expectExit(run, 1, 'python');
     expect(run.stderr).toContain(`UnknownEncryptionKeyError: Payload encrypted with key "${ACTIVE_KEY_ID}"`);
     for (const key of TEST_ENCRYPTION.keys.values()) expect(run.stderr).not.toContain(key.toString('base64'));
   });
@@ -195,7 +170,7 @@ describe('payloads between the TypeScript and Python codecs', () => {
 
 test('the Python package’s own tests pass: codec rules, the format’s test vector, types against schema/', async () => {
   const run = await runPython(['-m', 'unittest', 'discover', '-s', 'clients/python/tests'], {});
-  expectExit(run, 0);
+  expectExit(run, 0, 'python');
   const ran = Number(/Ran (\d+) tests?/.exec(run.stderr)?.[1]);
   expect(ran).toBeGreaterThanOrEqual(20);
   expect(run.stderr).toMatch(/\nOK\n/);
@@ -209,7 +184,7 @@ describe('a Python program books by name on the dev server, with the encrypting 
       ['-m', 'hotel_booking_client.book', '--ref', ref, '--scenario', 'confirmAfterMs=0'],
       callerEnv(),
     );
-    expectExit(run, 0);
+    expectExit(run, 0, 'python');
     expect(lastJson(run)).toMatchObject({ kind: 'confirmed', order: { customerReferenceNo: ref, status: 2 } });
     expect(ordersFor(ref)).toHaveLength(1);
 
@@ -238,7 +213,7 @@ describe('a Python program books by name on the dev server, with the encrypting 
     const [first, second] = await Promise.all([runPython(args, callerEnv()), runPython(args, callerEnv())]);
     const after = await runPython(args, callerEnv());
 
-    for (const run of [first!, second!, after]) expectExit(run, 0);
+    for (const run of [first!, second!, after]) expectExit(run, 0, 'python');
     expect(lastJson(first!)).toMatchObject({ kind: 'confirmed', order: { customerReferenceNo: ref } });
     expect(lastJson(second!)).toEqual(lastJson(first!));
     expect(lastJson(after)).toEqual(lastJson(first!));
@@ -253,7 +228,7 @@ describe('a Python program books by name on the dev server, with the encrypting 
     const readme = readFileSync(path.join(ROOT, 'clients/python/README.md'), 'utf8');
     const example = /```python\n([\s\S]*?)```/.exec(readme)![1]!;
     const run = await runPython(['-'], callerEnv(), example);
-    expectExit(run, 0);
+    expectExit(run, 0, 'python');
     expect(run.stderr).toBe('');
     const outcome = lastJson(run);
     expect(outcome).toMatchObject({ kind: 'confirmed', order: { status: 2 } });
@@ -272,7 +247,7 @@ describe('a Python program books by name on the dev server, with the encrypting 
       ['-m', 'hotel_booking_client.book', '--ref', ref, '--scenario', 'confirmAfterMs=0'],
       callerEnv({ PAYLOAD_ENCRYPTION_KEYS: keysEnv([OLD_KEY_ID]) }),
     );
-    expectExit(run, 1);
+    expectExit(run, 1, 'python');
     // One line saying what to fix, not a traceback.
     expect(run.stderr).toContain(`Payload encrypted with key "${ACTIVE_KEY_ID}", which is not configured`);
     expect(run.stderr).not.toContain('Traceback');
@@ -288,7 +263,7 @@ describe('a Python program books by name on the dev server, with the encrypting 
       ['-m', 'hotel_booking_client.book', '--ref', ref, '--scenario', 'confirmAfterMs=0'],
       callerEnv({}),
     );
-    expectExit(run, 1);
+    expectExit(run, 1, 'python');
     expect(run.stderr).toContain("PAYLOAD_ENCRYPTION_KEYS is not set: the booking's input is stored unencrypted");
     expect(run.stderr).toContain('The outcome is encrypted (binary/encrypted): set PAYLOAD_ENCRYPTION_KEYS');
     expect(run.stderr).not.toContain('Traceback');
@@ -342,7 +317,7 @@ async function confirmedByPython(ref: string, scenario = 'confirmAfterMs=0&freeC
     ['-m', 'hotel_booking_client.book', '--ref', ref, '--scenario', scenario],
     callerEnv(),
   );
-  expectExit(booked, 0);
+  expectExit(booked, 0, 'python');
   const confirmed = lastJson(booked);
   expect(confirmed).toMatchObject({ kind: 'confirmed', order: { customerReferenceNo: ref, status: 2 } });
   // On demand: a confirmed booking starts no order workflow; the cancel helpers start one.
@@ -356,7 +331,7 @@ test('a Python program cancels a confirmed booking no order workflow follows: th
   const confirmed = await confirmedByPython(ref);
 
   const run = await runPython(['-', ref], callerEnv(), PYTHON_CANCEL);
-  expectExit(run, 0);
+  expectExit(run, 0, 'python');
   const { quote, answer, outcome } = lastJson(run);
   expect(quote).toMatchObject({ kind: 'quote', quote: { basis: 'policy', fee: { currency: 'USD' } } });
   const fee = quote.quote.fee as { currency: string; amount: number };
@@ -404,7 +379,7 @@ test('Python cancel helpers that must not cancel: over max_fee, a changed fee, n
   await confirmedByPython(ref);
   const { BOOKING_TASK_QUEUE: queue, ...noQueue } = callerEnv();
   const run = await runPython(['-', ref, unknown, queue], noQueue, PYTHON_REFUSALS);
-  expectExit(run, 0);
+  expectExit(run, 0, 'python');
   const { over, changed, none } = lastJson(run);
   // Over the limit: the quote comes back and nothing is sent.
   expect(over).toMatchObject({ kind: 'quote', quote: { basis: 'policy' } });

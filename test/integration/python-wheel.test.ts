@@ -15,7 +15,7 @@ import { bookingWorkflowId } from '../../src/contract';
 import { ENCRYPTED_ENCODING } from '../../src/codec/encryption';
 import { connectDevServer } from '../harness/temporal';
 import { createBookingRig, type BookingRig } from '../harness/booking';
-import { runChild } from '../harness/child-run';
+import { expectExit, pathOnly, runProgram } from '../harness/program';
 import { TEST_ENCRYPTION, testDataConverter } from '../fixtures/encryption';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -53,7 +53,7 @@ afterAll(async () => {
 
 /** Runs the venv's python in the scratch folder with only the variables given. */
 const runPython = (args: string[], vars: Record<string, string> = {}) =>
-  runChild(python, args, { cwd: scratch, env: { PATH: process.env.PATH ?? '', ...vars }, timeoutMs: 90_000 });
+  runProgram(python, args, { cwd: scratch, env: { ...pathOnly(), ...vars } });
 
 test('the wheel holds every file of the package’s source, its type marker included, and nothing else', async () => {
   expect(path.basename(wheel)).toBe(`hotel_booking_client-${VERSION}-py3-none-any.whl`);
@@ -89,7 +89,7 @@ test('python -m hotel_booking_client.book from the wheel: confirmed, one order, 
     BOOKING_TASK_QUEUE: rig.taskQueue,
     PAYLOAD_ENCRYPTION_KEYS: keys,
   });
-  if (booked.code !== 0) throw new Error(`python exited ${booked.code}:\n${booked.stderr}`);
+  expectExit(booked, 0, 'python');
   const outcome = JSON.parse(booked.stdout.trim().split('\n').pop()!);
   expect(outcome).toMatchObject({ kind: 'confirmed', order: { status: 2 } });
   const ref = outcome.order.customerReferenceNo as string;
