@@ -25,12 +25,9 @@ import {
 } from '../fixtures/spec-supplier';
 import { bookingRequest, eventually } from '../harness/booking';
 import { expectWorkerWarnings, workerLogLines } from '../harness/quiet-worker-logs';
-import { startSpecWorker, type SpecWorker } from '../harness/spec-worker';
-import { connectTimeSkipping } from '../harness/temporal';
+import type { SpecWorker } from '../harness/spec-worker';
+import { ORDER_CANCEL_FAILED, ORDER_CANCELLED, specSupplierFile } from '../harness/spec-supplier-file';
 
-/** supplier-facts.md: order status 3 Cancelled, 5 CancelFailed. */
-const ORDER_CANCELLED = 3;
-const ORDER_CANCEL_FAILED = 5;
 const GATEWAY_TIMEOUT = { status: 504, body: { code: 100000504, msg: 'timeout' } };
 const UNRESOLVED = /^ERROR Booking unresolved at the recovery deadline: needs manual follow-up/;
 /** A deadline of two hours: long enough for the schedule and a re-send, short enough to run quickly. */
@@ -41,15 +38,8 @@ let spec: SpecSupplier;
 let rig: SpecWorker;
 let taskQueue: string;
 
-beforeAll(async () => {
-  env = await connectTimeSkipping();
-  rig = await startSpecWorker(env, 'spec-audit', { drift: createDriftReporter(() => undefined) });
-  ({ spec, taskQueue } = rig);
-});
-
-afterAll(async () => {
-  await rig?.close();
-  await env?.teardown();
+specSupplierFile('spec-audit', (f) => ({ env, spec, rig, taskQueue } = f), {
+  drift: createDriftReporter(() => undefined),
 });
 
 const book = (request: BookingRequest): Promise<BookingOutcome> => rig.book(request);

@@ -23,27 +23,13 @@ import {
 } from '../fixtures/spec-supplier';
 import { bookingRequest } from '../harness/booking';
 import { expectWorkerWarnings } from '../harness/quiet-worker-logs';
-import { startSpecWorker, type SpecWorker } from '../harness/spec-worker';
-import { connectTimeSkipping } from '../harness/temporal';
-
-/** supplier-facts.md: order status 3 is Cancelled. */
-const ORDER_CANCELLED = 3;
+import { ORDER_CANCELLED, specSupplierFile } from '../harness/spec-supplier-file';
 
 let env: TestWorkflowEnvironment;
 let spec: SpecSupplier;
-let rig: SpecWorker;
 let taskQueue: string;
 
-beforeAll(async () => {
-  env = await connectTimeSkipping();
-  rig = await startSpecWorker(env, 'spec-cancel');
-  ({ spec, taskQueue } = rig);
-});
-
-afterAll(async () => {
-  await rig?.close();
-  await env?.teardown();
-});
+specSupplierFile('spec-cancel', (f) => ({ env, spec, taskQueue } = f));
 
 /**
  * A confirmed booking whose order the hotel cancels only once `takenAt(n)` says the n-th Cancel took it; every
