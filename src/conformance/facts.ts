@@ -94,8 +94,9 @@ export interface FollowFrom {
  *  - it moved from `from.status` into a status the profile calls final;
  *  - or into a status the profile does not know at all, held for three answers and `stableAfterMs` (a supplier
  *    whose numbers differ from the profile's has final statuses the profile does not know);
- *  - or, when it may stay, it is still where it started, a status the profile calls final or does not know, held
- *    as long (a supplier's pending may be a number the profile calls final).
+ *  - or, when it may stay, it is still where it started: in the profile's Confirmed for three answers (a supplier that
+ *    confirms at once), or in another status the profile calls final or does not know, held three answers and
+ *    `stableAfterMs` (a supplier's pending may be a number the profile calls Cancelled or Failed).
  * A status the profile reads as pending (Unknown, Confirming) never settles: the profile says wait, and the kit
  * cannot tell a supplier that is slow from one whose Confirmed is that number.
  */
@@ -127,7 +128,12 @@ function settledAt(
   const stable = held.answers >= 3 && Date.now() - held.sinceMs >= ctx.polling.stableAfterMs;
   const final = isTerminalOrderStatus(ctx.profile, status);
   const known = Object.values(s).includes(status);
-  if (status === from.status) return from.mayStay && (final || !known) && stable;
+  if (status === from.status) {
+    if (!from.mayStay) return false;
+    // The profile's own Confirmed, read the same three times: a supplier that confirms at once needs no longer wait.
+    if (status === s.confirmed) return held.answers >= 3;
+    return (final || !known) && stable;
+  }
   return final || (!known && stable);
 }
 

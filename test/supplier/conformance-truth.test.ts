@@ -160,3 +160,18 @@ describe('an unfinished run is not a pass', () => {
     }
   });
 });
+
+describe('a run sized for a supplier that confirms at once', () => {
+  test('an order confirmed at Book settles after three reads, without the --stable-after wait', async () => {
+    supplier = await startConformanceSupplier({ pendingQueries: 0 });
+    const started = Date.now();
+    // A stable-after far beyond the settle timeout: only an order that settles without it can pass.
+    const polling = { firstIntervalMs: 10, maxIntervalMs: 50, settleTimeoutMs: 5_000, stableAfterMs: 600_000 };
+    const report = await runConformance(options(supplier.url, { polling }));
+    expect(clause(report, 'queryOrders.listed')).toMatchObject({ result: 'pass' });
+    expect(clause(report, 'queryOrders.listed').observed).toMatch(/statuses 6, 3 queries/);
+    expect(clause(report, 'book.rejected').result).toBe('manual');
+    expect(clause(report, 'cancel.confirmed').result).toBe('pass');
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+});
