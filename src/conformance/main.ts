@@ -7,6 +7,7 @@
  * stopped before its end (budget spent, rate limited): not a pass.
  */
 import { readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config';
 import { formatPlan } from './plan';
@@ -20,6 +21,7 @@ const USAGE = `Usage: npm run conformance -- --base-url URL --rate-pkg ID [ID…
   --test-environment    your statement that the URL books nothing real; the kit refuses to start without it
   --profile FILE        the SUPPLIER_PROFILE (JSON) under test; default: SUPPLIER_PROFILE, else the documented defaults
   --out DIR             where report.json, report.md and junit.xml go (default: conformance-report)
+  --write-profile FILE  writes the proposed SUPPLIER_PROFILE (JSON) there, when the run finished with no blocker
   --max-requests N      the request budget (default 120)
   --rate N              requests per second at most (default 1)
   --settle-timeout S    seconds an order may take to be listed and settle (default 900)
@@ -37,7 +39,7 @@ function optionsFrom(
   argv: string[],
   env: NodeJS.ProcessEnv,
   overrides: Overrides,
-): { options: ConformanceOptions; out: string } {
+): { options: ConformanceOptions; out: string; writeProfile?: string } {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -47,6 +49,7 @@ function optionsFrom(
       'test-environment': { type: 'boolean' },
       profile: { type: 'string' },
       out: { type: 'string' },
+      'write-profile': { type: 'string' },
       'max-requests': { type: 'string' },
       rate: { type: 'string' },
       'settle-timeout': { type: 'string' },
@@ -72,6 +75,7 @@ function optionsFrom(
   const stableSeconds = positive(values['stable-after'], 300, '--stable-after');
   return {
     out: values.out ?? 'conformance-report',
+    ...(values['write-profile'] ? { writeProfile: values['write-profile'] } : {}),
     options: {
       baseUrl,
       credentials: config.supplier.credentials,
@@ -126,7 +130,20 @@ export async function main(
     );
   }
   console.log(`Report: ${files.join(', ')}`);
+  if (parsed.writeProfile) console.log(await writeProfile(report, parsed.writeProfile));
   return exitCode(report);
+}
+
+/**
+ * The proposed profile as a file SUPPLIER_PROFILE takes (`SUPPLIER_PROFILE="$(cat FILE)"`), written only from a run
+ * that finished with no blocker: a profile from half a run, or for a supplier the product cannot serve, is not one
+ * to deploy.
+ */
+async function writeProfile(report: ConformanceReport, file: string): Promise<string> {
+  if (report.stoppedEarly || report.notRun.length > 0) return `Profile not written to ${file}: the run did not finish`;
+  if (report.summary.blocker > 0) return `Profile not written to ${file}: ${report.summary.blocker} blocker(s)`;
+  await writeFile(file, `${JSON.stringify(report.proposedProfile, null, 2)}\n`);
+  return `Proposed profile written to ${file} (review the differences and manual clauses before signing it off)`;
 }
 
 /** 1: a clause differs or is a blocker; 3: none does, but the run did not finish (budget, rate limit); 0: a pass. */

@@ -6,6 +6,7 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { loadConfig } from '../../src/config';
 import { main } from '../../src/conformance/main';
 import { runConformance, type ConformanceOptions, type ConformanceReport } from '../../src/conformance/run';
 import type { ClauseReport } from '../../src/conformance/types';
@@ -173,5 +174,32 @@ describe('a run sized for a supplier that confirms at once', () => {
     expect(clause(report, 'book.rejected').result).toBe('manual');
     expect(clause(report, 'cancel.confirmed').result).toBe('pass');
     expect(Date.now() - started).toBeLessThan(5_000);
+  });
+});
+
+describe('--write-profile', () => {
+  test('writes the proposed profile as a file the worker takes as SUPPLIER_PROFILE', async () => {
+    supplier = await startConformanceSupplier();
+    const dir = await mkdtemp(path.join(tmpdir(), 'conformance-'));
+    const file = path.join(dir, 'supplier-profile.json');
+    const log = jest.spyOn(console, 'log').mockImplementation(() => undefined);
+    try {
+      const argv = ['--base-url', supplier.url, '--rate-pkg', 'pkg-standard-double', '--test-environment'];
+      await main(
+        [...argv, '--out', path.join(dir, 'out'), '--write-profile', file],
+        { SUPPLIER_TOKEN: 't' },
+        {
+          rate: 200,
+          polling: { firstIntervalMs: 10, maxIntervalMs: 50, settleTimeoutMs: 1_000, stableAfterMs: 100 },
+        },
+      );
+      const written = JSON.parse(await readFile(file, 'utf8')) as unknown;
+      expect(written).toEqual(OWN_PROFILE);
+      const profile = loadConfig({ SUPPLIER_TOKEN: 't', SUPPLIER_PROFILE: JSON.stringify(written) }).supplier.profile;
+      expect(profile.orderStatus).toMatchObject({ confirming: 3, confirmed: 6, cancelled: 7 });
+    } finally {
+      log.mockRestore();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
