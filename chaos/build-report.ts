@@ -2,13 +2,14 @@
  * The chaos run's report assembled from what each step saw: options and phases, outcomes and surprises, the
  * supplier's records, cancellations, the sweep, the chaos done, the secret scan, and where to look.
  */
-import type { CancellationObservation, Ending, Observation } from './check';
-import { cancellationTable, coverage, endingKind, outcomeMatrix } from './check';
+import { cancellationTable } from './check/cancels';
+import { coverage, outcomeMatrix } from './check/coverage';
+import { type CancellationObservation, type Ending, type Observation, endingKind } from './check/observation';
 import type { Collected } from './collect';
 import type { Checked } from './invariants';
 import type { PlannedBooking } from './mix';
 import type { ChaosReport, ReconciliationReport } from './report';
-import type { ChaosOptions } from './run';
+import type { ChaosOptions } from './options';
 import type { Stack } from './setup';
 import { seconds } from './timing';
 import type { FireRecord } from './under-fire';

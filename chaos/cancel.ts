@@ -42,7 +42,7 @@ import {
   type RecoveryOptions,
 } from '../src/client';
 import type { Sandbox } from '../dev/sandbox/server';
-import type { CancellationObservation } from './check';
+import { type CancellationObservation } from './check/observation';
 import { DURING_RECOVERY, EXPECTED_BY_KIND, type PlannedBooking } from './mix';
 import { sleep } from './timing';
 

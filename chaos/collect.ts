@@ -6,7 +6,8 @@
 import type { Client } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { orderWorkflowId } from '../src/client';
-import { scanHistory, scanLogLines, type CancellationObservation, type Observation, type SecretHit } from './check';
+import { scanHistory, scanLogLines, type SecretHit } from '../dev/codec/scan';
+import { type CancellationObservation, type Observation } from './check/observation';
 import type { PlannedBooking } from './mix';
 import type { Orphanage } from './orphans';
 import { APP_SECRET, type Stack } from './setup';

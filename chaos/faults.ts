@@ -6,10 +6,22 @@
 import type { Client } from '@temporalio/client';
 import type { Sandbox } from '../dev/sandbox/server';
 import { substream } from './mix';
-import type { ChaosReport } from './report';
 import type { Log, ProdServerHandle, ServerHandle, WorkerFleet } from './stack';
 import { seconds, sleep } from './timing';
 import { RUNNING_QUERY } from './workflows';
+
+/** Prod engine: a Temporal node SIGKILLed and started again (downMs until the node's frontend answered). */
+export interface NodeKill {
+  node: string;
+  atSeconds: number;
+  downMs: number;
+}
+
+/** Prod engine: PostgreSQL stopped (connections cut) and started again. */
+export interface PostgresRestart {
+  atSeconds: number;
+  downMs: number;
+}
 
 /**
  * SIGKILLs the workers in turn (every slot running at the time, of every build), each restarted at once as the
@@ -95,7 +107,7 @@ export async function prodFaults(
     signal: AbortSignal;
     log: Log;
     mark: (event: string) => void;
-    live: { nodeKills: ChaosReport['chaos']['nodeKills']; postgresRestarts: ChaosReport['chaos']['postgresRestarts'] };
+    live: { nodeKills: NodeKill[]; postgresRestarts: PostgresRestart[] };
   },
 ): Promise<void> {
   const at = (fraction: number) => opts.phaseStart + opts.startPhaseMs * fraction;

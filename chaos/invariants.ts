@@ -8,16 +8,9 @@
 import { orderWorkflowId } from '../src/client';
 import type { Money } from '../src/supplier/schemas';
 import type { SandboxCall, SandboxOrderView } from '../dev/sandbox/server';
-import {
-  bookSendsOverLimit,
-  cancellationsNotDone,
-  cancelSendViolations,
-  feesNotAccepted,
-  findOrphans,
-  orderCounts,
-  type Ending,
-  type Observation,
-} from './check';
+import { cancellationsNotDone, cancelSendViolations, feesNotAccepted } from './check/cancels';
+import { type Ending, type Observation } from './check/observation';
+import { bookSendsOverLimit, findOrphans, orderCounts } from './check/orders';
 import type { Collected } from './collect';
 import type { PlannedBooking } from './mix';
 import type { BookingProblem, ReconciliationReport } from './report';

@@ -5,16 +5,13 @@
 import type { RecoveryPolicy } from '../src/contract';
 import type { SandboxStats } from '../dev/sandbox/server';
 import type { Money } from '../src/values';
-import type {
-  CancellationNotDone,
-  CancellationObservation,
-  CancelSendViolation,
-  ClassCoverage,
-  FeeViolation,
-  Orphan,
-  SecretHit,
-} from './check';
+import { type SecretHit } from '../dev/codec/scan';
+import { type CancellationNotDone, type CancelSendViolation, type FeeViolation } from './check/cancels';
+import { type ClassCoverage } from './check/coverage';
+import { type CancellationObservation } from './check/observation';
+import { type Orphan } from './check/orders';
 import type { DeployStep } from './deploy';
+import type { NodeKill, PostgresRestart } from './faults';
 import type { FaultClass } from './mix';
 
 export interface BookingProblem {
@@ -182,7 +179,7 @@ export interface ChaosReport {
     feesNotAccepted: FeeViolation[];
     /**
      * Must be empty: cancellations asked for that ended neither `cancelled`, nor in an outcome that needs a person,
-     * nor refused to the caller's face (chaos/check.ts cancellationsNotDone).
+     * nor refused to the caller's face (chaos/check/cancels.ts cancellationsNotDone).
      */
     notDone: CancellationNotDone[];
     /** Order runs still running after the drain (-1: could not be counted). */
@@ -217,9 +214,9 @@ export interface ChaosReport {
     serverRestarts: number;
     serverDowntimeMs: number[];
     /** Prod engine: Temporal nodes SIGKILLed and started again (downMs until the node's frontend answered). */
-    nodeKills: Array<{ node: string; atSeconds: number; downMs: number }>;
+    nodeKills: NodeKill[];
     /** Prod engine: PostgreSQL stopped (connections cut) and started again. */
-    postgresRestarts: Array<{ atSeconds: number; downMs: number }>;
+    postgresRestarts: PostgresRestart[];
     queryOrdersFaultInjections: number;
     /** Kills and restarts, in seconds since the first booking was due. */
     timeline: string[];

@@ -9,7 +9,7 @@ import { Client } from '@temporalio/client';
 import { connectClient } from '../src/client';
 import { newEncryptionKey } from '../src/codec/encryption';
 import { SANDBOX_PROFILE, type Sandbox } from '../dev/sandbox/server';
-import type { ChaosOptions } from './run';
+import type { ChaosOptions } from './options';
 import { createEncryptionCodec } from '../src/codec/encryption';
 import {
   BUILD_SLOTS,

@@ -8,7 +8,8 @@ import { DEFAULT_TASK_QUEUE, SWEEP_WORKFLOW_TYPE, type SweepResult } from '../sr
 import { defaultSupplierProfile } from '../src/supplier/profile';
 import type { SweepWorkflowInput } from '../src/workflows/sweep';
 import type { Sandbox } from '../dev/sandbox/server';
-import { expectedSweepFindings, setDifference, type Observation } from './check';
+import { type Observation } from './check/observation';
+import { expectedSweepFindings, setDifference } from './check/sweep';
 import type { Orphanage } from './orphans';
 import type { ReconciliationReport } from './report';
 import type { Log } from './stack';

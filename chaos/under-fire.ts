@@ -7,12 +7,19 @@ import type { Client } from '@temporalio/client';
 import { InvalidBookingRequestError, startBooking } from '../src/client';
 import { cancelPlanned, type CancelDriverOptions } from './cancel';
 import { runDrill } from './deploy';
-import type { CancellationObservation } from './check';
-import { killLoop, prodFaults, progress, queryOrdersFaults, restartServerOnce } from './faults';
+import { type CancellationObservation } from './check/observation';
+import {
+  killLoop,
+  prodFaults,
+  progress,
+  queryOrdersFaults,
+  restartServerOnce,
+  type NodeKill,
+  type PostgresRestart,
+} from './faults';
 import { startOrder, type PlannedBooking } from './mix';
 import { makeOrphans, type Orphanage } from './orphans';
-import type { ChaosReport } from './report';
-import type { ChaosOptions } from './run';
+import type { ChaosOptions } from './options';
 import type { Cleanups, Stack } from './setup';
 import { seconds, sleep } from './timing';
 import { openOnes, RUNNING_QUERY } from './workflows';
@@ -25,8 +32,8 @@ export interface Live {
   allClosed: boolean;
   serverRestarts: number;
   downtimeMs: number[];
-  nodeKills: ChaosReport['chaos']['nodeKills'];
-  postgresRestarts: ChaosReport['chaos']['postgresRestarts'];
+  nodeKills: NodeKill[];
+  postgresRestarts: PostgresRestart[];
 }
 
 /** The run's clock (epoch ms): when the starts begin, how long they take, when the chaos ends, the hard limit. */

@@ -7,7 +7,7 @@ import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { bookingStateQuery, bookingWorkflowId } from '../src/client';
 import type { createEncryptionCodec } from '../src/codec/encryption';
-import type { Ending } from './check';
+import { type Ending } from './check/observation';
 import type { PlannedBooking } from './mix';
 import { errorLine, forEachLimit, retry, sleep } from './timing';
 
