@@ -70,7 +70,8 @@ Flags:
   --deployment NAME   the Worker Deployment (default WORKER_DEPLOYMENT_NAME)
   --task-queue QUEUE  default BOOKING_TASK_QUEUE, else hotel-booking
   --build-id ID       gate, ramp and rollout default to this checkout's own build (WORKER_BUILD_ID, else version+commit)
-  --bundle FILE       the new build's \`npm run bundle\` output (default: this checkout's src/workflows, bundled now)
+  --bundle FILE       the target build's \`npm run bundle\` output; without it the gate bundles this checkout's
+                      src/workflows, and refuses a build id that is not this checkout's own (a rollback needs it)
   --strict            every divergence refuses
   --json              one JSON line on stdout
   --help              this text
@@ -163,9 +164,30 @@ export interface DeployIo {
   liveWithinMs?: number;
 }
 
-/** The bundle the gate replays against: the file given, or this checkout's src/workflows bundled now. */
-async function gateBundle(args: DeployArgs): Promise<{ codePath: string } | { code: string }> {
+/**
+ * Where the gate gets the target build's workflow code: the `--bundle` given, else this checkout's own src/workflows,
+ * but only when the target is this checkout's own build (the id its workers compute). Replaying against other code
+ * than the target's would prove nothing about it: a build id named from another checkout, or a rollback to an older
+ * build, needs that build's bundle.
+ */
+export function gateCodeSource(
+  args: Pick<DeployArgs, 'bundle'>,
+  targetBuildId: string,
+  ownBuildId: string,
+): { codePath: string } | 'this-checkout' {
   if (args.bundle) return { codePath: args.bundle };
+  if (targetBuildId === ownBuildId) return 'this-checkout';
+  throw new DeployError(
+    `build ${targetBuildId} is not this checkout's code (this checkout is build ${ownBuildId}): the gate would replay ` +
+      `other code than the build it routes to. Give that build's workflow bundle (--bundle FILE, its \`npm run bundle\` ` +
+      'output), or run the step from its checkout or image',
+  );
+}
+
+/** The bundle the gate replays against: see gateCodeSource. */
+async function gateBundle(args: DeployArgs, targetBuildId: string): Promise<{ codePath: string } | { code: string }> {
+  const source = gateCodeSource(args, targetBuildId, process.env.WORKER_BUILD_ID ?? defaultBuildId(process.env));
+  if (source !== 'this-checkout') return source;
   const { code } = await bundleWorkflowCode({
     workflowsPath: require.resolve('../workflows'),
     ...workflowBundlerOptions(),
@@ -177,7 +199,7 @@ async function gateBundle(args: DeployArgs): Promise<{ codePath: string } | { co
 async function gate(client: Client, args: DeployArgs, build: WorkerBuild, io: DeployIo): Promise<GateReport> {
   const report = await runReplayGate({
     client,
-    workflowBundle: await gateBundle(args),
+    workflowBundle: await gateBundle(args, build.buildId),
     dataConverter: client.options.dataConverter,
     build,
     taskQueue: args.taskQueue,

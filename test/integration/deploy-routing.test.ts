@@ -118,3 +118,16 @@ test('a routing change that lost the race to another one is refused, and the oth
   await moveNewRuns(env.client, fresh, { current: b.buildId }, io);
   expect((await describeDeployment(env.client, deploymentName))?.current).toBe(b.buildId);
 }, 30_000);
+
+test("a gate, rollout or rollback for a build whose code this checkout is not is refused without that build's bundle", async () => {
+  const elsewhere = (...argv: string[]) =>
+    parseDeployArgs([...argv, '--deployment', deploymentName, '--task-queue', rig.taskQueue], {});
+  await expect(runDeployStep(env.client, elsewhere('gate', '--build-id', '9.9.9+elsewhere'), io)).rejects.toThrow(
+    /^build 9\.9\.9\+elsewhere is not this checkout's code/,
+  );
+  // The rollback target (C, current before B) is no build of this checkout either.
+  await expect(runDeployStep(env.client, elsewhere('rollback'), io)).rejects.toThrow(
+    new RegExp(`^build ${c.buildId.replace('+', '\\+')} is not this checkout's code`),
+  );
+  expect((await describeDeployment(env.client, deploymentName))?.current).toBe(b.buildId);
+});

@@ -2,7 +2,14 @@
  * The deploy command's command line (src/deploy/main.ts): `--help` is a request, not an unknown option, and a
  * mistaken flag is named with where the list of flags is.
  */
-import { asksForHelp, DEPLOY_USAGE, DeployError, parseDeployArgs, rollbackTarget } from '../../src/deploy/main';
+import {
+  asksForHelp,
+  DEPLOY_USAGE,
+  DeployError,
+  gateCodeSource,
+  parseDeployArgs,
+  rollbackTarget,
+} from '../../src/deploy/main';
 
 const env = { WORKER_DEPLOYMENT_NAME: 'hotel-booking', WORKER_BUILD_ID: '1.0.0+abc1234' };
 
@@ -54,4 +61,14 @@ test('--grace takes whole seconds', () => {
   expect(parseDeployArgs(['drain', '--build-id', 'a'], env).graceSeconds).toBe(180);
   expect(parseDeployArgs(['drain', '--build-id', 'a', '--grace', '0'], env).graceSeconds).toBe(0);
   expect(() => parseDeployArgs(['drain', '--build-id', 'a', '--grace', '1.5'], env)).toThrow(/^--grace: whole seconds/);
+});
+
+test("the gate replays this checkout's code only for this checkout's own build; any other build needs its bundle", () => {
+  expect(gateCodeSource({}, '1.0.0+abc1234', '1.0.0+abc1234')).toBe('this-checkout');
+  expect(() => gateCodeSource({}, '1.0.0+fffffff', '1.0.0+abc1234')).toThrow(
+    /^build 1\.0\.0\+fffffff is not this checkout's code \(this checkout is build 1\.0\.0\+abc1234\).*--bundle/,
+  );
+  expect(gateCodeSource({ bundle: '/b/bundle.js' }, '1.0.0+fffffff', '1.0.0+abc1234')).toEqual({
+    codePath: '/b/bundle.js',
+  });
 });
