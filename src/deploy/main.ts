@@ -64,7 +64,12 @@ Steps:
                                      open runs still pinned to A; A may stop once none is open and either the
                                      server says drained or A stopped taking new runs S seconds ago (default 180);
                                      with --wait, until then
-  rollback [--build-id A]            the gate for A, then A current again (default: the build current before)
+  rollback [--build-id A]            the gate for A, then A current again (default: the build that was current
+                                     just before the present one, never one that only ramped; needs A's --bundle)
+
+Before ramp, rollout and rollback change routing, every task queue of the target build must have been polled by
+one of its workers within the last 90 s (else refused, naming the queue), and the change carries the conflict token
+read before the gate (a change another deploy made meanwhile refuses it; nothing changes).
 
 Flags:
   --deployment NAME   the Worker Deployment (default WORKER_DEPLOYMENT_NAME)
