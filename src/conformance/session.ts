@@ -70,6 +70,8 @@ export function createSession(options: SessionOptions): Session {
   const limiter = new SupplierRateLimiter({ limits: gentleLimits(options.ratePerSecond) });
   const traceId = `conformance-${randomUUID()}`;
   let records: RequestRecord[] = [];
+  /** Request-Ids the client made for the call running (the kit sends one call at a time). */
+  let requestIds: string[] = [];
   let sent = 0;
   let stopReason: string | undefined;
   const clients: SupplierClient[] = [];
@@ -89,25 +91,40 @@ export function createSession(options: SessionOptions): Session {
    * sends again), so a call is only started when the budget holds all of them.
    */
   function client(with_: TokenProvider, mostPerCall: number): SupplierClient {
-    const http = createHttpSupplierClient({ baseUrl, profile, tokens: with_, drift, observer, maxConnections: 2 });
+    const http = createHttpSupplierClient({
+      baseUrl,
+      profile,
+      tokens: with_,
+      drift,
+      observer,
+      maxConnections: 2,
+      newRequestId: () => {
+        const id = randomUUID();
+        requestIds.push(id);
+        return id;
+      },
+    });
     clients.push(http);
     return recorded(createRateLimitedSupplierClient(http, limiter), mostPerCall);
   }
 
   /** Every call: refused once stopped or over budget, recorded, and a rate limit stops the run. */
   function recorded(inner: SupplierClient, mostPerCall: number): SupplierClient {
-    async function call<T>(operation: string, sentText: string, send: () => Promise<T>): Promise<T> {
+    async function call<T>(operation: string, sentText: string, ctx: CallContext, send: () => Promise<T>): Promise<T> {
       if (stopReason) throw new StopRun(stopReason);
       if (sent + mostPerCall > options.budget) {
         stopReason = `the request budget (${options.budget}) was spent`;
         throw new StopRun(stopReason);
       }
+      requestIds = [];
+      const at = new Date().toISOString();
+      const where = () => ({ at, requestIds, ...(operation !== 'queryOrders' ? { sessionId: ctx.sessionId } : {}) });
       try {
         const value = await send();
-        records.push({ operation, sent: sentText, answer: 'answered: success' });
+        records.push({ operation, sent: sentText, answer: 'answered: success', ...where() });
         return value;
       } catch (err) {
-        records.push({ operation, sent: sentText, answer: describeError(err) });
+        records.push({ operation, sent: sentText, answer: describeError(err), ...where() });
         // A 429, or the rate-limited code on a 200: the supplier asks us to slow down; a test environment is
         // shared, so the kit leaves rather than retries.
         if (isSupplierError(err) && err.type === 'SupplierRateLimited') {
@@ -119,13 +136,17 @@ export function createSession(options: SessionOptions): Session {
     }
     return {
       checkAvail: (req, ctx) =>
-        call('checkAvail', `CheckAvail ${req.ratePkgId}${flags(ctx)}`, () => inner.checkAvail(req, ctx)),
+        call('checkAvail', `CheckAvail ${req.ratePkgId}${flags(ctx)}`, ctx, () => inner.checkAvail(req, ctx)),
       book: (req, ctx) =>
-        call('book', `Book ${req.ratePkgId} as ${req.customerReferenceNo}${flags(ctx)}`, () => inner.book(req, ctx)),
+        call('book', `Book ${req.ratePkgId} as ${req.customerReferenceNo}${flags(ctx)}`, ctx, () =>
+          inner.book(req, ctx),
+        ),
       queryOrders: (req, ctx) =>
-        call('queryOrders', `QueryOrders ${describeFilter(req)}`, () => inner.queryOrders(req, ctx)),
+        call('queryOrders', `QueryOrders ${describeFilter(req)}`, ctx, () => inner.queryOrders(req, ctx)),
       cancel: (req, ctx) =>
-        call('cancel', `Cancel ${req.customerReferenceNo} / ${req.supplierReferenceNo}`, () => inner.cancel(req, ctx)),
+        call('cancel', `Cancel ${req.customerReferenceNo} / ${req.supplierReferenceNo}`, ctx, () =>
+          inner.cancel(req, ctx),
+        ),
       close: () => inner.close(),
     };
   }
@@ -141,13 +162,15 @@ export function createSession(options: SessionOptions): Session {
     const token = await tokens.getToken();
     sent++;
     const sentText = `QueryOrders customerReferenceNos=${ref} (read as sent)`;
+    const requestId = randomUUID();
+    const where = { at: new Date().toISOString(), requestIds: [requestId] };
     try {
       const res = await request(`${baseUrl.replace(/\/+$/, '')}${profile.paths.queryOrders}`, {
         method: 'POST',
         headers: {
           authorization: `Bearer ${token}`,
           'content-type': 'application/json',
-          'request-id': randomUUID(),
+          'request-id': requestId,
           'client-request-timestamp': String(Math.floor(Date.now() / 1000)),
           'trace-id': traceId,
         },
@@ -156,7 +179,7 @@ export function createSession(options: SessionOptions): Session {
         bodyTimeout: profile.timeoutsMs.queryOrders,
       });
       const text = await res.body.text();
-      records.push({ operation: 'queryOrders', sent: sentText, answer: `HTTP ${res.statusCode}` });
+      records.push({ operation: 'queryOrders', sent: sentText, answer: `HTTP ${res.statusCode}`, ...where });
       const orders = (JSON.parse(text) as { data?: { orders?: unknown } })?.data?.orders;
       if (!Array.isArray(orders)) return [];
       return orders
@@ -164,7 +187,7 @@ export function createSession(options: SessionOptions): Session {
         .filter((o) => o.customerReferenceNo === ref)
         .map((o) => ({ status: o.status, supplierReferenceNo: o.supplierReferenceNo }));
     } catch (err) {
-      records.push({ operation: 'queryOrders', sent: sentText, answer: `error: ${(err as Error).message}` });
+      records.push({ operation: 'queryOrders', sent: sentText, answer: `error: ${(err as Error).message}`, ...where });
       return [];
     }
   }

@@ -22,6 +22,12 @@ export interface RequestRecord {
   sent: string;
   /** How it ended: `HTTP 200, code 0` or the error type with its HTTP status and envelope code. */
   answer: string;
+  /** When it was sent (ISO, the kit's clock), and the headers a supplier finds it by in its logs. */
+  at: string;
+  /** The Request-Id of each HTTP request the call sent (two where a 401 made the client send again). */
+  requestIds: string[];
+  /** The Session-Id sent (CheckAvail, Book, Cancel; QueryOrders carries none). */
+  sessionId?: string;
 }
 
 /** A part of SUPPLIER_PROFILE (overrides, deep): what one clause proposes. */

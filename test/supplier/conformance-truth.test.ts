@@ -203,3 +203,24 @@ describe('--write-profile', () => {
     }
   });
 });
+
+describe('a report the supplier can read', () => {
+  test("each clause's requests with their Request-Id, Session-Id and time, in the interface's words", async () => {
+    supplier = await startConformanceSupplier({ ignoreWindows: true });
+    const report = await runConformance(options(supplier.url));
+    const md = renderMarkdown(report);
+    expect(md).not.toMatch(/\bSupplier[A-Z]\w+|\bsweep\b/);
+    expect(md).toContain('## Requests behind each clause');
+    // Every id the supplier received is in the report, with the Session-Id it came with.
+    const book = supplier.callsOf('book')[0]!;
+    const requestId = String(book.headers['request-id']);
+    const sessionId = String(book.headers['session-id']);
+    expect(md).toMatch(
+      new RegExp(`\\d{4}-\\d{2}-\\d{2}T[\\d:.]+Z Book .*\\(Request-Id ${requestId}, Session-Id ${sessionId}\\)`),
+    );
+    for (const call of supplier.calls) expect(md).toContain(String(call.headers['request-id']));
+    const byBooking = clause(report, 'queryOrders.byBookingTime');
+    expect(byBooking.requests).toHaveLength(2);
+    expect(byBooking.requests[1]).toMatchObject({ at: expect.any(String), requestIds: [expect.any(String)] });
+  });
+});

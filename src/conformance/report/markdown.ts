@@ -1,6 +1,6 @@
 /** The Markdown summary: what a person reads in two minutes before signing a profile off. */
 import type { ConformanceReport } from '../run';
-import type { ClauseReport } from '../types';
+import type { ClauseReport, RequestRecord } from '../types';
 
 export function renderMarkdown(report: ConformanceReport): string {
   const s = report.summary;
@@ -31,10 +31,11 @@ export function renderMarkdown(report: ConformanceReport): string {
     '',
     '| clause | result | observed |',
     '| --- | --- | --- |',
-    ...report.clauses.map((c) => `| ${c.id} | ${c.notRun ? 'not run' : c.result} | ${cell(c.observed)} |`),
+    ...report.clauses.map((c) => `| ${c.id} | ${c.notRun ? 'not run' : c.result} | ${cell(words(c.observed))} |`),
     '',
     ...section('Manual: steps for a person with the hotel or the supplier', byResult(report, 'manual'), steps),
     ...ordersMade(report),
+    ...requestsBehind(report),
   ];
   return lines.join('\n');
 }
@@ -49,13 +50,61 @@ function section(title: string, clauses: ClauseReport[], render: (c: ClauseRepor
 
 function detail(c: ClauseReport): string[] {
   return [
-    `- **${c.id}** (${c.title}): expected ${c.expected}; observed ${c.observed}.` +
+    `- **${c.id}** (${words(c.title)}): expected ${words(c.expected)}; observed ${words(c.observed)}.` +
       (c.proposal ? ` Proposed: \`${JSON.stringify(c.proposal)}\`.` : ''),
+    ...c.requests.map((r) => `  - ${request(r)}`),
   ];
 }
 
+/** A request as the supplier finds it in its logs: when, the headers that name it, what was asked and answered. */
+function request(r: RequestRecord): string {
+  const ids = [
+    `Request-Id ${r.requestIds.join(', ') || '(not sent)'}`,
+    ...(r.sessionId ? [`Session-Id ${r.sessionId}`] : []),
+  ].join(', ');
+  return `${r.at} ${words(r.sent)} → ${words(r.answer)} (${ids})`;
+}
+
+function requestsBehind(report: ConformanceReport): string[] {
+  const sent = report.clauses.filter((c) => c.requests.length > 0);
+  if (sent.length === 0) return [];
+  return [
+    '## Requests behind each clause',
+    '',
+    "Times are the kit's clock (UTC); the Request-Id and Session-Id are the headers sent, for finding them in your logs.",
+    '',
+    ...sent.flatMap((c) => [`- **${c.id}**`, ...c.requests.map((r) => `  - ${request(r)}`)]),
+    '',
+  ];
+}
+
+/** Our names for how an answer was read, in the interface's words, for a reader at the supplier. */
+const WORDS: Array<[RegExp, string]> = [
+  [/\bthe reconciliation sweep\b/g, 'our periodic listing of orders by time window'],
+  [/\bthe sweep\b/g, 'our periodic listing of orders by time window'],
+  [/\bSupplierBadRequest\b/g, 'refused as a bad request'],
+  [/\bSupplierUnauthorized\b/g, 'refused as not authenticated'],
+  [/\bSupplierForbidden\b/g, 'refused as forbidden'],
+  [/\bSupplierNotFound\b/g, 'not found'],
+  [/\bSupplierRateLimited\b/g, 'rate limited'],
+  [/\bSupplierGatewayTimeout\b/g, 'gateway timeout'],
+  [/\bSupplierServerError\b/g, 'server error'],
+  [/\bSupplierNetworkBeforeSend\b/g, 'no connection (not sent)'],
+  [/\bSupplierNetworkAfterSend\b/g, 'connection lost after sending'],
+  [/\bSupplierClientTimeout\b/g, 'no answer within our timeout'],
+  [/\bSupplierInvalidResponse\b/g, 'an answer we could not read'],
+  [/\bSupplierAriChanged\b/g, 'ARI changed'],
+  [/\bSupplierCreditLimit\b/g, 'credit limit exceeded'],
+  [/\bSupplierBusinessError\b/g, 'an error code'],
+];
+
+const words = (text: string) => WORDS.reduce((t, [from, to]) => t.replace(from, to), text);
+
 function steps(c: ClauseReport): string[] {
-  return [`- **${c.id}** (${c.title}): expected ${c.expected}.`, ...(c.steps ?? []).map((s, i) => `  ${i + 1}. ${s}`)];
+  return [
+    `- **${c.id}** (${words(c.title)}): expected ${words(c.expected)}.`,
+    ...(c.steps ?? []).map((s, i) => `  ${i + 1}. ${words(s)}`),
+  ];
 }
 
 const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
