@@ -199,6 +199,14 @@ const QUEUE_TYPES = {
   nexus: TaskQueueType.TASK_QUEUE_TYPE_NEXUS,
 } as const;
 
+/** The server's default read partitions of a queue (matching.numTaskqueueReadPartitions): the root and 1..3. */
+const PARTITIONS = 4;
+
+/** A queue's partitions by the names the server gives them (`/_sys/<queue>/<n>`; the root is the queue's own name). */
+function partitionNames(queue: string): string[] {
+  return [queue, ...Array.from({ length: PARTITIONS - 1 }, (_, i) => `/_sys/${queue}/${i + 1}`)];
+}
+
 export interface QueuePolls {
   name: string;
   type: 'workflow' | 'activity' | 'nexus';
@@ -215,12 +223,23 @@ export async function lastPolls(client: Client, build: WorkerBuild): Promise<Que
   const state = await describeBuild(client, build);
   return Promise.all(
     (state?.queues ?? []).map(async (q) => {
-      const response = await client.workflowService.describeTaskQueue({
-        namespace: client.options.namespace,
-        taskQueue: { name: q.name, kind: TaskQueueKind.TASK_QUEUE_KIND_NORMAL },
-        taskQueueType: QUEUE_TYPES[q.type],
-      });
-      const times = (response.pollers ?? [])
+      // Each partition remembers the polls it took (the root also those the others forward): ask every one.
+      const responses = await Promise.all(
+        partitionNames(q.name).map((name, i) =>
+          client.workflowService
+            .describeTaskQueue({
+              namespace: client.options.namespace,
+              taskQueue: { name, kind: TaskQueueKind.TASK_QUEUE_KIND_NORMAL },
+              taskQueueType: QUEUE_TYPES[q.type],
+            })
+            .catch((err: unknown) => {
+              if (i === 0) throw err;
+              return { pollers: [] };
+            }),
+        ),
+      );
+      const times = responses
+        .flatMap((r) => r.pollers ?? [])
         .filter(
           (p) =>
             p.deploymentOptions?.deploymentName === build.deploymentName &&
