@@ -40,8 +40,6 @@ export interface CancelPlan {
   requestedBy?: string;
   origin: CancellationRecord['origin'];
   accepted: AcceptedFee;
-  /** Told how the first send ended (the caller's update waits for it). */
-  onAnswer?: (answer: CancelBookingAnswer) => void;
 }
 
 /** Where a cancellation's follow-up stands; carried over continue-as-new. */
@@ -53,8 +51,20 @@ export interface FollowState {
   ambiguous: boolean;
 }
 
+/**
+ * How a cancellation's first send went: the answer a caller gets, and either the run's outcome (nothing was sent, or
+ * the send was refused) or where its follow-up starts.
+ */
+export type FirstSend = { answer: CancelBookingAnswer } & ({ ended: OrderOutcome } | { follow: FollowState });
+
 /** Cancels the order (read just before by the caller of this function) and follows it to an ending. */
 export async function cancelOrder(run: OrderRun, plan: CancelPlan, input: OrderWorkflowArgs): Promise<OrderOutcome> {
+  const first = await sendFirst(run, plan);
+  return 'ended' in first ? first.ended : follow(run, plan, first.follow, input);
+}
+
+/** Records the cancellation, re-quotes and sends the first Cancel by the rule; what a caller is answered comes back. */
+export async function sendFirst(run: OrderRun, plan: CancelPlan): Promise<FirstSend> {
   const record: CancellationRecord = {
     requestedAt: new Date().toISOString(),
     reason: plan.reason,
@@ -73,26 +83,32 @@ export async function cancelOrder(run: OrderRun, plan: CancelPlan, input: OrderW
   // A first send cannot come back not-taken (only a re-send can): narrowed here for the compiler.
   if (first.kind === 'not-taken') throw new Error('unreachable: a first Cancel send is never not-taken');
   if (first.kind === 'stopped') {
-    plan.onAnswer?.({ kind: 'cancel-refused', quote: first.quote, errorType: 'CancelStopped', reason: first.reason });
-    return { kind: 'cancel-stopped', order, cancellation: record, feeNow: first.quote.fee, reason: first.reason };
+    return {
+      answer: { kind: 'cancel-refused', quote: first.quote, errorType: 'CancelStopped', reason: first.reason },
+      ended: { kind: 'cancel-stopped', order, cancellation: record, feeNow: first.quote.fee, reason: first.reason },
+    };
   }
   if (first.kind === 'refused') {
-    plan.onAnswer?.({ kind: 'cancel-refused', quote: record.quote, errorType: first.errorType, reason: first.message });
-    return { kind: 'cancel-refused', order, cancellation: record, errorType: first.errorType, reason: first.message };
+    return {
+      answer: { kind: 'cancel-refused', quote: record.quote, errorType: first.errorType, reason: first.message },
+      ended: { kind: 'cancel-refused', order, cancellation: record, errorType: first.errorType, reason: first.message },
+    };
   }
-  plan.onAnswer?.({
-    kind: 'cancel-requested',
-    quote: record.quote,
-    ambiguous: first.ambiguous,
-    ...(record.serviceFee ? { serviceFee: record.serviceFee } : {}),
-  });
   const now = Date.now();
-  return follow(
-    run,
-    plan,
-    { anchorMs: now, nextIndex: 0, deadlineMs: now + run.recovery.deadlineSeconds * 1000, ambiguous: first.ambiguous },
-    input,
-  );
+  return {
+    answer: {
+      kind: 'cancel-requested',
+      quote: record.quote,
+      ambiguous: first.ambiguous,
+      ...(record.serviceFee ? { serviceFee: record.serviceFee } : {}),
+    },
+    follow: {
+      anchorMs: now,
+      nextIndex: 0,
+      deadlineMs: now + run.recovery.deadlineSeconds * 1000,
+      ambiguous: first.ambiguous,
+    },
+  };
 }
 
 /** Polls until the order is Cancelled, CancelFailed (or Failed), or the deadline; continues-as-new when long. */
@@ -119,7 +135,7 @@ export async function follow(
     },
     handOver: {
       when: 'before-wait',
-      to: () => continueWith(run, input, { cancel: { plan: withoutAnswer(plan), follow: { ...place, ambiguous } } }),
+      to: () => continueWith(run, input, { cancel: { plan, follow: { ...place, ambiguous } } }),
     },
     read: (trigger) => readOrder(run, place.anchorMs, trigger, record.polls),
     async decide(step) {
@@ -195,10 +211,6 @@ export async function continueWith(
       ...work,
     },
   });
-}
-
-function withoutAnswer({ onAnswer: _onAnswer, ...plan }: CancelPlan): Omit<CancelPlan, 'onAnswer'> {
-  return plan;
 }
 
 /** The Cancel sends that may have acted: taken, or ended unclear. */

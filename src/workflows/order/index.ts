@@ -34,7 +34,7 @@ export interface OrderCarry {
   /** The system asked for the cancellation (run.autoAsked). */
   autoAsked?: AutoCancel['origin'];
   /** A cancellation sent, being followed to its end. */
-  cancel?: { plan: Omit<CancelPlan, 'onAnswer'>; follow: FollowState };
+  cancel?: { plan: CancelPlan; follow: FollowState };
   /** An automatic cancellation waiting for its order to be cancellable. */
   wait?: { auto: AutoCancel; from: WaitState };
   /** The outcome the run had reached (a check's changed-by-supplier, say): the new run's weighs against it. */

@@ -6,7 +6,7 @@
 import type { OrderCheck, OrderOutcome } from '../../contract';
 import { feeWithin, sameFee } from '../../rules/cancel-fee';
 import { bookingInProgress, judgeOrder } from './proxies';
-import { cancelOrder } from './cancel';
+import { follow, sendFirst, type CancelPlan } from './cancel';
 import type { OrderWorkflowArgs } from './index';
 import {
   fee,
@@ -88,19 +88,16 @@ export async function answerRequest(run: OrderRun, queued: QueuedRequest, input:
       `${run.recovery.feeChangeMarginSeconds} s: a Cancel sent now may be charged that; quote again after the change`;
     return refuse('FeeChangesSoon', message, quoted);
   }
-  const outcome = await cancelOrder(
-    run,
-    {
-      reason: request.reason ?? 'cancelled by the caller',
-      ...(request.requestedBy ? { requestedBy: request.requestedBy } : {}),
-      origin: 'caller',
-      accepted: { kind: 'fee', fee: request.acceptedFee },
-      onAnswer: (answer) => {
-        queued.answer = answer;
-      },
-    },
-    input,
-  );
+  const plan: CancelPlan = {
+    reason: request.reason ?? 'cancelled by the caller',
+    ...(request.requestedBy ? { requestedBy: request.requestedBy } : {}),
+    origin: 'caller',
+    accepted: { kind: 'fee', fee: request.acceptedFee },
+  };
+  // The caller is answered here, as soon as the first send has ended; the follow-up goes on after.
+  const first = await sendFirst(run, plan);
+  queued.answer = first.answer;
+  const outcome = 'ended' in first ? first.ended : await follow(run, plan, first.follow, input);
   recordOutcome(run, outcome);
 }
 
