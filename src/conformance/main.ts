@@ -21,6 +21,7 @@ const USAGE = `Usage: npm run conformance -- --base-url URL --rate-pkg ID [ID…
   --test-environment    your statement that the URL books nothing real; the kit refuses to start without it
   --profile FILE        the SUPPLIER_PROFILE (JSON) under test; default: SUPPLIER_PROFILE, else the documented defaults
   --out DIR             where report.json, report.md and junit.xml go (default: conformance-report)
+  --accept FILE         differences accepted before (JSON: {"clause.id": "why it is tolerated"}): reported, not failing
   --write-profile FILE  writes the proposed SUPPLIER_PROFILE (JSON) there, when the run finished with no blocker
   --max-requests N      the request budget (default 120)
   --rate N              requests per second at most (default 1)
@@ -50,6 +51,7 @@ function optionsFrom(
       profile: { type: 'string' },
       out: { type: 'string' },
       'write-profile': { type: 'string' },
+      accept: { type: 'string' },
       'max-requests': { type: 'string' },
       rate: { type: 'string' },
       'settle-timeout': { type: 'string' },
@@ -90,9 +92,25 @@ function optionsFrom(
         stableAfterMs: stableSeconds * 1000,
       },
       ...(values['test-flags'] ? { testFlags: values['test-flags'] } : {}),
+      ...(values.accept ? { accepted: acceptedIn(values.accept) } : {}),
       log: (line) => console.log(line),
     },
   };
+}
+
+/** The accept file: clause ids, each with the reason a person gave for tolerating its difference. */
+function acceptedIn(file: string): Record<string, string> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new UsageError(`--accept ${file}: ${(err as Error).message}`);
+  }
+  const entries = parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? Object.entries(parsed) : undefined;
+  if (!entries || entries.some(([, why]) => typeof why !== 'string' || why.trim() === '')) {
+    throw new UsageError(`--accept ${file}: expected {"clause.id": "why the difference is tolerated", …}`);
+  }
+  return Object.fromEntries(entries) as Record<string, string>;
 }
 
 function positive(text: string | undefined, fallback: number, flag: string): number {
@@ -148,7 +166,7 @@ async function writeProfile(report: ConformanceReport, file: string): Promise<st
 
 /** 1: a clause differs or is a blocker; 3: none does, but the run did not finish (budget, rate limit); 0: a pass. */
 export function exitCode(report: ConformanceReport): number {
-  if (report.summary.blocker + report.summary.differs > 0) return 1;
+  if (report.summary.blocker + report.summary.differs - report.accepted.length > 0) return 1;
   return report.stoppedEarly || report.notRun.length > 0 ? 3 : 0;
 }
 

@@ -22,6 +22,8 @@ export interface ConformanceOptions {
   ratePerSecond: number;
   polling: Polling;
   testFlags?: string;
+  /** Differences a person accepted, by clause id, with the reason (--accept): they no longer fail the run. */
+  accepted?: Record<string, string>;
   /** Each clause as it ends, for a person watching. */
   log?: (line: string) => void;
 }
@@ -35,6 +37,8 @@ export interface ConformanceReport {
   stoppedEarly?: string;
   /** Clauses not run, or not to their end, because the run stopped early: an unfinished run is not a pass. */
   notRun: string[];
+  /** Differences accepted by --accept: reported, not failing the run. */
+  accepted: string[];
   summary: Record<ClauseResult, number>;
   clauses: ClauseReport[];
   /** The SUPPLIER_PROFILE that makes the product correct for what was observed (overrides of the defaults). */
@@ -71,6 +75,11 @@ export async function runConformance(
     await session.close();
   }
   clauses.push(...manualClauses(options.profile));
+  for (const c of clauses) {
+    const reason = options.accepted?.[c.id];
+    // Only a difference can be accepted: a blocker is one no profile or tolerance absorbs.
+    if (reason && c.result === 'differs') c.accepted = reason;
+  }
   return {
     supplier: { baseUrl: options.baseUrl },
     startedAt,
@@ -78,6 +87,7 @@ export async function runConformance(
     requests: { sent: session.sent(), budget: options.budget, ratePerSecond: options.ratePerSecond },
     ...(session.stopped() ? { stoppedEarly: session.stopped() } : {}),
     notRun: clauses.filter((c) => c.notRun).map((c) => c.id),
+    accepted: clauses.filter((c) => c.accepted).map((c) => c.id),
     summary: summarize(clauses),
     clauses,
     proposedProfile: proposeProfile(

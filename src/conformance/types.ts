@@ -46,6 +46,8 @@ export interface ClauseReport {
   proposal?: ProfilePatch;
   /** Why the clause was not run, or not to its end, when the run stopped early (budget, rate limit): not a pass. */
   notRun?: string;
+  /** A difference a person accepted (--accept): why it is tolerated. It no longer fails the run. */
+  accepted?: string;
 }
 
 /** What a scenario found; the runner adds id, title, expected and the requests. */

@@ -224,3 +224,44 @@ describe('a report the supplier can read', () => {
     expect(byBooking.requests[1]).toMatchObject({ at: expect.any(String), requestIds: [expect.any(String)] });
   });
 });
+
+describe('accepted differences', () => {
+  test('a difference accepted in the file --accept reads no longer fails the next run; the others still do', async () => {
+    supplier = await startConformanceSupplier();
+    const dir = await mkdtemp(path.join(tmpdir(), 'conformance-'));
+    const log = jest.spyOn(console, 'log').mockImplementation(() => undefined);
+    const run = (out: string, more: string[] = []) =>
+      main(
+        ['--base-url', supplier!.url, '--rate-pkg', 'pkg-standard-double', '--test-environment', '--out', out, ...more],
+        { SUPPLIER_TOKEN: 't' },
+        { rate: 200, polling: { firstIntervalMs: 10, maxIntervalMs: 50, settleTimeoutMs: 1_000, stableAfterMs: 100 } },
+      );
+    const reportIn = async (out: string) =>
+      JSON.parse(await readFile(path.join(out, 'report.json'), 'utf8')) as ConformanceReport;
+    try {
+      expect(await run(path.join(dir, 'first'))).toBe(1);
+      const differences = (await reportIn(path.join(dir, 'first'))).clauses.filter((c) => c.result === 'differs');
+      expect(differences.length).toBeGreaterThan(1);
+      const [kept, ...accepted] = differences.map((c) => c.id);
+      const acceptFile = path.join(dir, 'accepted.json');
+      await writeFile(
+        acceptFile,
+        JSON.stringify(Object.fromEntries(accepted.map((id) => [id, 'tolerated: see ticket 12']))),
+      );
+
+      expect(await run(path.join(dir, 'second'), ['--accept', acceptFile])).toBe(1);
+      const second = await reportIn(path.join(dir, 'second'));
+      expect(second.accepted.sort()).toEqual([...accepted].sort());
+      const junit = await readFile(path.join(dir, 'second', 'junit.xml'), 'utf8');
+      expect(junit).toContain('failures="1"');
+      expect(junit).toMatch(new RegExp(`name="${kept!.replace('.', '\\.')}[^"]*">\\s*<failure`));
+
+      await writeFile(acceptFile, JSON.stringify(Object.fromEntries(differences.map((c) => [c.id, 'tolerated']))));
+      expect(await run(path.join(dir, 'third'), ['--accept', acceptFile])).toBe(0);
+      expect(await readFile(path.join(dir, 'third', 'report.md'), 'utf8')).toContain('**Accepted:** tolerated.');
+    } finally {
+      log.mockRestore();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

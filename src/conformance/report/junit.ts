@@ -7,7 +7,7 @@ import type { ConformanceReport } from '../run';
 import type { ClauseReport } from '../types';
 
 export function renderJUnit(report: ConformanceReport): string {
-  const failures = report.summary.blocker + report.summary.differs;
+  const failures = report.summary.blocker + report.summary.differs - report.accepted.length;
   const errors = report.clauses.filter((c) => c.notRun).length;
   const skipped = report.summary.manual + report.summary.skipped - errors;
   const cases = report.clauses.map(testCase);
@@ -28,11 +28,13 @@ function testCase(c: ClauseReport): string {
   const body = `expected: ${c.expected}\nobserved: ${c.observed}`;
   const inner = c.notRun
     ? `      <error type="not-run" message="${xml(`not run: ${c.notRun}`)}">${xml(body)}</error>`
-    : c.result === 'blocker' || c.result === 'differs'
-      ? `      <failure type="${c.result}" message="${xml(c.observed)}">${xml(body)}</failure>`
-      : c.result === 'manual' || c.result === 'skipped'
-        ? `      <skipped message="${xml(`${c.result}: ${c.observed}`)}"/>`
-        : `      <system-out>${xml(body)}</system-out>`;
+    : c.accepted
+      ? `      <system-out>${xml(`${body}\naccepted: ${c.accepted}`)}</system-out>`
+      : c.result === 'blocker' || c.result === 'differs'
+        ? `      <failure type="${c.result}" message="${xml(c.observed)}">${xml(body)}</failure>`
+        : c.result === 'manual' || c.result === 'skipped'
+          ? `      <skipped message="${xml(`${c.result}: ${c.observed}`)}"/>`
+          : `      <system-out>${xml(body)}</system-out>`;
   return [open, inner, '    </testcase>'].join('\n');
 }
 

@@ -12,6 +12,9 @@ export function renderMarkdown(report: ConformanceReport): string {
     '',
     `**${s.pass} pass, ${s.differs} differ, ${s.blocker} blocker, ${s.manual} manual, ${s.skipped} skipped.**`,
     '',
+    ...(report.accepted.length
+      ? [`${report.accepted.length} of the differences accepted (--accept): ${report.accepted.join(', ')}.`, '']
+      : []),
     ...unfinished(report),
     ...section('Blockers: no profile absorbs these', byResult(report, 'blocker'), detail),
     ...section('Differences', byResult(report, 'differs'), detail),
@@ -51,6 +54,7 @@ function section(title: string, clauses: ClauseReport[], render: (c: ClauseRepor
 function detail(c: ClauseReport): string[] {
   return [
     `- **${c.id}** (${words(c.title)}): expected ${words(c.expected)}; observed ${words(c.observed)}.` +
+      (c.accepted ? ` **Accepted:** ${c.accepted}.` : '') +
       (c.proposal ? ` Proposed: \`${JSON.stringify(c.proposal)}\`.` : ''),
     ...c.requests.map((r) => `  - ${request(r)}`),
   ];
