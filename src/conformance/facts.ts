@@ -45,6 +45,8 @@ export interface Facts {
   largestListing?: number;
   /** Time windows a QueryOrders answer showed the supplier does not apply (listed for a window that excludes it). */
   windowsIgnored: string[];
+  /** The main order once settled, as sent (nulls included: the product's reading drops them), for the type clause. */
+  rawOrders: Record<string, unknown>[];
   /** Orders listed under a reference the kit sent that the product could not read: orders that exist all the same. */
   unreadable: Record<string, UnreadableSeen>;
   /** References of orders the kit made, for the report (a test environment's orders to clean up). */
@@ -52,7 +54,15 @@ export interface Facts {
 }
 
 export function emptyFacts(): Facts {
-  return { checkAvail: {}, orders: [], packages: [], references: [], windowsIgnored: [], unreadable: {} };
+  return {
+    checkAvail: {},
+    orders: [],
+    packages: [],
+    references: [],
+    windowsIgnored: [],
+    unreadable: {},
+    rawOrders: [],
+  };
 }
 
 /** An order listed under a reference, unreadable to the product: what is wrong, and its status as sent. */

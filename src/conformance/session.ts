@@ -33,6 +33,8 @@ export interface SessionOptions {
 export interface OrderAsSent {
   status: unknown;
   supplierReferenceNo?: unknown;
+  /** The whole order as sent, nulls included. */
+  raw: Record<string, unknown>;
 }
 
 /** Thrown to end the run early: the budget is spent or the supplier rate limited a request. */
@@ -185,7 +187,7 @@ export function createSession(options: SessionOptions): Session {
       return orders
         .filter((o): o is Record<string, unknown> => o !== null && typeof o === 'object')
         .filter((o) => o.customerReferenceNo === ref)
-        .map((o) => ({ status: o.status, supplierReferenceNo: o.supplierReferenceNo }));
+        .map((o) => ({ status: o.status, supplierReferenceNo: o.supplierReferenceNo, raw: o }));
     } catch (err) {
       records.push({ operation: 'queryOrders', sent: sentText, answer: `error: ${(err as Error).message}`, ...where });
       return [];

@@ -265,3 +265,16 @@ describe('accepted differences', () => {
     }
   });
 });
+
+describe('nulls are type-checked before they are dropped', () => {
+  test('fields sent as null are named by the type clause', async () => {
+    supplier = await startConformanceSupplier({ nulls: true });
+    const report = await runConformance(options(supplier.url));
+    const types = clause(report, 'fields.types');
+    expect(types.result).toBe('differs');
+    expect(types.observed).toMatch(/sent as null.*queryOrders data\.orders\[\]\.hotelConfirmNo/);
+    expect(types.observed).toMatch(/queryOrders data\.orders\[\]\.statusRemark/);
+    // The product reads them as absent: nothing else changes.
+    expect(clause(report, 'queryOrders.listed').result).toBe('pass');
+  });
+});

@@ -17,15 +17,33 @@ export const fieldTypes: Scenario = {
   expected: () => "every field of the spec's type; decision fields (code, status, reference, price) exactly so",
   async run(ctx) {
     const drift = [...ctx.session.drift.counts().keys()].sort();
-    if (drift.length === 0) return { result: 'pass', observed: "every field read had the spec's type" };
-    return {
-      result: 'differs',
-      observed:
-        `${drift.length} informational field(s) of another type or shape: ${drift.join('; ')}. Tolerated: read where ` +
-        'the value is plain, else ignored; no decision reads them (a decision field of another type fails its clause instead)',
-    };
+    const nulls = [...new Set(ctx.facts.rawOrders.flatMap((o) => nullsIn(o, 'queryOrders data.orders[]')))].sort();
+    if (drift.length === 0 && nulls.length === 0)
+      return { result: 'pass', observed: "every field read had the spec's type" };
+    const parts = [
+      ...(drift.length
+        ? [
+            `${drift.length} informational field(s) of another type or shape: ${drift.join('; ')}. Tolerated: read where ` +
+              'the value is plain, else ignored; no decision reads them (a decision field of another type fails its clause instead)',
+          ]
+        : []),
+      ...(nulls.length
+        ? [
+            `${nulls.length} field(s) sent as null, a type the spec does not give: ${nulls.join('; ')}. Tolerated: read as absent`,
+          ]
+        : []),
+    ];
+    return { result: 'differs', observed: parts.join('. ') };
   },
 };
+
+/** The paths of the null values in an answer as sent (array elements as `[]`). */
+function nullsIn(value: unknown, path: string): string[] {
+  if (value === null) return [path];
+  if (Array.isArray(value)) return value.flatMap((v) => nullsIn(v, `${path}[]`));
+  if (typeof value === 'object') return Object.entries(value).flatMap(([k, v]) => nullsIn(v, `${path}.${k}`));
+  return [];
+}
 
 /** Where a timestamp was read, and what the product does with it. */
 interface Stamp {
