@@ -149,7 +149,9 @@ describe('the conformance kit against a supplier written from the spec text', ()
   });
 
   test("a listing longer than the profile's page: the page proposed is the one seen", async () => {
-    const many = Array.from({ length: 25 }, (_, i) => specOrder(`listed-${i}`, { bookingTime: new Date().toISOString() }));
+    const many = Array.from({ length: 25 }, (_, i) =>
+      specOrder(`listed-${i}`, { bookingTime: new Date().toISOString() }),
+    );
     supplier = await startSpecSupplier({
       queryOrders: (body) => (askedReferences(body).length === 0 ? ordersAnswer(...many) : ordersAnswer()),
     });
