@@ -1,6 +1,6 @@
 /**
  * A fingerprint of each workflow type's code: every module its entry reaches by relative imports, compiled to
- * JavaScript without comments and types, hashed. A comment or type change keeps the fingerprint; anything that
+ * JavaScript without comments and types, hashed without the folders they stand in. A comment or type change keeps the fingerprint; anything that
  * may change the commands a workflow sends changes it. The replay tier compares it with the fingerprint written
  * beside a type's newest recorded histories (test/replay/histories/<type>/<version>/recorded.json), so code
  * that changed since its histories were recorded fails until they are recorded again (`npm run record-histories`),
@@ -48,13 +48,23 @@ function resolve(dir: string, specifier: string): string {
 }
 
 export function workflowFingerprint(folder: WorkflowFolder): string {
-  const hash = createHash('sha256');
-  for (const file of workflowModules(WORKFLOW_TYPES[folder].entry)) {
+  // A module is hashed by its compiled text alone, with each relative import cut to its file's name, and the
+  // modules in the order of their own hashes: moving a file to another folder keeps the fingerprint (a move
+  // changes no command), while any change to what a module does, or which modules are reached, changes it.
+  const modules = workflowModules(WORKFLOW_TYPES[folder].entry).map((file) => {
     const { outputText } = ts.transpileModule(readFileSync(path.join(root, file), 'utf8'), {
       compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.CommonJS, removeComments: true },
     });
-    hash.update(`${file}\n${outputText}\n`);
-  }
+    const placeless = outputText.replace(
+      /require\("(\.[^"]*)"\)/g,
+      (_, spec: string) => `require("${path.basename(spec)}")`,
+    );
+    return createHash('sha256')
+      .update(`${path.basename(file)}\n${placeless}`)
+      .digest('hex');
+  });
+  const hash = createHash('sha256');
+  for (const module of modules.sort()) hash.update(`${module}\n`);
   return hash.digest('hex').slice(0, 16);
 }
 
