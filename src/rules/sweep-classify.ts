@@ -10,6 +10,7 @@
  *  - ok: the order agrees with its booking, or the booking is still at work on it (running), or an orphan's
  *    order workflow (cancelOrphans) is cancelling or has cancelled it.
  */
+import type { SweepInput } from '../contract';
 
 /** What Temporal knows of a reference: its booking and order workflows (from describe, strongly consistent). */
 export interface BookingView {
@@ -37,6 +38,9 @@ export interface StatusCodes {
   failed: number;
   cancelFailed: number;
 }
+
+/** What the sweep's Schedule starts each sweep with: the caller-facing settings and the profile's statuses. */
+export type SweepWorkflowInput = SweepInput & { statuses: StatusCodes };
 
 export type Finding =
   { verdict: 'ok' } | { verdict: 'orphan'; reason: string } | { verdict: 'mismatch'; reason: string };

@@ -8,7 +8,7 @@ import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type Schedu
 import { SWEEP_WORKFLOW_TYPE, sweepScheduleId } from '../contract/definitions';
 import type { ReconciliationConfig } from '../config';
 import type { SupplierProfile } from '../supplier/profile';
-import type { SweepWorkflowInput } from '../workflows/sweep';
+import type { SweepWorkflowInput } from '../rules/sweep-classify';
 
 export interface SweepScheduleOptions {
   taskQueue: string;

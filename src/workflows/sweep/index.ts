@@ -22,9 +22,10 @@ import type { OrderActivities } from '../../activities/types';
 import type { ReconciliationActivities } from '../../activities/types';
 import type { SweepFilter } from '../../activities/types';
 import { ACTIVITY_TIMEOUT_SECONDS, BookingStageKey, queryOrdersTaskQueue } from '../../contract/definitions';
-import type { SweepFinding, SweepInput, SweepResult } from '../../contract';
+import type { SweepFinding, SweepResult } from '../../contract';
 import type { Money } from '../../values';
-import { classifyOrder, slices, type StatusCodes } from '../../rules/sweep-classify';
+import { classifyOrder, slices, type SweepWorkflowInput } from '../../rules/sweep-classify';
+export type { SweepWorkflowInput };
 import { checkInHalves, halves, SWEEP_SLICE_TOO_LARGE, type SweepOrder } from '../../rules/sweep-listing';
 import { countSweep } from '../counters';
 import { failureType } from '../failure';
@@ -33,7 +34,6 @@ import { failureType } from '../failure';
 const LOOKUP_CHUNK = 100;
 
 /** The profile's order statuses, as the workflow cannot read configuration (the sweep's input carries them). */
-export type SweepWorkflowInput = SweepInput & { statuses: StatusCodes };
 
 type Listing = { filter: SweepFilter; start: string; end: string };
 /** What the listings saw: the orders by reference, and what could not be seen. */
