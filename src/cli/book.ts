@@ -23,7 +23,8 @@ import {
 } from '../client';
 import { clientTracingFromEnv } from '../observability/tracing';
 import type { FlagValues } from './command-line';
-import { parseMoney, usage, withStackKeys } from './common';
+import { parseMoney, usage } from './common';
+import { withStackKeys } from './stack-keys';
 
 const EXIT_CONFIRMED = 0;
 const EXIT_NOT_CONFIRMED = 2;

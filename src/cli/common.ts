@@ -1,9 +1,6 @@
 /**
- * What the booking CLI's verbs share: the exit codes, the errors that carry one, money parsing, and the stack's
- * payload-encryption key (`npm start` keeps it in its data folder).
+ * What the booking CLI's verbs share: the exit codes, the errors that carry one, money parsing.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import path from 'node:path';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { Money } from '../values';
 
@@ -71,16 +68,6 @@ export function formatMoney(money: Money): string {
 
 export function sameMoney(a: Money | null | undefined, b: Money | null | undefined): boolean {
   return !!a && !!b && a.currency === b.currency && a.amount === b.amount;
-}
-
-/**
- * `npm start` encrypts payloads with a key it keeps in its data folder; use it too unless the
- * environment says otherwise (PAYLOAD_ENCRYPTION_KEYS set, or set empty to turn encryption off).
- */
-export function withStackKeys(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  const file = path.join(env.STACK_DATA_DIR ?? path.resolve(__dirname, '../../.data'), 'payload-encryption-keys');
-  if (env.PAYLOAD_ENCRYPTION_KEYS !== undefined || !existsSync(file)) return env;
-  return { ...env, PAYLOAD_ENCRYPTION_KEYS: readFileSync(file, 'utf8').trim() };
 }
 
 /** The reason an update's validator (or handler) refused, or undefined for other errors. */

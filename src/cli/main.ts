@@ -8,7 +8,8 @@ import { connectClient } from '../client';
 import { runBook } from './book';
 import { runCancel } from './cancel';
 import { readCommandLine, type FlagValues } from './command-line';
-import { CliError, EXIT, parseMoney, parseMoneyStrict, requireRef, usage, withStackKeys } from './common';
+import { CliError, EXIT, parseMoney, parseMoneyStrict, requireRef, usage } from './common';
+import { withStackKeys } from './stack-keys';
 import { runApproval, runList, runStatus, type VerbIo } from './verbs';
 
 /** Text on stdout unless --json; with --json, exactly one JSON object on stdout. */

@@ -14,7 +14,7 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import { connectClient } from '../client';
 import { DEFAULT_TASK_QUEUE } from '../contract';
 import { operatorIdentity } from '../cli/identity';
-import { withStackKeys } from '../cli/common';
+import { withStackKeys } from '../cli/stack-keys';
 import { workflowBundlerOptions } from '../workflow-bundle';
 import { describeGate, runReplayGate, type GateReport } from './gate';
 import {
