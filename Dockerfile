@@ -26,8 +26,8 @@ CMD ["node", "lib-dev/dev/sandbox/main.js"]
 # --- certs: docker-compose's one-shot `certs` service. dev/prod/certs.ts (the CA and certificates `npm run stack:prod`
 # makes, the one source of their subjects) compiled alone: it needs Node's built-ins and the `openssl` command only.
 FROM build AS certs-build
-COPY deploy/certs/tsconfig.json ./deploy/certs/
-RUN npx tsc -p deploy/certs/tsconfig.json
+COPY infra/certs/tsconfig.json ./infra/certs/
+RUN npx tsc -p infra/certs/tsconfig.json
 
 FROM node:20-bookworm-slim AS certs
 RUN apt-get update && apt-get install -y --no-install-recommends openssl && rm -rf /var/lib/apt/lists/*
@@ -62,5 +62,5 @@ ENV BUILD_COMMIT=${BUILD_COMMIT}
 # Unprivileged: the image's built-in `node` user. It only reads /app, except the worker's
 # workflow bundle, which is built in memory at start.
 USER node
-# Node flag: src/config/node-flags.ts says why, with the figures (a unit test checks this copy).
+# Node flag: src/runtime/config/node-flags.ts says why, with the figures (a unit test checks this copy).
 CMD ["node", "--optimize-for-size", "lib/worker.js"]

@@ -1,11 +1,11 @@
 /**
- * The configuration every benchmark worker runs with: the worker's own `loadConfig` (src/config),
+ * The configuration every benchmark worker runs with: the worker's own `loadConfig` (src/runtime/config),
  * so the supplier client, its timeouts and pool, and the worker tuning are what `npm run worker`
  * would use. SUPPLIER_* and WORKER_* variables of the environment pass through, so a run can try
  * other settings (`WORKER_MAX_CACHED_WORKFLOWS=200 npm run bench -- parked`); the rest is fixed.
  */
 import { z } from 'zod';
-import { loadConfig, type AppConfig } from '../src/config';
+import { loadConfig, type AppConfig } from '../src/runtime/config/index';
 import type { RateLimits } from '../dev/sandbox/rate-limit';
 import { SANDBOX_PROFILE } from '../dev/sandbox/server';
 
@@ -76,7 +76,7 @@ export function projectTuning(): WorkerTuning {
  * and would dominate what is measured. (In memory, the dev server's RSS includes the data.)
  */
 export const stackFlags = (defaultDb: 'file' | 'memory') => ({
-  /** Payload encryption (src/codec) on, with a key made for the run, as production runs it. */
+  /** Payload encryption (src/servers/codec) on, with a key made for the run, as production runs it. */
   encrypt: z.boolean().default(false),
   /** The dev server's SQLite database: a temp file, as `npm start` uses, or in memory. */
   db: z.enum(['file', 'memory']).default(defaultDb),
@@ -90,7 +90,7 @@ export const stackFlags = (defaultDb: 'file' | 'memory') => ({
    */
   preload: z.enum(['on', 'off']).default('on'),
   /**
-   * Server dynamic config, KEY=VALUE, over deploy/dynamicconfig/booking.yaml (which every server we start
+   * Server dynamic config, KEY=VALUE, over infra/dynamicconfig/booking.yaml (which every server we start
    * reads). E.g. the dev server has one history shard whose transfer queue is read at most
    * history.transferProcessorMaxPollRPS times a second (100 shipped, 20 Temporal's default): a task
    * waits for the next read, so `--server-config history.transferProcessorMaxPollRPS=50` shows its cost.
@@ -98,10 +98,10 @@ export const stackFlags = (defaultDb: 'file' | 'memory') => ({
   serverConfig: z.record(z.string(), z.string()).default({}),
   /**
    * `dev`: the CLI dev server (SQLite). `prod`: the production topology of dev/prod, PostgreSQL and two
-   * Temporal nodes with deploy/dynamicconfig/booking.yaml, --server-config values over it (--db does not apply).
+   * Temporal nodes with infra/dynamicconfig/booking.yaml, --server-config values over it (--db does not apply).
    */
   engine: z.enum(['dev', 'prod']).default('dev'),
-  /** Prod engine: the cluster's history shard count (default: deploy/temporal-server.env). */
+  /** Prod engine: the cluster's history shard count (default: infra/temporal-server.env). */
   shards: z.number().int().positive().optional(),
 });
 export type StackFlags = z.output<z.ZodObject<ReturnType<typeof stackFlags>>>;

@@ -4,7 +4,7 @@
  */
 import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
-import type { SupplierClient } from '../src/supplier/interface';
+import type { SupplierClient } from '../src/runtime/supplier/interface';
 import { guests, holder } from '../test/harness/booking';
 
 export interface FloorInput {

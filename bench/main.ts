@@ -21,16 +21,16 @@
  * (`npm run bench` is `ts-node --transpile-only bench/main.ts`.) Flags every benchmark takes:
  *   --results-dir DIR   where <name>.json goes (default bench/results)
  *   --db memory|file    the dev server's SQLite: in memory (default) or a temp file as `npm start` uses
- *   --encrypt           payload encryption on (src/codec), as production runs it
+ *   --encrypt           payload encryption on (src/servers/codec), as production runs it
  *   --server-config K=V dev server dynamic config, repeatable (see `serverConfig` in bench/config.ts)
  *   --engine dev|prod   the CLI dev server (default) or the production topology: PostgreSQL and two Temporal
  *                       nodes (dev/prod); its results are written as <name>-prod.json
- *   --shards N          prod: the cluster's history shard count (default deploy/temporal-server.env)
+ *   --shards N          prod: the cluster's history shard count (default infra/temporal-server.env)
  *   --bundle FILE       a prebuilt workflow bundle instead of bundling for the run
  *   --sandbox-as-is     without the bench's QueryOrders memo (see bench/sandbox-process.ts)
  *   --preload on|off    bundles built for the run preload the shipped stateless modules (src/workflow-bundle.ts;
  *                       default on) or none
- * The worker child (--worker child, parked's default) runs with the product's Node flags (src/config/node-flags.ts);
+ * The worker child (--worker child, parked's default) runs with the product's Node flags (src/runtime/config/node-flags.ts);
  * BENCH_WORKER_NODE_FLAGS="..." runs it with others ("" for none).
  * Each run prints its tables and writes the JSON with the figures, the options and the machine.
  * Nothing is asserted about speed. "floor" is bench/floor-workflow.ts: the same supplier calls with

@@ -12,8 +12,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { awaitOutcome, startBooking } from '../src/client';
-import { createSupplierStack } from '../src/supplier/stack';
+import { awaitOutcome, startBooking } from '../src/api/client/index';
+import { createSupplierStack } from '../src/runtime/supplier/stack';
 import { guests, holder } from '../test/harness/booking';
 import { benchConfig, projectTuning, stackFlags, stackOptions, type WorkerTuning } from './config';
 import { startFloorBooking, type FloorShape } from './floor';

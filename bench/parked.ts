@@ -15,7 +15,7 @@ import { randomUUID } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { bookingWorkflowId, startBooking } from '../src/client';
+import { bookingWorkflowId, startBooking } from '../src/api/client/index';
 import { startFloorParked } from './floor';
 import {
   fileSizeMb,

@@ -18,11 +18,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { startBooking } from '../src/client';
-import type { BookingRequest } from '../src/contract';
+import { startBooking } from '../src/api/client/index';
+import type { BookingRequest } from '../src/api/contract/index';
 import { forEachConcurrently, nowMs, peakPerSecond, percentiles, round, sleep } from './measure';
 import { table, type BenchContext, type BenchOutput } from './report';
-import { defaultSupplierProfile } from '../src/supplier/profile';
+import { defaultSupplierProfile } from '../src/runtime/config/supplier-profile';
 import { startStack } from './stack';
 import { benchConfig, projectTuning, stackFlags, stackOptions, type WorkerTuning } from './config';
 import {

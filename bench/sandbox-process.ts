@@ -13,7 +13,7 @@ import { childInput, serveParent } from './ipc';
 import { startSandbox, type SandboxOperation, type SandboxRuntimeConfig } from '../dev/sandbox/server';
 import { OrderStore, type StoredOrder } from '../dev/sandbox/store';
 import type { RateLimits } from '../dev/sandbox/rate-limit';
-import type { HotelOrder } from '../src/supplier/schemas';
+import type { HotelOrder } from '../src/runtime/supplier/schemas';
 
 export interface SandboxProcessInput {
   rateLimits: RateLimits;

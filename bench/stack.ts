@@ -14,7 +14,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Client, type WorkflowClientInterceptor } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
-import { dataConverterFor } from '../src/codec/config';
+import { dataConverterFor } from '../src/api/codec/config';
 import type { RateLimits } from '../dev/sandbox/rate-limit';
 import type {
   SandboxCall,
@@ -27,15 +27,15 @@ import { resolveServerExecutable } from '../dev/temporal/binaries';
 import { startDevServer } from '../dev/temporal/dev-server';
 import { buildBookingWorker, type BookingWorkerSpec, type WorkerKind } from './workers';
 import { benchConfig, type WorkerTuning } from './config';
-import { defaultSupplierProfile } from '../src/supplier/profile';
+import { defaultSupplierProfile } from '../src/runtime/config/supplier-profile';
 import { startBookBarrier, type BookBarrier } from './book-barrier';
 import { compiledForChildren } from './compile';
 import { startChild, type ChildHandle } from './ipc';
 import { freePort, procCpuSeconds, procRssMb, withChildren } from './measure';
 import { startProdCluster, waitForSearchAttributes } from '../dev/prod/cluster';
-import { BookingStageKey, CustomerReferenceNoKey } from '../src/contract/definitions';
+import { BookingStageKey, CustomerReferenceNoKey } from '../src/api/contract/definitions';
 import type { SandboxProcessInput, SandboxProcessReady } from './sandbox-process';
-import { WORKER_NODE_FLAGS } from '../src/config/node-flags';
+import { WORKER_NODE_FLAGS } from '../src/runtime/config/node-flags';
 import type { WorkerProcessInput } from './worker-process';
 import { SDK_PRELOAD_MODULES, workflowBundlerOptions } from '../src/workflow-bundle';
 
@@ -59,7 +59,7 @@ export interface StackOptions {
   floorBundlePath?: string;
   /** Bundles built here preload the shipped modules (default) or none (see buildBundle). */
   preload?: boolean;
-  /** Encrypt payloads (src/codec) with a key made for this run, in worker and client alike. */
+  /** Encrypt payloads (src/servers/codec) with a key made for this run, in worker and client alike. */
   encrypt?: boolean;
   /** The dev server's SQLite database: a temp file, as `npm start` uses (the default), or in memory. */
   db?: 'file' | 'memory';
@@ -67,7 +67,7 @@ export interface StackOptions {
   dynamicConfig?: Record<string, string>;
   /** The Temporal service: the CLI dev server (default) or the production topology (dev/prod). */
   engine?: 'dev' | 'prod';
-  /** Prod engine: history shards (default: deploy/temporal-server.env). */
+  /** Prod engine: history shards (default: infra/temporal-server.env). */
   historyShards?: number;
   /** Workers reach the sandbox through bench/book-barrier.ts: the first `count` Book answers are released together. */
   bookBarrier?: { count: number; maxHoldMs: number };
@@ -445,7 +445,7 @@ async function childWorker(entry: string, address: string, spec: BookingWorkerSp
 }
 
 /**
- * Node flags the worker child runs with: the product's (src/config/node-flags.ts), or BENCH_WORKER_NODE_FLAGS
+ * Node flags the worker child runs with: the product's (src/runtime/config/node-flags.ts), or BENCH_WORKER_NODE_FLAGS
  * (space-separated; empty for none) to compare others.
  */
 export function workerNodeFlags(env: NodeJS.ProcessEnv = process.env): string[] {

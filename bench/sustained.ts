@@ -21,7 +21,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { z } from 'zod';
-import { awaitOutcome, startBooking } from '../src/client';
+import { awaitOutcome, startBooking } from '../src/api/client/index';
 import { projectTuning, stackFlags, stackOptions } from './config';
 import {
   cpuSnapshot,

@@ -19,7 +19,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import { awaitOutcome, startBooking } from '../src/client';
+import { awaitOutcome, startBooking } from '../src/api/client/index';
 import {
   cpuSnapshot,
   forEachConcurrently,

@@ -7,9 +7,9 @@
  */
 import { Client } from '@temporalio/client';
 import { Worker, type NativeConnection } from '@temporalio/worker';
-import { dataConverterFor } from '../src/codec/config';
+import { dataConverterFor } from '../src/api/codec/config';
 import type { RateLimits } from '../dev/sandbox/rate-limit';
-import { createSupplierStack } from '../src/supplier/stack';
+import { createSupplierStack } from '../src/runtime/supplier/stack';
 import { createWorkerFromConfig } from '../src/worker';
 import { benchConfig, type WorkerTuning } from './config';
 import { createFloorActivities } from './floor';

@@ -9,7 +9,7 @@ import {
   ORDER_WORKFLOW_TYPE,
   SWEEP_WORKFLOW_TYPE,
   type BookingRequest,
-} from '../src/contract';
+} from '../src/api/contract/index';
 import { bookingRequest } from '../test/harness/booking';
 import { forEachConcurrently, nowMs, waitFor } from './measure';
 
@@ -21,7 +21,7 @@ export function benchRequest(test: string, recovery?: RecoveryOverride): Booking
 }
 
 /**
- * The spec's recovery schedule (src/contract.ts defaults) divided by `timeScale`. Scaled, it is below the
+ * The spec's recovery schedule (src/api/contract.ts defaults) divided by `timeScale`. Scaled, it is below the
  * production bounds: `testing` (the bench's workers run with RECOVERY_TESTING=on, see config.ts).
  */
 export function scaledRecovery(timeScale: number): RecoveryOverride {

@@ -40,7 +40,7 @@ import {
   type OrderOutcome,
   type OrderWorkflowInput,
   type RecoveryOptions,
-} from '../src/client';
+} from '../src/api/client/index';
 import type { Sandbox } from '../dev/sandbox/server';
 import { type CancellationObservation } from './check/observation';
 import { DURING_RECOVERY, EXPECTED_BY_KIND, type PlannedBooking } from './mix';

@@ -5,7 +5,7 @@
  */
 import type { Client } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import { orderWorkflowId } from '../src/client';
+import { orderWorkflowId } from '../src/api/client/index';
 import { scanHistory, scanLogLines, type SecretHit } from '../dev/codec/scan';
 import { type CancellationObservation, type Observation } from './check/observation';
 import type { PlannedBooking } from './mix';

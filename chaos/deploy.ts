@@ -3,16 +3,16 @@
  * Versioning. Build A (src/workflows) is made current before the first booking; at DRILL_AT.deploy build B (the
  * changed-commands bundle, dev/builds/changed-commands) starts beside it, passes the replay gate and is made current;
  * at DRILL_AT.rollback A is made current again (gated), at DRILL_AT.forward B again. Then the drill waits until no
- * open run is on A and stops A's workers. Every routing change goes through src/deploy/routing.ts as the operator;
- * every gate through src/deploy/gate.ts with the workers' payload keys.
+ * open run is on A and stops A's workers. Every routing change goes through src/operators/deploy/routing.ts as the operator;
+ * every gate through src/operators/deploy/gate.ts with the workers' payload keys.
  */
 import { Client, type ConnectionLike } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { DEFAULT_TASK_QUEUE } from '../src/client';
-import { describeGate, runReplayGate, type GateReport, type GateRun } from '../src/deploy/gate';
-import { describeDeployment, openRunsOn, setCurrentBuild } from '../src/deploy/routing';
-import type { WorkerBuild } from '../src/deploy/version';
+import { DEFAULT_TASK_QUEUE } from '../src/api/client/index';
+import { describeGate, runReplayGate, type GateReport, type GateRun } from '../src/operators/deploy/gate';
+import { describeDeployment, openRunsOn, setCurrentBuild } from '../src/operators/deploy/routing';
+import type { WorkerBuild } from '../src/runtime/config/build';
 import { temporal } from '@temporalio/proto';
 import { runBuilds } from './deploy-check';
 import type { Log, WorkerFleet } from './stack';

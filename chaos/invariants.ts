@@ -5,8 +5,8 @@
  * for done or in front of a person, no secret in a history
  * or a log line, no worker exit nobody caused, and a sweep that found what the run made.
  */
-import { orderWorkflowId } from '../src/client';
-import type { Money } from '../src/supplier/schemas';
+import { orderWorkflowId } from '../src/api/client/index';
+import type { Money } from '../src/runtime/supplier/schemas';
 import type { SandboxCall, SandboxOrderView } from '../dev/sandbox/server';
 import { cancellationsNotDone, cancelSendViolations, feesNotAccepted } from './check/cancels';
 import { type Ending, type Observation } from './check/observation';

@@ -7,7 +7,7 @@
  * A booking carries up to three independent faults: one on CheckAvail's first calls, one on Book, and how
  * its supplier order settles; a Book fault is only given to bookings that will reach Book.
  */
-import type { BookingOutcomeKind, BookingRequest, RecoveryPolicy } from '../src/contract';
+import type { BookingOutcomeKind, BookingRequest, RecoveryPolicy } from '../src/api/contract/index';
 import { basePriceFor } from '../dev/sandbox/server';
 
 /** A small, fast, seedable PRNG (mulberry32): the only source of randomness in the mix. */

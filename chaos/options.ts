@@ -2,7 +2,7 @@
  * How a chaos run goes (its size, its pace, the chaos done, where its report goes) and the recovery schedule and
  * supplier timeouts it runs with: what every step of the run reads, so this file imports none of the steps.
  */
-import type { RecoveryOptions } from '../src/client';
+import type { RecoveryOptions } from '../src/api/client/index';
 import type { Log } from './stack';
 
 /**

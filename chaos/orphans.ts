@@ -3,8 +3,8 @@
  * the order, so the reconciliation sweep at the end has orders nothing in Temporal stands for, and must find them.
  */
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { bookingWorkflowId, orderWorkflowId } from '../src/client';
-import { defaultSupplierProfile } from '../src/supplier/profile';
+import { bookingWorkflowId, orderWorkflowId } from '../src/api/client/index';
+import { defaultSupplierProfile } from '../src/runtime/config/supplier-profile';
 import type { Sandbox } from '../dev/sandbox/server';
 import { sleep } from './timing';
 

@@ -2,9 +2,9 @@
  * The chaos run's report: the JSON written to chaos/results/chaos-<seed>.json, and the table printed at
  * the end. `violations` lists every broken invariant in one line each; a run is `ok` when it is empty.
  */
-import type { RecoveryPolicy } from '../src/contract';
+import type { RecoveryPolicy } from '../src/api/contract/index';
 import type { SandboxStats } from '../dev/sandbox/server';
-import type { Money } from '../src/values';
+import type { Money } from '../src/api/values/index';
 import { type SecretHit } from '../dev/codec/scan';
 import { type CancellationNotDone, type CancelSendViolation, type FeeViolation } from './check/cancels';
 import { type ClassCoverage } from './check/coverage';

@@ -22,7 +22,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createEncryptionCodec } from '../src/codec/encryption';
+import { createEncryptionCodec } from '../src/api/codec/encryption';
 import { buildReport } from './build-report';
 import { collect } from './collect';
 import { checkDeploy } from './deploy-check';

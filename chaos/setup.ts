@@ -6,11 +6,11 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client } from '@temporalio/client';
-import { connectClient } from '../src/client';
-import { newEncryptionKey } from '../src/codec/encryption';
+import { connectClient } from '../src/api/client/index';
+import { newEncryptionKey } from '../src/api/codec/encryption';
 import { SANDBOX_PROFILE, type Sandbox } from '../dev/sandbox/server';
 import type { ChaosOptions } from './options';
-import { createEncryptionCodec } from '../src/codec/encryption';
+import { createEncryptionCodec } from '../src/api/codec/encryption';
 import {
   BUILD_SLOTS,
   DRILL_DEPLOYMENT,

@@ -7,7 +7,7 @@
  * Every child is tracked so `stop()`, a signal, or the process's own exit can kill it: nothing outlives
  * the run.
  */
-import { WORKER_NODE_FLAGS } from '../src/config/node-flags';
+import { WORKER_NODE_FLAGS } from '../src/runtime/config/node-flags';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, writeFileSync, type WriteStream } from 'node:fs';
 import path from 'node:path';

@@ -4,8 +4,8 @@
  * the bookings' outcomes do not account for.
  */
 import type { Client } from '@temporalio/client';
-import { DEFAULT_TASK_QUEUE, SWEEP_WORKFLOW_TYPE, type SweepResult } from '../src/client';
-import { defaultSupplierProfile } from '../src/supplier/profile';
+import { DEFAULT_TASK_QUEUE, SWEEP_WORKFLOW_TYPE, type SweepResult } from '../src/api/client/index';
+import { defaultSupplierProfile } from '../src/runtime/config/supplier-profile';
 import type { SweepWorkflowInput } from '../src/workflows/sweep';
 import type { Sandbox } from '../dev/sandbox/server';
 import { type Observation } from './check/observation';

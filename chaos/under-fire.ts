@@ -4,7 +4,7 @@
  * every workflow and cancellation has closed, or the hard limit.
  */
 import type { Client } from '@temporalio/client';
-import { InvalidBookingRequestError, startBooking } from '../src/client';
+import { InvalidBookingRequestError, startBooking } from '../src/api/client/index';
 import { cancelPlanned, type CancelDriverOptions } from './cancel';
 import { runDrill } from './deploy';
 import { type CancellationObservation } from './check/observation';

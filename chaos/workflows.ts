@@ -5,8 +5,8 @@
 import { WorkflowNotFoundError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import { bookingStateQuery, bookingWorkflowId } from '../src/client';
-import type { createEncryptionCodec } from '../src/codec/encryption';
+import { bookingStateQuery, bookingWorkflowId } from '../src/api/client/index';
+import type { createEncryptionCodec } from '../src/api/codec/encryption';
 import { type Ending } from './check/observation';
 import type { PlannedBooking } from './mix';
 import { errorLine, forEachLimit, retry, sleep } from './timing';

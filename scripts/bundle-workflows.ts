@@ -7,7 +7,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { TRACING_WORKFLOW_INTERCEPTORS } from '../src/observability/tracing';
+import { TRACING_WORKFLOW_INTERCEPTORS } from '../src/runtime/observability/tracing';
 import { workflowBundlerOptions } from '../src/workflow-bundle';
 
 async function main(): Promise<void> {

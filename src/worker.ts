@@ -4,7 +4,7 @@
  * activity rate limit caps the recovery polls of the whole fleet at the supplier's QueryOrders limit.
  *
  * `npm run worker` runs it against an existing Temporal service, configured by environment
- * (src/config) through `createWorkerFromConfig`, the one wiring `npm start` and the benchmarks use too;
+ * (src/runtime/config) through `createWorkerFromConfig`, the one wiring `npm start` and the benchmarks use too;
  * `createBookingWorker` is the pair itself, for tests that bring their own supplier.
  */
 import { NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
@@ -14,21 +14,21 @@ import { createActivities } from './activities/booking';
 import { createReconciliationActivities } from './activities/sweep';
 import { createOrderActivities } from './activities/order';
 import { Client } from '@temporalio/client';
-import { connectWorkerConnection } from './temporal/connect';
-import { ensureReconciliationSchedule } from './temporal/sweep-schedule';
-import { queryOrdersTaskQueue, WORKFLOW_TYPE } from './contract/definitions';
-import { dataConverterFor } from './codec/config';
-import { loadConfig, type AppConfig } from './config';
-import type { SupplierClient } from './supplier/interface';
-import type { SupplierProfile } from './supplier/profile';
-import type { QueryOrdersCoalescer } from './supplier/coalescer';
-import { createSupplierStack } from './supplier/stack';
-import { createDriftReporter, type DriftLog } from './supplier/drift';
-import { describeUnverified, ensureTemporalReady, unanswered } from './temporal/setup';
-import { BookingMeters, countedDrift, createSupplierObserver, setUpObservability } from './observability';
-import { bundleTracingMismatch } from './observability/tracing';
+import { connectWorkerConnection } from './runtime/namespace/connect';
+import { ensureReconciliationSchedule } from './runtime/namespace/sweep-schedule';
+import { queryOrdersTaskQueue, WORKFLOW_TYPE } from './api/contract/definitions';
+import { dataConverterFor } from './api/codec/config';
+import { loadConfig, type AppConfig } from './runtime/config/index';
+import type { SupplierClient } from './runtime/supplier/interface';
+import type { SupplierProfile } from './runtime/config/supplier-profile';
+import type { QueryOrdersCoalescer } from './runtime/supplier/coalescer';
+import { createSupplierStack } from './runtime/supplier/stack';
+import { createDriftReporter, type DriftLog } from './runtime/supplier/drift';
+import { describeUnverified, ensureTemporalReady, unanswered } from './runtime/namespace/setup';
+import { BookingMeters, countedDrift, createSupplierObserver, setUpObservability } from './runtime/observability/index';
+import { bundleTracingMismatch } from './runtime/observability/tracing';
 import { workflowBundlerOptions } from './workflow-bundle';
-import type { WorkerBuild } from './deploy/version';
+import type { WorkerBuild } from './runtime/config/build';
 
 export interface BookingWorkerDeps {
   connection: NativeConnection;
@@ -44,11 +44,11 @@ export interface BookingWorkerDeps {
   >;
   /** Shares QueryOrders requests between concurrent lookups; without it each lookup is its own request. */
   orders?: QueryOrdersCoalescer;
-  /** Payload encryption (src/codec); clients of these workflows must use the same keys. */
+  /** Payload encryption (src/servers/codec); clients of these workflows must use the same keys. */
   dataConverter?: DataConverter;
   /** How long a shutdown waits for in-flight activities; default shutdownGraceMs(profile). */
   shutdownGraceMs?: number;
-  /** SDK plugins for both workers: tracing (src/observability/tracing.ts) when on. */
+  /** SDK plugins for both workers: tracing (src/runtime/observability/tracing.ts) when on. */
   plugins?: WorkerOptions['plugins'];
   /** Sent with every Book for order-status callbacks (SUPPLIER_CALLBACK_URL). */
   callbackUrl?: string;

@@ -43,13 +43,13 @@ export const SDK_PRELOAD_MODULES: readonly string[] = [
  * it to, the write would throw (frozen) and the workflow task would fail, never leak.
  */
 export const OWN_PRELOAD_MODULES: readonly string[] = [
-  require.resolve('./contract/definitions'),
-  require.resolve('./observability/definitions'),
-  require.resolve('./values/timestamp'),
-  require.resolve('./rules/schedule'),
-  require.resolve('./rules/price'),
-  require.resolve('./rules/cancel-fee'),
-  require.resolve('./rules/sweep-classify'),
+  require.resolve('./api/contract/definitions'),
+  require.resolve('./runtime/observability/definitions'),
+  require.resolve('./api/values/timestamp'),
+  require.resolve('./runtime/rules/schedule'),
+  require.resolve('./runtime/rules/price'),
+  require.resolve('./runtime/rules/cancel-fee'),
+  require.resolve('./runtime/rules/sweep-classify'),
 ];
 
 export const WORKFLOW_PRELOAD_MODULES: readonly string[] = [...SDK_PRELOAD_MODULES, ...OWN_PRELOAD_MODULES];

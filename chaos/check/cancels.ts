@@ -2,10 +2,10 @@
  * The cancellations' invariants: no Cancel re-sent over a refusal,
  * every cancellation asked for done or in front of a person, no fee charged above the one accepted; and their table.
  */
-import type { Money } from '../../src/values';
+import type { Money } from '../../src/api/values/index';
 import type { SandboxCall, SandboxOrderView } from '../../dev/sandbox/server';
 import { parseTestHeader } from '../../dev/sandbox/scenario';
-import { ORDER_OUTCOMES_NEEDING_A_PERSON } from '../../src/contract/definitions';
+import { ORDER_OUTCOMES_NEEDING_A_PERSON } from '../../src/api/contract/definitions';
 import { DURING_RECOVERY, EXPECTED_BY_KIND, type AnyCancelKind } from '../mix';
 import { CANCELLED, cancellationKind, endingKind, type CancellationObservation, type Observation } from './observation';
 

@@ -2,11 +2,11 @@
  * What the chaos run observed of each booking (its ending, and its cancellation when one was planned), the
  * supplier profile's order statuses the checks read, and the labels the tables use.
  */
-import type { BookingOutcome, BookingOutcomeKind, CancelFeeQuote } from '../../src/contract';
-import type { Money } from '../../src/values';
+import type { BookingOutcome, BookingOutcomeKind, CancelFeeQuote } from '../../src/api/contract/index';
+import type { Money } from '../../src/api/values/index';
 import { type AnyCancelKind, type PlannedBooking } from '../mix';
 
-/** Order statuses of the supplier profile (src/supplier/profile.ts defaults, which the sandbox uses). */
+/** Order statuses of the supplier profile (src/runtime/config/supplier-profile.ts defaults, which the sandbox uses). */
 export const CONFIRMING = 1;
 export const CONFIRMED = 2;
 export const CANCELLED = 3;

@@ -20,7 +20,7 @@ import { startFrontendProxy, type FrontendProxy } from './proxy';
 import { PROD_TOPOLOGY } from './topology';
 
 /** The dynamic config file every server we run reads: the same file docker-compose mounts. */
-export const DYNAMIC_CONFIG_FILE = path.resolve(__dirname, '../../deploy/dynamicconfig/booking.yaml');
+export const DYNAMIC_CONFIG_FILE = path.resolve(__dirname, '../../infra/dynamicconfig/booking.yaml');
 
 export interface ClusterOptions {
   dataDir: string;
@@ -32,7 +32,7 @@ export interface ClusterOptions {
   nodes?: number;
   historyShards?: number;
   /**
-   * Dynamic config values over deploy/dynamicconfig/booking.yaml (KEY → JSON value), for a benchmark that
+   * Dynamic config values over infra/dynamicconfig/booking.yaml (KEY → JSON value), for a benchmark that
    * tries a setting; the nodes then read a merged copy in the data folder.
    */
   dynamicConfig?: Record<string, string>;

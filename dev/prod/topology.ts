@@ -1,11 +1,11 @@
 /**
  * The production topology's settings, read from the file docker-compose.yml also reads
- * (deploy/temporal-server.env), so the one-machine launcher and compose cannot drift apart.
+ * (infra/temporal-server.env), so the one-machine launcher and compose cannot drift apart.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 
-export const SERVER_ENV_FILE = path.resolve(__dirname, '../../deploy/temporal-server.env');
+export const SERVER_ENV_FILE = path.resolve(__dirname, '../../infra/temporal-server.env');
 
 /** KEY=VALUE lines; `#` comments and blank lines skipped (the subset docker compose's env_file reads alike). */
 export function readEnvFile(file: string): Record<string, string> {

@@ -1,7 +1,7 @@
 /** The sandbox supplier's configuration, from its environment, parsed once at start. */
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { defaultSupplierProfile } from '../../src/supplier/profile';
+import { defaultSupplierProfile } from '../../src/runtime/config/supplier-profile';
 import { defaultSandboxOptions, type SandboxOptions } from './options';
 
 const rate = (fallback: number) => z.coerce.number().positive().default(fallback);

@@ -5,7 +5,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { z } from 'zod';
-import { describeIssues } from '../../src/values';
+import { describeIssues } from '../../src/api/values/index';
 import { announce } from './callbacks';
 import { HttpAnswer, readJson } from './http';
 import type { SandboxOrderView, SandboxRuntimeConfig, SandboxStats } from './options';

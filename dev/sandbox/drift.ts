@@ -6,8 +6,8 @@
  * answers, and the worker must log each drifting path once (`SANDBOX_DRIFT=on`, or `drift=1` in the
  * Test header of CheckAvail or Book: an order booked so drifts in every later answer about it).
  */
-import type { CheckAvailData, HotelOrder } from '../../src/supplier/schemas';
-import { parseTimestamp } from '../../src/values/timestamp';
+import type { CheckAvailData, HotelOrder } from '../../src/runtime/supplier/schemas';
+import { parseTimestamp } from '../../src/api/values/timestamp';
 
 /** An order as a drifting supplier renders it; `view` is the clean rendering. */
 export function driftedOrder(view: HotelOrder): Record<string, unknown> {

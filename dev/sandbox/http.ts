@@ -4,8 +4,8 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { z } from 'zod';
-import type { SupplierProfile } from '../../src/supplier/profile';
-import { describeIssues } from '../../src/values';
+import type { SupplierProfile } from '../../src/runtime/config/supplier-profile';
+import { describeIssues } from '../../src/api/values/index';
 
 /** An HTTP status and a JSON body; thrown by a handler's checks, returned by the handler otherwise. */
 export class HttpAnswer {

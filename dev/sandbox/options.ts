@@ -3,8 +3,8 @@
  * of the sandbox and its callers share, so this file imports none of the sandbox's parts but its own leaves.
  */
 import { randomBytes } from 'node:crypto';
-import { defaultSupplierProfile, type SupplierProfile } from '../../src/supplier/profile';
-import type { Money } from '../../src/supplier/schemas';
+import { defaultSupplierProfile, type SupplierProfile } from '../../src/runtime/config/supplier-profile';
+import type { Money } from '../../src/runtime/supplier/schemas';
 import type { AppKey } from './auth';
 import type { RateLimits } from './rate-limit';
 

@@ -4,8 +4,8 @@
  * rate limit, the session, the price, when an order settles and how it is shown.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { SupplierProfile } from '../../src/supplier/profile';
-import type { Money } from '../../src/supplier/schemas';
+import type { SupplierProfile } from '../../src/runtime/config/supplier-profile';
+import type { Money } from '../../src/runtime/supplier/schemas';
 import { TicketAuthority, type Permission, type Principal } from './auth';
 import { driftedOrder, driftRequested } from './drift';
 import type { z } from 'zod';

@@ -3,10 +3,10 @@
  * of QueryOrders answers that included it, so parked orders cost no timers.
  */
 import { createHash } from 'node:crypto';
-import type { SupplierProfile } from '../../src/supplier/profile';
-import type { Guest, Holder, HotelOrder, Money, RoomRatePkg } from '../../src/supplier/schemas';
+import type { SupplierProfile } from '../../src/runtime/config/supplier-profile';
+import type { Guest, Holder, HotelOrder, Money, RoomRatePkg } from '../../src/runtime/supplier/schemas';
 import type { ListingLag, OrderOutcome } from './scenario';
-import { parseTimestamp } from '../../src/values/timestamp';
+import { parseTimestamp } from '../../src/api/values/timestamp';
 
 export interface StoredOrder {
   customerReferenceNo: string;

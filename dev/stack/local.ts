@@ -5,10 +5,10 @@
  */
 import { SearchAttributeType } from '@temporalio/common';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { BookingStageKey, CustomerReferenceNoKey } from '../../src/contract';
-import { createHttpSupplierClient } from '../../src/supplier/http-client';
-import type { SupplierProfile } from '../../src/supplier/profile';
-import { ticketTokens } from '../../src/supplier/token';
+import { BookingStageKey, CustomerReferenceNoKey } from '../../src/api/contract/index';
+import { createHttpSupplierClient } from '../../src/runtime/supplier/http-client';
+import type { SupplierProfile } from '../../src/runtime/config/supplier-profile';
+import { ticketTokens } from '../../src/runtime/supplier/token';
 import { startSandbox, type Sandbox } from '../sandbox/server';
 import { resolveServerExecutable } from '../temporal/binaries';
 

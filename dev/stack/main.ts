@@ -9,20 +9,20 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { NativeConnection } from '@temporalio/worker';
 import { z } from 'zod';
-import { loadConfig } from '../../src/config';
-import { createEncryptionCodec, newEncryptionKey } from '../../src/codec/encryption';
-import { startCodecServer } from '../../src/codec/server';
+import { loadConfig } from '../../src/runtime/config/index';
+import { createEncryptionCodec, newEncryptionKey } from '../../src/api/codec/encryption';
+import { startCodecServer } from '../../src/servers/codec/server';
 import { SANDBOX_PROFILE, startSandbox } from '../sandbox/server';
 import { randomBytes } from 'node:crypto';
 import { Client } from '@temporalio/client';
-import { dataConverterFor } from '../../src/codec/config';
-import { CALLBACK_PATH, startCallbackReceiver } from '../../src/callbacks/server';
-import { temporalCallbackTarget } from '../../src/callbacks/temporal-target';
-import { startConsole } from '../../src/console/server';
+import { dataConverterFor } from '../../src/api/codec/config';
+import { CALLBACK_PATH, startCallbackReceiver } from '../../src/servers/callbacks/server';
+import { temporalCallbackTarget } from '../../src/servers/callbacks/temporal-target';
+import { startConsole } from '../../src/operators/console/server';
 import { resolveServerExecutable } from '../temporal/binaries';
 import { startDevServer } from '../temporal/dev-server';
 import { createWorkerFromConfig } from '../../src/worker';
-import { setUpObservability } from '../../src/observability';
+import { setUpObservability } from '../../src/runtime/observability/index';
 
 const StackEnv = z.object({
   /** gRPC port of the dev server. */

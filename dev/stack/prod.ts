@@ -21,7 +21,7 @@
  * The data stays under STACK_DATA_DIR/prod, so a second start finds its bookings. Ctrl-C stops the
  * workers first (in-flight Books finish), then the rest; no process outlives it.
  */
-import { WORKER_NODE_FLAGS } from '../../src/config/node-flags';
+import { WORKER_NODE_FLAGS } from '../../src/runtime/config/node-flags';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -30,17 +30,17 @@ import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { workflowBundlerOptions } from '../../src/workflow-bundle';
 import { z } from 'zod';
-import { loadConfig } from '../../src/config';
-import { BookingStageKey, CustomerReferenceNoKey, DEFAULT_TASK_QUEUE } from '../../src/contract';
-import { createEncryptionCodec } from '../../src/codec/encryption';
-import { startCodecServer } from '../../src/codec/server';
-import { connectClient } from '../../src/client';
-import { dataConverterFor } from '../../src/codec/config';
-import { runDeployStep } from '../../src/deploy/main';
-import { describeDeployment } from '../../src/deploy/routing';
-import type { WorkerBuild } from '../../src/deploy/version';
-import { startConsole } from '../../src/console/server';
-import { ensureTemporalReady } from '../../src/temporal/setup';
+import { loadConfig } from '../../src/runtime/config/index';
+import { BookingStageKey, CustomerReferenceNoKey, DEFAULT_TASK_QUEUE } from '../../src/api/contract/index';
+import { createEncryptionCodec } from '../../src/api/codec/encryption';
+import { startCodecServer } from '../../src/servers/codec/server';
+import { connectClient } from '../../src/api/client/index';
+import { dataConverterFor } from '../../src/api/codec/config';
+import { runDeployStep } from '../../src/operators/deploy/main';
+import { describeDeployment } from '../../src/operators/deploy/routing';
+import type { WorkerBuild } from '../../src/runtime/config/build';
+import { startConsole } from '../../src/operators/console/server';
+import { ensureTemporalReady } from '../../src/runtime/namespace/setup';
 import { SANDBOX_PROFILE, startSandbox } from '../sandbox/server';
 import { userInfo } from 'node:os';
 import {

@@ -8,9 +8,9 @@ import net from 'node:net';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { Connection } from '@temporalio/client';
-import { SEARCH_ATTRIBUTES } from '../../src/contract';
+import { SEARCH_ATTRIBUTES } from '../../src/api/contract/index';
 
-export const DYNAMIC_CONFIG_FILE = path.resolve(__dirname, '../../deploy/dynamicconfig/booking.yaml');
+export const DYNAMIC_CONFIG_FILE = path.resolve(__dirname, '../../infra/dynamicconfig/booking.yaml');
 
 /**
  * The dynamic config every server we start gets, read from the file docker-compose and `npm run stack:prod`
@@ -31,7 +31,7 @@ export function readDynamicConfig(file: string = DYNAMIC_CONFIG_FILE): Record<st
   );
 }
 
-/** Server settings every server we start gets (see deploy/dynamicconfig/booking.yaml for why each). */
+/** Server settings every server we start gets (see infra/dynamicconfig/booking.yaml for why each). */
 export const SERVER_DYNAMIC_CONFIG: Readonly<Record<string, string>> = readDynamicConfig();
 
 /** `--dynamic-config-value K=V` flags for the CLI dev server. */

@@ -6,14 +6,14 @@
  * not found) are returned as values; only failures are thrown, as ApplicationFailures whose `type` is
  * the stable SupplierErrorType, so the workflow and retry policies decide by type, never by text.
  */
-import { validateBookingRequest, type RequestValidation } from '../contract';
-import type { QueryOrdersCoalescer } from '../supplier/coalescer';
-import type { SupplierClient } from '../supplier/interface';
-import { isSupplierError } from '../supplier/errors';
-import type { BookingMeters } from '../observability/metrics';
-import { decidingOrder, ordersOf } from '../supplier/orders';
-import { classifyBookFailure } from '../rules/book';
-import type { SupplierProfile } from '../supplier/profile';
+import { validateBookingRequest, type RequestValidation } from '../api/contract/index';
+import type { QueryOrdersCoalescer } from '../runtime/supplier/coalescer';
+import type { SupplierClient } from '../runtime/supplier/interface';
+import { isSupplierError } from '../runtime/supplier/errors';
+import type { BookingMeters } from '../runtime/observability/metrics';
+import { decidingOrder, ordersOf } from '../runtime/supplier/orders';
+import { classifyBookFailure } from '../runtime/rules/book';
+import type { SupplierProfile } from '../runtime/config/supplier-profile';
 import {
   activitySignal,
   BOOK_HEARTBEAT_EVERY_MS,
@@ -41,7 +41,7 @@ export interface ActivityDeps {
   profile: SupplierProfile;
   /** Shares QueryOrders requests between concurrent lookups; without it each lookup sends its own. */
   orders?: Pick<QueryOrdersCoalescer, 'lookup'>;
-  /** Sent with every Book, so the supplier calls back on status changes (src/callbacks); none when unset. */
+  /** Sent with every Book, so the supplier calls back on status changes (src/servers/callbacks); none when unset. */
   callbackUrl?: string;
   /** Accept requests with `recovery.testing` (settings below the production floors): test workers only. */
   recoveryTesting?: boolean;

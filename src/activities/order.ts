@@ -20,13 +20,13 @@ import {
   type BookingWorkflow,
   type OrderOutcome,
   type OrderWorkflowInput,
-} from '../contract';
-import { OrderWorkflowInput as OrderInputSchema, RecoveryOptions, TEST_HEADER_REFUSED } from '../contract/schemas';
-import type { SupplierClient } from '../supplier/interface';
-import type { SupplierProfile } from '../supplier/profile';
+} from '../api/contract/index';
+import { OrderWorkflowInput as OrderInputSchema, RecoveryOptions, TEST_HEADER_REFUSED } from '../api/contract/schemas';
+import type { SupplierClient } from '../runtime/supplier/interface';
+import type { SupplierProfile } from '../runtime/config/supplier-profile';
 import { everyRunOf, type RunView } from './runs';
 import { withSignal } from './shared';
-import { classifyCancelFailure, type CancelSendOutcome } from '../rules/cancel';
+import { classifyCancelFailure, type CancelSendOutcome } from '../runtime/rules/cancel';
 import type { CancelOrderInput, EarlierSends, OrderActivities, OrderStart, OrderStartCheck } from './types';
 
 export interface OrderActivityDeps {
@@ -61,7 +61,7 @@ export function createOrderActivities({
 
     /**
      * One Cancel, never retried by Temporal (the order workflow decides what follows, by the Cancel rule in
-     * src/rules/cancel.ts): every ending is a value, so the workflow knows whether this send may have acted.
+     * src/runtime/rules/cancel.ts): every ending is a value, so the workflow knows whether this send may have acted.
      */
     async sendCancel({
       customerReferenceNo,

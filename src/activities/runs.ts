@@ -5,7 +5,7 @@
  * attributes at all. Servers without list queries (the Java test server) answer through the older list of closed runs.
  */
 import { temporal } from '@temporalio/proto';
-import { BookingStageKey } from '../contract';
+import { BookingStageKey } from '../api/contract/index';
 
 type WorkflowService = temporal.api.workflowservice.v1.WorkflowService;
 type Execution = temporal.api.workflow.v1.IWorkflowExecutionInfo;

@@ -5,13 +5,13 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { Context } from '@temporalio/activity';
-import type { RoomCancelPolicy } from '../contract';
-import type { CallContext } from '../supplier/interface';
-import { isSupplierError, type SupplierError } from '../supplier/errors';
-import { countOrderConflict, type BookingMeters } from '../observability/metrics';
-import type { OrderConflict } from '../supplier/orders';
-import type { SupplierProfile } from '../supplier/profile';
-import type { HotelOrder, Money, RoomRatePkg } from '../supplier/schemas';
+import type { RoomCancelPolicy } from '../api/contract/index';
+import type { CallContext } from '../runtime/supplier/interface';
+import { isSupplierError, type SupplierError } from '../runtime/supplier/errors';
+import { countOrderConflict, type BookingMeters } from '../runtime/observability/metrics';
+import type { OrderConflict } from '../runtime/supplier/orders';
+import type { SupplierProfile } from '../runtime/config/supplier-profile';
+import type { HotelOrder, Money, RoomRatePkg } from '../runtime/supplier/schemas';
 import type { OrderView, SupplierCallContext } from './types';
 
 /**

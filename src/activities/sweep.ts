@@ -6,18 +6,18 @@
 import { temporal } from '@temporalio/proto';
 import { ApplicationFailure } from '@temporalio/common';
 import { Context } from '@temporalio/activity';
-import { bookingWorkflowId, orderWorkflowId, BookingStageKey, BookingStages } from '../contract';
-import type { SupplierClient } from '../supplier/interface';
-import type { SupplierProfile } from '../supplier/profile';
-import { isPageSizeExceeded, mayBeCutShort } from '../supplier/coalescer';
-import type { TemporalServices } from '../temporal/setup';
-import { classifyOrder, needsOrderView, type BookingView, type WorkflowView } from '../rules/sweep-classify';
-import { SWEEP_SLICE_CEILING, SWEEP_SLICE_TOO_LARGE, type SweepOrder } from '../rules/sweep-listing';
-import { decidingOrder } from '../supplier/orders';
-import type { HotelOrder } from '../supplier/schemas';
+import { bookingWorkflowId, orderWorkflowId, BookingStageKey, BookingStages } from '../api/contract/index';
+import type { SupplierClient } from '../runtime/supplier/interface';
+import type { SupplierProfile } from '../runtime/config/supplier-profile';
+import { isPageSizeExceeded, mayBeCutShort } from '../runtime/supplier/coalescer';
+import type { TemporalServices } from '../runtime/namespace/setup';
+import { classifyOrder, needsOrderView, type BookingView, type WorkflowView } from '../runtime/rules/sweep-classify';
+import { SWEEP_SLICE_CEILING, SWEEP_SLICE_TOO_LARGE, type SweepOrder } from '../runtime/rules/sweep-listing';
+import { decidingOrder } from '../runtime/supplier/orders';
+import type { HotelOrder } from '../runtime/supplier/schemas';
 import { everyRunOf, stageOf } from './runs';
 import { reportOrderConflict, toFailure, viewOf } from './shared';
-import type { BookingMeters } from '../observability/metrics';
+import type { BookingMeters } from '../runtime/observability/metrics';
 import type { ListOrdersInput, ListOrdersResult, LookUpBookingsInput, ReconciliationActivities } from './types';
 
 export interface ReconciliationDeps {

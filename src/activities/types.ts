@@ -4,12 +4,12 @@
  * ./sweep.ts), so an activity's code can change without a workflow's imports following it; each factory is
  * checked against its interface.
  */
-import type { AutoCancel, OrderSummary, OrderWorkflowInput, RequestValidation } from '../contract';
-import type { BookFailureOutcome } from '../rules/book';
-import type { CancelSendOutcome } from '../rules/cancel';
-import type { BookingView, StatusCodes } from '../rules/sweep-classify';
-import type { SweepOrder } from '../rules/sweep-listing';
-import type { Guest, Holder, Money } from '../supplier/schemas';
+import type { AutoCancel, OrderSummary, OrderWorkflowInput, RequestValidation } from '../api/contract/index';
+import type { BookFailureOutcome } from '../runtime/rules/book';
+import type { CancelSendOutcome } from '../runtime/rules/cancel';
+import type { BookingView, StatusCodes } from '../runtime/rules/sweep-classify';
+import type { SweepOrder } from '../runtime/rules/sweep-listing';
+import type { Guest, Holder, Money } from '../runtime/supplier/schemas';
 
 // The booking activities (./booking.ts).
 
@@ -51,7 +51,7 @@ export interface BookInput {
   guests: Guest[];
   context: SupplierCallContext;
 }
-/** How Book ended: the order, or how it failed by the Book rule (src/rules/book.ts). */
+/** How Book ended: the order, or how it failed by the Book rule (src/runtime/rules/book.ts). */
 export type BookOutcome = { kind: 'order'; order: OrderView } | BookFailureOutcome;
 
 export interface QueryOrderInput {

@@ -2,11 +2,11 @@
  * What the workflows count, through the SDK's workflow meter: it records nothing while a history is replayed (a
  * worker picking up a cached-out booking does not count its past again) and makes no command, so recorded histories
  * replay unchanged. Labels are closed sets; no reference. The metrics themselves are defined in
- * src/observability/definitions.ts.
+ * src/runtime/observability/definitions.ts.
  */
 import type { MetricCounter } from '@temporalio/common';
 import { metricMeter } from '@temporalio/workflow';
-import { BOOKING_METRICS, type BookingMetricKey } from '../observability/definitions';
+import { BOOKING_METRICS, type BookingMetricKey } from '../runtime/observability/definitions';
 
 const counters = new Map<BookingMetricKey, MetricCounter>();
 

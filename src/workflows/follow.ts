@@ -8,9 +8,9 @@
  * Workflow code only.
  */
 import { condition, workflowInfo } from '@temporalio/workflow';
-import type { RecoveryPolicy } from '../contract';
-import { HINT_POLL_SPACING_SECONDS } from '../contract/definitions';
-import { pollOffsetSeconds, waitFor } from '../rules/schedule';
+import type { RecoveryPolicy } from '../api/contract/index';
+import { HINT_POLL_SPACING_SECONDS } from '../api/contract/definitions';
+import { pollOffsetSeconds, waitFor } from '../runtime/rules/schedule';
 
 /** Where a follow-up stands on its schedule; moved by the loop and by a re-send, and carried over continue-as-new. */
 export interface FollowPlace {

@@ -12,7 +12,7 @@
  *  - every number within the contract's bounds, every text within its length, no field of a wrong type.
  */
 import { ApplicationFailure, type WorkflowInfo } from '@temporalio/workflow';
-import { orderWorkflowId, RECOVERY_BOUNDS } from '../contract/definitions';
+import { orderWorkflowId, RECOVERY_BOUNDS } from '../api/contract/definitions';
 
 /** A text a caller passes through (a reference, a Session-Id, a header): as REQUEST_LIMITS.id/header. */
 const MAX_TEXT = 256;

@@ -7,7 +7,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { startConsole, type ConsoleServer } from '../../src/console/server';
+import { startConsole, type ConsoleServer } from '../../src/operators/console/server';
 import { connectDevServer } from '../harness/temporal';
 import { expectWorkerWarnings } from '../harness/quiet-worker-logs';
 import { createBookingRig, eventually, unresolvedBooking, type BookingRig } from '../harness/booking';

@@ -7,8 +7,8 @@ import { mkdirSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bookingStateQuery } from '../../src/contract';
-import { startBooking } from '../../src/client';
+import { bookingStateQuery } from '../../src/api/contract/index';
+import { startBooking } from '../../src/api/client/index';
 import { connectDevServer } from '../harness/temporal';
 import { bookingRequest, createBookingRig, eventually, type BookingRig } from '../harness/booking';
 

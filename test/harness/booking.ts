@@ -9,18 +9,23 @@ import { temporal } from '@temporalio/proto';
 import type { WorkflowHandle, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
 import type { Duration } from '@temporalio/common';
 import { BookingWorker, createBookingWorker } from '../../src/worker';
-import { bookingWorkflowId, orderWorkflowId, type BookingOutcome, type BookingRequest } from '../../src/contract';
-import type { DriftReporter } from '../../src/supplier/drift';
-import { createHttpSupplierClient } from '../../src/supplier/http-client';
-import { createQueryOrdersCoalescer } from '../../src/supplier/coalescer';
-import { ticketTokens } from '../../src/supplier/token';
-import { SupplierProfile } from '../../src/supplier/profile';
-import type { SupplierClient } from '../../src/supplier/interface';
+import {
+  bookingWorkflowId,
+  orderWorkflowId,
+  type BookingOutcome,
+  type BookingRequest,
+} from '../../src/api/contract/index';
+import type { DriftReporter } from '../../src/runtime/supplier/drift';
+import { createHttpSupplierClient } from '../../src/runtime/supplier/http-client';
+import { createQueryOrdersCoalescer } from '../../src/runtime/supplier/coalescer';
+import { ticketTokens } from '../../src/runtime/supplier/token';
+import { SupplierProfile } from '../../src/runtime/config/supplier-profile';
+import type { SupplierClient } from '../../src/runtime/supplier/interface';
 import { SANDBOX_PROFILE, startSandbox, type Sandbox } from '../../dev/sandbox/server';
 import type { bookingWorkflow } from '../../src/workflows';
-import { awaitOutcome, startBooking as startBookingWithHelper } from '../../src/client';
+import { awaitOutcome, startBooking as startBookingWithHelper } from '../../src/api/client/index';
 import { workflowBundle } from './temporal';
-import type { WorkerBuild } from '../../src/deploy/version';
+import type { WorkerBuild } from '../../src/runtime/config/build';
 
 /** Short client timeouts so "hang" scenarios end in about a second of real time. */
 export const testProfile = SupplierProfile.parse({

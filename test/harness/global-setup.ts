@@ -15,12 +15,12 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { resolveServerExecutable } from '../../dev/temporal/binaries';
-import { BookingStageKey, CustomerReferenceNoKey } from '../../src/contract';
+import { BookingStageKey, CustomerReferenceNoKey } from '../../src/api/contract/index';
 import { dynamicConfigArgs, freePort } from '../../dev/temporal/dev-server';
 import { startProdCluster, type ProdCluster } from '../../dev/prod/cluster';
 import { startWebUi } from '../../dev/prod/ui';
 import { Connection } from '@temporalio/client';
-import { ensureTemporalReady } from '../../src/temporal/setup';
+import { ensureTemporalReady } from '../../src/runtime/namespace/setup';
 import { workflowBundlerOptions } from '../../src/workflow-bundle';
 
 const ALL_TIERS = ['unit', 'supplier', 'workflow', 'integration', 'replay', 'e2e', 'prod'];

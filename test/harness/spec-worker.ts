@@ -4,13 +4,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bookingWorkflowId, type BookingOutcome, type BookingRequest } from '../../src/contract';
+import { bookingWorkflowId, type BookingOutcome, type BookingRequest } from '../../src/api/contract/index';
 import type { bookingWorkflow } from '../../src/workflows';
-import { createQueryOrdersCoalescer } from '../../src/supplier/coalescer';
-import type { DriftReporter } from '../../src/supplier/drift';
-import { createHttpSupplierClient } from '../../src/supplier/http-client';
-import type { SupplierProfile } from '../../src/supplier/profile';
-import { staticToken } from '../../src/supplier/token';
+import { createQueryOrdersCoalescer } from '../../src/runtime/supplier/coalescer';
+import type { DriftReporter } from '../../src/runtime/supplier/drift';
+import { createHttpSupplierClient } from '../../src/runtime/supplier/http-client';
+import type { SupplierProfile } from '../../src/runtime/config/supplier-profile';
+import { staticToken } from '../../src/runtime/supplier/token';
 import { createBookingWorker, type BookingWorker } from '../../src/worker';
 import { startSpecSupplier, type SpecSupplier } from '../fixtures/spec-supplier';
 import { testProfile } from './booking';

@@ -6,7 +6,7 @@
  */
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { approvePriceChangeUpdate, bookingStateQuery } from '../../src/contract';
+import { approvePriceChangeUpdate, bookingStateQuery } from '../../src/api/contract/index';
 import { basePriceFor } from '../../dev/sandbox/server';
 import { connectDevServer } from '../harness/temporal';
 import { bookingRequest, createBookingRig, eventually, startBooking } from '../harness/booking';

@@ -1,6 +1,6 @@
 /**
  * Supplier callbacks end to end on the dev server: the sandbox books with the worker's callback URL and sends
- * signed order-status callbacks to the real receiver (src/callbacks), which signals the running booking.
+ * signed order-status callbacks to the real receiver (src/servers/callbacks), which signals the running booking.
  * A callback speeds recovery up (a poll at once instead of at the next scheduled time) but never decides it:
  * the booking's outcome always comes from a QueryOrders poll, so a callback that lies is only an early poll,
  * and one that is not signed never reaches the workflow.
@@ -10,10 +10,10 @@
  */
 import { createHmac, randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { CALLBACK_PATH, startCallbackReceiver, type CallbackReceiver } from '../../src/callbacks/server';
-import { temporalCallbackTarget } from '../../src/callbacks/temporal-target';
-import { bookingStateQuery, type BookingState } from '../../src/contract';
-import { defaultSupplierProfile } from '../../src/supplier/profile';
+import { CALLBACK_PATH, startCallbackReceiver, type CallbackReceiver } from '../../src/servers/callbacks/server';
+import { temporalCallbackTarget } from '../../src/servers/callbacks/temporal-target';
+import { bookingStateQuery, type BookingState } from '../../src/api/contract/index';
+import { defaultSupplierProfile } from '../../src/runtime/config/supplier-profile';
 import {
   bookingRequest,
   createBookingRig,

@@ -10,7 +10,7 @@
  */
 import { JWT, scanHistory, scanLogLines } from '../../chaos/check';
 import { DURING_RECOVERY, FAULT_CLASSES, OVERLAP_KINDS } from '../../chaos/mix';
-import { ORDER_OUTCOMES_NEEDING_A_PERSON } from '../../src/contract/definitions';
+import { ORDER_OUTCOMES_NEEDING_A_PERSON } from '../../src/api/contract/definitions';
 import type { ChaosReport } from '../../chaos/report';
 import { CHAOS_RECOVERY } from '../../chaos/run';
 import { expectEveryInvariantHeld, runChaosSmoke } from '../harness/chaos-smoke';

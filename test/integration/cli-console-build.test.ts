@@ -1,5 +1,5 @@
 /**
- * Which build a run is on, as the operators' tools show it (src/console/build.ts): the CLI's `status` and `list`
+ * Which build a run is on, as the operators' tools show it (src/operators/shared/run-build.ts): the CLI's `status` and `list`
  * and the console's list and booking page, against the dev server with a versioned worker (Worker Deployment
  * Versioning, its build made current as a deploy does) beside an unversioned one.
  */
@@ -8,10 +8,10 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { awaitOutcome, startBooking } from '../../src/client';
-import { startConsole, type ConsoleServer } from '../../src/console/server';
-import { describeDeployment, setCurrentBuild } from '../../src/deploy/routing';
-import type { WorkerBuild } from '../../src/deploy/version';
+import { awaitOutcome, startBooking } from '../../src/api/client/index';
+import { startConsole, type ConsoleServer } from '../../src/operators/console/server';
+import { describeDeployment, setCurrentBuild } from '../../src/operators/deploy/routing';
+import type { WorkerBuild } from '../../src/runtime/config/build';
 import { connectDevServer } from '../harness/temporal';
 import { expectWorkerWarnings } from '../harness/quiet-worker-logs';
 import { bookingRequest, createBookingRig, eventually, unresolvedBooking, type BookingRig } from '../harness/booking';
@@ -68,11 +68,15 @@ function cli(...args: string[]): Promise<Ran> {
     TEMPORAL_NAMESPACE: 'default',
     PAYLOAD_ENCRYPTION_KEYS: '',
   };
-  return run(process.execPath, [require.resolve('ts-node/dist/bin'), '--transpile-only', 'src/cli/main.ts', ...args], {
-    cwd: ROOT,
-    env: childEnv,
-    timeout: 25_000,
-  }).then(
+  return run(
+    process.execPath,
+    [require.resolve('ts-node/dist/bin'), '--transpile-only', 'src/operators/cli/main.ts', ...args],
+    {
+      cwd: ROOT,
+      env: childEnv,
+      timeout: 25_000,
+    },
+  ).then(
     (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
     (e: Ran) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
   );

@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { startBooking, type BookingOutcome } from '../../src/client';
+import { startBooking, type BookingOutcome } from '../../src/api/client/index';
 import { resolveServerExecutable } from '../../dev/temporal/binaries';
 import { freePort, startDevServer, type DevServer } from '../../dev/temporal/dev-server';
 import {
@@ -73,7 +73,7 @@ const cliEnv = () => ({ ...process.env, TEMPORAL_ADDRESS: server.address, PAYLOA
 const cliArgs = (args: string[]) => [
   require.resolve('ts-node/dist/bin'),
   '--transpile-only',
-  'src/cli/main.ts',
+  'src/operators/cli/main.ts',
   ...args,
 ];
 

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { awaitOutcome, getBookingState, startBooking, type BookingRequest } from '../../src/client';
+import { awaitOutcome, getBookingState, startBooking, type BookingRequest } from '../../src/api/client/index';
 import { basePriceFor } from '../../dev/sandbox/store';
 import { connectDevServer } from '../harness/temporal';
 import { expectWorkerWarnings } from '../harness/quiet-worker-logs';
@@ -50,11 +50,15 @@ function cli(...args: string[]): Promise<Ran> {
     // This rig's worker has no key, whatever a local `npm start` left in .data/.
     PAYLOAD_ENCRYPTION_KEYS: '',
   };
-  return run(process.execPath, [require.resolve('ts-node/dist/bin'), '--transpile-only', 'src/cli/main.ts', ...args], {
-    cwd: ROOT,
-    env: childEnv,
-    timeout: 90_000,
-  }).then(
+  return run(
+    process.execPath,
+    [require.resolve('ts-node/dist/bin'), '--transpile-only', 'src/operators/cli/main.ts', ...args],
+    {
+      cwd: ROOT,
+      env: childEnv,
+      timeout: 90_000,
+    },
+  ).then(
     (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
     (e: Ran) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
   );
@@ -70,7 +74,7 @@ function cliOnTerminal(answer: string, ...args: string[]): Promise<{ code: numbe
     process.execPath,
     require.resolve('ts-node/dist/bin'),
     '--transpile-only',
-    'src/cli/main.ts',
+    'src/operators/cli/main.ts',
     ...args,
   ]
     .map(quote)

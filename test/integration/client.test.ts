@@ -27,7 +27,7 @@ import {
   type BookingRequest,
   type CancelBookingAnswer,
   type OrderOutcome,
-} from '../../src/client';
+} from '../../src/api/client/index';
 import { resolveServerExecutable } from '../../dev/temporal/binaries';
 import { connectDevServer } from '../harness/temporal';
 import {
@@ -297,7 +297,7 @@ describe('from outside TypeScript', () => {
         [
           require.resolve('ts-node/dist/bin'),
           '--transpile-only',
-          'src/cli/main.ts',
+          'src/operators/cli/main.ts',
           '--json',
           '--task-queue',
           rig.taskQueue,
@@ -332,7 +332,7 @@ describe('from outside TypeScript', () => {
         [
           require.resolve('ts-node/dist/bin'),
           '--transpile-only',
-          'src/cli/main.ts',
+          'src/operators/cli/main.ts',
           ...args,
           '--task-queue',
           rig.taskQueue,

@@ -14,10 +14,15 @@ import {
   getBookingState,
   operatorNoteWorkflowId,
   startBooking,
-} from '../../src/client';
-import { listItemsNeedingAPerson, type ConsoleItem } from '../../src/console/items';
-import { ConsoleConfigError, LOOPBACK_OPERATOR, startConsole, type ConsoleServer } from '../../src/console/server';
-import { ensureTemporalReady } from '../../src/temporal/setup';
+} from '../../src/api/client/index';
+import { listItemsNeedingAPerson, type ConsoleItem } from '../../src/operators/console/items';
+import {
+  ConsoleConfigError,
+  LOOPBACK_OPERATOR,
+  startConsole,
+  type ConsoleServer,
+} from '../../src/operators/console/server';
+import { ensureTemporalReady } from '../../src/runtime/namespace/setup';
 import { createBookingWorker, type BookingWorker } from '../../src/worker';
 import { connectDevServer, workflowBundle } from '../harness/temporal';
 import { expectWorkerWarnings } from '../harness/quiet-worker-logs';

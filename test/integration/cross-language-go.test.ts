@@ -16,8 +16,13 @@ import type { Payload } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { temporal } from '@temporalio/proto';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import { bookingWorkflowId, CustomerReferenceNoKey, ORDER_WORKFLOW_TYPE, orderWorkflowId } from '../../src/contract';
-import { createEncryptionCodec, ENCRYPTED_ENCODING } from '../../src/codec/encryption';
+import {
+  bookingWorkflowId,
+  CustomerReferenceNoKey,
+  ORDER_WORKFLOW_TYPE,
+  orderWorkflowId,
+} from '../../src/api/contract/index';
+import { createEncryptionCodec, ENCRYPTED_ENCODING } from '../../src/api/codec/encryption';
 import { scanHistory } from '../../dev/codec/scan';
 import { connectDevServer } from '../harness/temporal';
 import { createBookingRig, type BookingRig } from '../harness/booking';

@@ -1,5 +1,5 @@
 /**
- * The deploy command on a real dev server (src/deploy): the replay gate reads histories from the cluster and replays
+ * The deploy command on a real dev server (src/operators/deploy): the replay gate reads histories from the cluster and replays
  * them against a new build's bundle; build B (dev/builds/changed-commands) adds a step to the booking with no patch.
  *  - An open booking of an unversioned worker would move to the build made current: B breaks it, so B is refused,
  *    and the same code as the booking's own passes.
@@ -14,10 +14,10 @@ import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { runReplayGate } from '../../src/deploy/gate';
-import { parseDeployArgs, runDeployStep } from '../../src/deploy/main';
-import { describeDeployment, openRunsOn, setCurrentBuild } from '../../src/deploy/routing';
-import type { WorkerBuild } from '../../src/deploy/version';
+import { runReplayGate } from '../../src/operators/deploy/gate';
+import { parseDeployArgs, runDeployStep } from '../../src/operators/deploy/main';
+import { describeDeployment, openRunsOn, setCurrentBuild } from '../../src/operators/deploy/routing';
+import type { WorkerBuild } from '../../src/runtime/config/build';
 import { createBookingWorker, type BookingWorker } from '../../src/worker';
 import { workflowBundlerOptions } from '../../src/workflow-bundle';
 import {

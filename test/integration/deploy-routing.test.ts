@@ -1,5 +1,5 @@
 /**
- * Where the deploy command lets new runs go, on a real dev server (src/deploy): builds A, B and C of one deployment
+ * Where the deploy command lets new runs go, on a real dev server (src/operators/deploy): builds A, B and C of one deployment
  * on one queue, all running this checkout's code (the gate is not what is tested here).
  *  - Rollback goes to the build current just before, never to a build whose ramp was aborted later (the server stamps
  *    lastDeactivationTime on both).
@@ -8,9 +8,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { moveNewRuns, parseDeployArgs, rollbackTarget, runDeployStep } from '../../src/deploy/main';
-import { describeDeployment, lastPolls, setCurrentBuild, setRampingBuild } from '../../src/deploy/routing';
-import type { WorkerBuild } from '../../src/deploy/version';
+import { moveNewRuns, parseDeployArgs, rollbackTarget, runDeployStep } from '../../src/operators/deploy/main';
+import { describeDeployment, lastPolls, setCurrentBuild, setRampingBuild } from '../../src/operators/deploy/routing';
+import type { WorkerBuild } from '../../src/runtime/config/build';
 import { createBookingWorker, type BookingWorker } from '../../src/worker';
 import { createBookingRig, eventually, testProfile, type BookingRig } from '../harness/booking';
 import { connectDevServer, workflowBundle } from '../harness/temporal';

@@ -9,12 +9,12 @@
 import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { NativeConnection } from '@temporalio/worker';
-import { startBooking } from '../../src/client';
-import { queryOrdersTaskQueue } from '../../src/contract';
-import { createHttpSupplierClient } from '../../src/supplier/http-client';
-import type { SupplierClient } from '../../src/supplier/interface';
-import { SupplierProfile } from '../../src/supplier/profile';
-import { ticketTokens } from '../../src/supplier/token';
+import { startBooking } from '../../src/api/client/index';
+import { queryOrdersTaskQueue } from '../../src/api/contract/index';
+import { createHttpSupplierClient } from '../../src/runtime/supplier/http-client';
+import type { SupplierClient } from '../../src/runtime/supplier/interface';
+import { SupplierProfile } from '../../src/runtime/config/supplier-profile';
+import { ticketTokens } from '../../src/runtime/supplier/token';
 import { startSandbox, type Sandbox } from '../../dev/sandbox/server';
 import { createBookingWorker, type BookingWorker } from '../../src/worker';
 import { bookingRequest, expectAtMostOneOrderPerReference, testProfile } from '../harness/booking';

@@ -10,9 +10,14 @@ import { Client } from '@temporalio/client';
 import { noopMetricMeter } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { bookingWorkflowId, type BookingOutcome } from '../../src/contract';
-import { BookingMeters, createSupplierObserver, startTracing, type Tracing } from '../../src/observability';
-import { createSupplierStack } from '../../src/supplier/stack';
+import { bookingWorkflowId, type BookingOutcome } from '../../src/api/contract/index';
+import {
+  BookingMeters,
+  createSupplierObserver,
+  startTracing,
+  type Tracing,
+} from '../../src/runtime/observability/index';
+import { createSupplierStack } from '../../src/runtime/supplier/stack';
 import { createBookingWorker } from '../../src/worker';
 import { startSandbox, type Sandbox } from '../../dev/sandbox/server';
 import { freePort } from '../../dev/temporal/dev-server';

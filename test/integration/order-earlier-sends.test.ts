@@ -22,8 +22,8 @@ import {
   type OrderOutcome,
   ORDER_WORKFLOW_TYPE,
   type OrderWorkflow,
-} from '../../src/contract';
-import { awaitOrderOutcome, cancelBooking } from '../../src/client';
+} from '../../src/api/contract/index';
+import { awaitOrderOutcome, cancelBooking } from '../../src/api/client/index';
 import {
   askedReferences,
   ORDER_CONFIRMED,

@@ -7,10 +7,10 @@ import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { connectDevServer } from '../harness/temporal';
 import { createBookingRig, type BookingRig } from '../harness/booking';
-import { ensureReconciliationSchedule } from '../../src/temporal/sweep-schedule';
-import { defaultSupplierProfile } from '../../src/supplier/profile';
-import { sweepScheduleId, type SweepResult } from '../../src/contract';
-import type { ReconciliationConfig } from '../../src/config';
+import { ensureReconciliationSchedule } from '../../src/runtime/namespace/sweep-schedule';
+import { defaultSupplierProfile } from '../../src/runtime/config/supplier-profile';
+import { sweepScheduleId, type SweepResult } from '../../src/api/contract/index';
+import type { ReconciliationConfig } from '../../src/runtime/config/index';
 
 let env: TestWorkflowEnvironment;
 let rig: BookingRig;

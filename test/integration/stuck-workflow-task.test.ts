@@ -11,7 +11,7 @@ import { Worker } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { parse } from 'yaml';
-import { bookingWorkflowId } from '../../src/contract';
+import { bookingWorkflowId } from '../../src/api/contract/index';
 import { startSandbox, type Sandbox } from '../../dev/sandbox/server';
 import { freePort } from '../../dev/temporal/dev-server';
 import { bookingRequest, eventually } from '../harness/booking';
@@ -99,7 +99,7 @@ test('a booking stuck on a failing workflow task is counted where the WorkflowTa
   expect((await env.client.workflow.getHandle(workflowId).describe()).status.name).toBe('RUNNING');
 
   // The alert reads that very series.
-  const rules = parse(readFileSync(path.join(ROOT, 'deploy/prometheus/alerts.yml'), 'utf8')) as {
+  const rules = parse(readFileSync(path.join(ROOT, 'infra/prometheus/alerts.yml'), 'utf8')) as {
     groups: Array<{ rules: Array<{ alert: string; expr: string }> }>;
   };
   const rule = rules.groups.flatMap((g) => g.rules).find((r) => r.alert === 'WorkflowTaskFailing');

@@ -17,12 +17,12 @@ import {
   queryOrdersTaskQueue,
   SEARCH_ATTRIBUTES,
   type BookingOutcome,
-} from '../../src/contract';
-import { awaitOrderOutcome, cancelBooking } from '../../src/client';
+} from '../../src/api/contract/index';
+import { awaitOrderOutcome, cancelBooking } from '../../src/api/client/index';
 import { startSandbox, type Sandbox } from '../../dev/sandbox/server';
 import { resolveServerExecutable } from '../../dev/temporal/binaries';
 import { freePort, startDevServer, type DevServer } from '../../dev/temporal/dev-server';
-import { ensureTemporalReady, TemporalSetupError } from '../../src/temporal/setup';
+import { ensureTemporalReady, TemporalSetupError } from '../../src/runtime/namespace/setup';
 import { bookingRequest, eventually } from '../harness/booking';
 import { workflowBundle } from '../harness/temporal';
 

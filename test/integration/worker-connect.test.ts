@@ -1,10 +1,10 @@
 /**
- * A starting worker waits for an unreachable frontend, up to its ceiling (src/temporal/connect.ts): against the dev
+ * A starting worker waits for an unreachable frontend, up to its ceiling (src/runtime/namespace/connect.ts): against the dev
  * server behind a TCP forwarder that is not listening yet, as a node restarting would be; and it gives up with the
  * transport's own error once the ceiling passes, or at once when it is let in nowhere.
  */
 import { createServer, connect as tcpConnect, type Server } from 'node:net';
-import { connectWorkerConnection, isUnreachable } from '../../src/temporal/connect';
+import { connectWorkerConnection, isUnreachable } from '../../src/runtime/namespace/connect';
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

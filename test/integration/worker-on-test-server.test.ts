@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { bookingWorkflowId, SEARCH_ATTRIBUTES, type BookingOutcome } from '../../src/contract';
+import { bookingWorkflowId, SEARCH_ATTRIBUTES, type BookingOutcome } from '../../src/api/contract/index';
 import { startSandbox, type Sandbox } from '../../dev/sandbox/server';
 import { resolveServerExecutable } from '../../dev/temporal/binaries';
 import { freePort } from '../../dev/temporal/dev-server';

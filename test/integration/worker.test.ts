@@ -1,10 +1,10 @@
 /** The booking worker pair's own life: a failed start releases what it had created. */
 import { NativeConnection, Worker } from '@temporalio/worker';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { SupplierProfile } from '../../src/supplier/profile';
+import { SupplierProfile } from '../../src/runtime/config/supplier-profile';
 import { createBookingWorker } from '../../src/worker';
-import { staticToken } from '../../src/supplier/token';
-import { createHttpSupplierClient } from '../../src/supplier/http-client';
+import { staticToken } from '../../src/runtime/supplier/token';
+import { createHttpSupplierClient } from '../../src/runtime/supplier/http-client';
 import { connectDevServer, workflowBundle } from '../harness/temporal';
 
 let env: TestWorkflowEnvironment;

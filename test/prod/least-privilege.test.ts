@@ -27,11 +27,11 @@ import {
   CustomerReferenceNoKey,
   recordHandled,
   startBooking,
-} from '../../src/client';
-import { loadConfig } from '../../src/config';
-import { ensureTemporalReady } from '../../src/temporal/setup';
-import { ensureReconciliationSchedule } from '../../src/temporal/sweep-schedule';
-import { temporalCallbackTarget } from '../../src/callbacks/temporal-target';
+} from '../../src/api/client/index';
+import { loadConfig } from '../../src/runtime/config/index';
+import { ensureTemporalReady } from '../../src/runtime/namespace/setup';
+import { ensureReconciliationSchedule } from '../../src/runtime/namespace/sweep-schedule';
+import { temporalCallbackTarget } from '../../src/servers/callbacks/temporal-target';
 import { createWorkerFromConfig, type ConfiguredWorker } from '../../src/worker';
 import {
   ensureCertificates,
@@ -46,7 +46,7 @@ import {
 } from '../../dev/prod/certs';
 import { startProdCluster, waitForSearchAttributes, type ProdCluster } from '../../dev/prod/cluster';
 import { startSandbox, type Sandbox } from '../../dev/sandbox/server';
-import { operatorIdentity } from '../../src/cli/identity';
+import { operatorIdentity } from '../../src/operators/shared/identity';
 import { bookingRequest, eventually } from '../harness/booking';
 import { ClusterConnections } from '../harness/prod-connections';
 

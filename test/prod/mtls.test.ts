@@ -24,9 +24,9 @@ import {
   CustomerReferenceNoKey,
   startBooking,
   type BookingOutcome,
-} from '../../src/client';
-import { loadConfig } from '../../src/config';
-import { ensureTemporalReady } from '../../src/temporal/setup';
+} from '../../src/api/client/index';
+import { loadConfig } from '../../src/runtime/config/index';
+import { ensureTemporalReady } from '../../src/runtime/namespace/setup';
 import { createWorkerFromConfig, type ConfiguredWorker } from '../../src/worker';
 import { ensureCertificates, temporalTlsEnv, type StackCertificates } from '../../dev/prod/certs';
 import { startProdCluster, waitForSearchAttributes, type ProdCluster } from '../../dev/prod/cluster';
@@ -260,7 +260,7 @@ describe('the caller certificate, through TEMPORAL_TLS_* variables', () => {
       [
         require.resolve('ts-node/dist/bin'),
         '--transpile-only',
-        'src/cli/main.ts',
+        'src/operators/cli/main.ts',
         '--json',
         '--task-queue',
         taskQueue,

@@ -19,11 +19,11 @@ import {
   connectClient,
   CustomerReferenceNoKey,
   startBooking,
-} from '../../src/client';
+} from '../../src/api/client/index';
 import { ApplicationFailure } from '@temporalio/common';
-import { newEncryptionKey } from '../../src/codec/encryption';
-import { loadConfig } from '../../src/config';
-import { ensureTemporalReady } from '../../src/temporal/setup';
+import { newEncryptionKey } from '../../src/api/codec/encryption';
+import { loadConfig } from '../../src/runtime/config/index';
+import { ensureTemporalReady } from '../../src/runtime/namespace/setup';
 import { createWorkerFromConfig, type ConfiguredWorker } from '../../src/worker';
 import { ensureCertificates, temporalTlsEnv, type CertPair, type StackCertificates } from '../../dev/prod/certs';
 import { startProdCluster, waitForSearchAttributes, type ProdCluster } from '../../dev/prod/cluster';

@@ -21,11 +21,11 @@ import {
   type BookingRequest,
   type CancelBookingRequest,
   type OrderWorkflowInput,
-} from '../../src/contract';
-import { checkOrderNow, recordHandled, startBooking } from '../../src/client';
-import { temporalCallbackTarget } from '../../src/callbacks/temporal-target';
-import { defaultSupplierProfile } from '../../src/supplier/profile';
-import type { SupplierClient } from '../../src/supplier/interface';
+} from '../../src/api/contract/index';
+import { checkOrderNow, recordHandled, startBooking } from '../../src/api/client/index';
+import { temporalCallbackTarget } from '../../src/servers/callbacks/temporal-target';
+import { defaultSupplierProfile } from '../../src/runtime/config/supplier-profile';
+import type { SupplierClient } from '../../src/runtime/supplier/interface';
 import type { Sandbox } from '../../dev/sandbox/server';
 import type { orderWorkflow } from '../../src/workflows';
 import { bookingRequest, guests, holder } from '../harness/booking';

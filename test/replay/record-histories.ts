@@ -24,9 +24,9 @@ import { historyFromJSON, historyToJSON } from '@temporalio/common/lib/proto-uti
 import type { temporal } from '@temporalio/proto';
 import { createBookingWorker } from '../../src/worker';
 import { startLocalBookingStack } from '../../dev/stack/local';
-import { approvePriceChangeUpdate, bookingStateQuery, supplierOrderUpdateSignal } from '../../src/contract';
+import { approvePriceChangeUpdate, bookingStateQuery, supplierOrderUpdateSignal } from '../../src/api/contract/index';
 import { Client } from '@temporalio/client';
-import { startBooking } from '../../src/client';
+import { startBooking } from '../../src/api/client/index';
 import { testDataConverter } from '../fixtures/encryption';
 import { bookingRequest, testProfile } from '../harness/booking';
 import { replayScenarios, type ReplayScenario } from './scenarios';

@@ -6,7 +6,7 @@
  * the code paths, and so the commands in the history, are those of the full schedule. Each history is
  * the scenario's last run (for a continue-as-new chain, the run that resumed).
  */
-import type { BookingRequest } from '../../src/contract';
+import type { BookingRequest } from '../../src/api/contract/index';
 import { basePriceFor } from '../../dev/sandbox/store';
 
 export interface ReplayScenario {

@@ -3,15 +3,15 @@
  * killed worker's sticky queue (timed out after 10 s), and the task after it ran on the clock of the task before. It
  * started a 0.5 s timer (event 22) where a replay, on the task's true clock, saw the poll already due and asked for
  * QueryOrders at once: a nondeterminism error that left the booking running for ever. Whether to wait is now the
- * schedule's to say, never the clock's (src/rules/schedule.ts, waitFor), so this history replays. Its payloads
+ * schedule's to say, never the clock's (src/runtime/rules/schedule.ts, waitFor), so this history replays. Its payloads
  * are encrypted with that run's own throwaway key, kept beside it; the guests are the chaos run's made-up people.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Worker } from '@temporalio/worker';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
-import { dataConverterFor } from '../../src/codec/config';
-import { EncryptionKeys } from '../../src/codec/encryption';
+import { dataConverterFor } from '../../src/api/codec/config';
+import { EncryptionKeys } from '../../src/api/codec/encryption';
 import { workflowBundle } from '../harness/temporal';
 import { foldersLeftToTheirBuild } from './fingerprint';
 

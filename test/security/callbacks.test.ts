@@ -11,8 +11,8 @@ import {
   startCallbackReceiver,
   timestampedSignature,
   type CallbackReceiver,
-} from '../../src/callbacks/server';
-import { SupplierProfile } from '../../src/supplier/profile';
+} from '../../src/servers/callbacks/server';
+import { SupplierProfile } from '../../src/runtime/config/supplier-profile';
 import { fastProfile, Resources } from '../supplier/helpers';
 import { idleConnection, rawPost, slowLoris, statusOrClosed } from './attack';
 

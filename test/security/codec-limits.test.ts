@@ -14,8 +14,8 @@ import {
   CodecServerConfigError,
   startCodecServer,
   type CodecServer,
-} from '../../src/codec/server';
-import { tokenBits } from '../../src/http/login-guard';
+} from '../../src/servers/codec/server';
+import { tokenBits } from '../../src/servers/http/login-guard';
 import { TEST_ENCRYPTION, testCodec } from '../fixtures/encryption';
 import { idleConnection, slowLoris, statusOrClosed } from './attack';
 
@@ -166,7 +166,7 @@ describe('a token that could be guessed', () => {
 /** `npm run codec-server` as a process: its exit code and what it printed, or what it printed once listening. */
 function runMain(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/codec/main.ts'], {
+    const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/servers/codec/main.ts'], {
       cwd: ROOT,
       env: { PATH: process.env.PATH ?? '', ...env },
     });

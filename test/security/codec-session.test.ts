@@ -7,8 +7,8 @@
  * UI's origin only, with CORS credentials headers for that exact origin.
  */
 import type { Payload, PayloadCodec } from '@temporalio/common';
-import { startCodecServer, type CodecServer } from '../../src/codec/server';
-import { newSessionValue, SESSION_COOKIE, SESSION_TTL_SECONDS } from '../../src/codec/session';
+import { startCodecServer, type CodecServer } from '../../src/servers/codec/server';
+import { newSessionValue, SESSION_COOKIE, SESSION_TTL_SECONDS } from '../../src/servers/codec/session';
 import { testCodec } from '../fixtures/encryption';
 
 const TOKEN = 'codec-token-for-session-tests';

@@ -11,7 +11,7 @@ import {
   MAX_CODEC_BODY_BYTES,
   startCodecServer,
   type CodecServer,
-} from '../../src/codec/server';
+} from '../../src/servers/codec/server';
 import { TEST_ENCRYPTION, testCodec } from '../fixtures/encryption';
 import { rawPost } from './attack';
 
@@ -187,7 +187,7 @@ describe('listening beyond loopback', () => {
   /** `npm run codec-server` as a process: its exit code and what it printed, or what it printed once listening. */
   function runMain(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
     return new Promise((resolve) => {
-      const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/codec/main.ts'], {
+      const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/servers/codec/main.ts'], {
         cwd: ROOT,
         env: { PATH: process.env.PATH ?? '', ...env },
       });

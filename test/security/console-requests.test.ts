@@ -10,9 +10,9 @@
  */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { ConsoleConfigError, startConsole } from '../../src/console/server';
-import { flashToken } from '../../src/console/flash';
-import { parseNamespaceKeys } from '../../src/console/namespaces';
+import { ConsoleConfigError, startConsole } from '../../src/operators/console/server';
+import { flashToken } from '../../src/operators/console/flash';
+import { parseNamespaceKeys } from '../../src/operators/console/namespaces';
 import {
   ANA,
   BO,
@@ -228,11 +228,15 @@ describe('namespaces', () => {
 describe('npm run console', () => {
   const run = (env: Record<string, string>) =>
     new Promise<{ code: number | null; output: string }>((resolve) => {
-      const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/console/main.ts'], {
-        cwd: path.join(__dirname, '../..'),
-        // Nothing listens there: a refusal that came after connecting would name the address instead.
-        env: { PATH: process.env.PATH ?? '', CONSOLE_PORT: '0', TEMPORAL_ADDRESS: '127.0.0.1:1', ...env },
-      });
+      const child = spawn(
+        process.execPath,
+        ['-r', 'ts-node/register/transpile-only', 'src/operators/console/main.ts'],
+        {
+          cwd: path.join(__dirname, '../..'),
+          // Nothing listens there: a refusal that came after connecting would name the address instead.
+          env: { PATH: process.env.PATH ?? '', CONSOLE_PORT: '0', TEMPORAL_ADDRESS: '127.0.0.1:1', ...env },
+        },
+      );
       let output = '';
       child.stdout.on('data', (d: Buffer) => (output += d.toString()));
       child.stderr.on('data', (d: Buffer) => (output += d.toString()));

@@ -3,7 +3,7 @@
  * console asks of Temporal (in which namespace) is what the tests assert. Shared by test/security/console*.test.ts.
  */
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { startConsole, type ConsoleOptions, type ConsoleServer } from '../../src/console/server';
+import { startConsole, type ConsoleOptions, type ConsoleServer } from '../../src/operators/console/server';
 
 export const ANA = 'ana-token-0123456789abcdef0123456789abcdef';
 export const BO = 'bo-token-fedcba9876543210fedcba9876543210';

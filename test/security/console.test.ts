@@ -23,8 +23,8 @@ import {
   SHARED_TOKEN_OPERATOR,
   startConsole,
   type ConsoleOptions,
-} from '../../src/console/server';
-import { CONSOLE_SESSION_COOKIE, CONSOLE_SESSION_TTL_SECONDS } from '../../src/console/session';
+} from '../../src/operators/console/server';
+import { CONSOLE_SESSION_COOKIE, CONSOLE_SESSION_TTL_SECONDS } from '../../src/operators/console/session';
 import { ensureCertificates } from '../../dev/prod/certs';
 import { idleConnection, slowLoris, statusOrClosed } from './attack';
 import {
@@ -334,7 +334,7 @@ describe('a token that could be guessed', () => {
   });
 
   test('npm run console exits 1 naming CONSOLE_TOKEN for a 16-character token, before connecting anywhere', async () => {
-    const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/console/main.ts'], {
+    const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', 'src/operators/console/main.ts'], {
       cwd: ROOT,
       env: {
         PATH: process.env.PATH ?? '',

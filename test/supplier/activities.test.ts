@@ -1,19 +1,19 @@
 /**
  * The checkAvail and book activities in the SDK's activity environment, against the sandbox over real
- * HTTP: every ending each one has, and for Book the Book rule's verdict (src/rules/book.ts):
+ * HTTP: every ending each one has, and for Book the Book rule's verdict (src/runtime/rules/book.ts):
  * refused before any work, surely not made, or an order that may exist. The workflow reads only these values.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { ApplicationFailure } from '@temporalio/common';
-import { classifyBookFailure } from '../../src/rules/book';
+import { classifyBookFailure } from '../../src/runtime/rules/book';
 import { createActivities } from '../../src/activities/booking';
 import type { BookInput, BookOutcome } from '../../src/activities/types';
-import { SupplierError } from '../../src/supplier/errors';
-import type { SupplierClient } from '../../src/supplier/interface';
-import { SupplierProfile } from '../../src/supplier/profile';
-import { staticToken } from '../../src/supplier/token';
+import { SupplierError } from '../../src/runtime/supplier/errors';
+import type { SupplierClient } from '../../src/runtime/supplier/interface';
+import { SupplierProfile } from '../../src/runtime/config/supplier-profile';
+import { staticToken } from '../../src/runtime/supplier/token';
 import type { Sandbox } from '../../dev/sandbox/server';
 import { bookRequest, deadPort, fastProfile, Resources } from './helpers';
 import { expectWorkerWarnings, workerLogger } from '../harness/quiet-worker-logs';

@@ -12,9 +12,9 @@ import {
   timestampedSignature,
   CALLBACK_PATH,
   type CallbackReceiver,
-} from '../../src/callbacks/server';
-import { CALLBACK_METRICS } from '../../src/observability/definitions';
-import { SupplierProfile } from '../../src/supplier/profile';
+} from '../../src/servers/callbacks/server';
+import { CALLBACK_METRICS } from '../../src/runtime/observability/definitions';
+import { SupplierProfile } from '../../src/runtime/config/supplier-profile';
 import { parseScrape, sampleValue } from '../fixtures/prometheus';
 import { bookRequest, fastProfile, Resources } from './helpers';
 

@@ -1,16 +1,16 @@
 /**
  * The sendCancel activity against the sandbox over real HTTP, and the Cancel rule's verdict on each ending
- * (src/rules/cancel.ts): taken, refused before any work, surely not done by this send, or possibly done.
+ * (src/runtime/rules/cancel.ts): taken, refused before any work, surely not done by this send, or possibly done.
  * The order workflow reads only these values; whether a `rejected` is a refusal depends on the sends before it.
  */
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { classifyCancelFailure } from '../../src/rules/cancel';
+import { classifyCancelFailure } from '../../src/runtime/rules/cancel';
 import { createOrderActivities } from '../../src/activities/order';
 import type { CancelOrderInput } from '../../src/activities/types';
-import { SupplierError } from '../../src/supplier/errors';
-import type { SupplierClient } from '../../src/supplier/interface';
-import { SupplierProfile } from '../../src/supplier/profile';
-import { staticToken } from '../../src/supplier/token';
+import { SupplierError } from '../../src/runtime/supplier/errors';
+import type { SupplierClient } from '../../src/runtime/supplier/interface';
+import { SupplierProfile } from '../../src/runtime/config/supplier-profile';
+import { staticToken } from '../../src/runtime/supplier/token';
 import type { Sandbox } from '../../dev/sandbox/server';
 import { bookRequest, deadPort, fastProfile, Resources } from './helpers';
 import { workerLogger } from '../harness/quiet-worker-logs';

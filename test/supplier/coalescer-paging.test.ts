@@ -5,12 +5,12 @@
  * Over real HTTP against a supplier written from the spec's text, plus in-process cases that need exact control.
  */
 import { randomUUID } from 'node:crypto';
-import { createQueryOrdersCoalescer } from '../../src/supplier/coalescer';
-import { SupplierError } from '../../src/supplier/errors';
-import type { SupplierClient } from '../../src/supplier/interface';
-import { SupplierProfile } from '../../src/supplier/profile';
-import type { HotelOrder, OrderListing, QueryOrdersRequest } from '../../src/supplier/schemas';
-import { staticToken } from '../../src/supplier/token';
+import { createQueryOrdersCoalescer } from '../../src/runtime/supplier/coalescer';
+import { SupplierError } from '../../src/runtime/supplier/errors';
+import type { SupplierClient } from '../../src/runtime/supplier/interface';
+import { SupplierProfile } from '../../src/runtime/config/supplier-profile';
+import type { HotelOrder, OrderListing, QueryOrdersRequest } from '../../src/runtime/supplier/schemas';
+import { staticToken } from '../../src/runtime/supplier/token';
 import {
   askedReferences,
   ordersAnswer,

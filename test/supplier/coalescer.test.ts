@@ -7,14 +7,14 @@ import { randomUUID } from 'node:crypto';
 import { Agent } from 'undici';
 import { ApplicationFailure } from '@temporalio/common';
 import { createActivities } from '../../src/activities/booking';
-import { createQueryOrdersCoalescer } from '../../src/supplier/coalescer';
-import { SupplierError } from '../../src/supplier/errors';
-import { createHttpSupplierClient } from '../../src/supplier/http-client';
-import type { SupplierClient } from '../../src/supplier/interface';
-import { SupplierProfile } from '../../src/supplier/profile';
-import type { BookRequest, HotelOrder, OrderListing, QueryOrdersRequest } from '../../src/supplier/schemas';
-import { createSupplierStack } from '../../src/supplier/stack';
-import { ticketTokens } from '../../src/supplier/token';
+import { createQueryOrdersCoalescer } from '../../src/runtime/supplier/coalescer';
+import { SupplierError } from '../../src/runtime/supplier/errors';
+import { createHttpSupplierClient } from '../../src/runtime/supplier/http-client';
+import type { SupplierClient } from '../../src/runtime/supplier/interface';
+import { SupplierProfile } from '../../src/runtime/config/supplier-profile';
+import type { BookRequest, HotelOrder, OrderListing, QueryOrdersRequest } from '../../src/runtime/supplier/schemas';
+import { createSupplierStack } from '../../src/runtime/supplier/stack';
+import { ticketTokens } from '../../src/runtime/supplier/token';
 import { startSandbox, type Sandbox } from '../../dev/sandbox/server';
 
 const profile = SupplierProfile.parse({

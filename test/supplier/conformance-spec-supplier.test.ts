@@ -4,10 +4,10 @@
  * "not shown" (test/fixtures/conformance-supplier.ts). The report names each difference from the default profile,
  * and the proposed profile is one the worker's configuration accepts.
  */
-import { loadConfig } from '../../src/config';
-import { runConformance, type ConformanceOptions, type ConformanceReport } from '../../src/conformance/run';
-import type { ClauseReport } from '../../src/conformance/types';
-import { defaultSupplierProfile } from '../../src/supplier/profile';
+import { loadConfig } from '../../src/runtime/config/index';
+import { runConformance, type ConformanceOptions, type ConformanceReport } from '../../src/operators/conformance/run';
+import type { ClauseReport } from '../../src/operators/conformance/types';
+import { defaultSupplierProfile } from '../../src/runtime/config/supplier-profile';
 import { OWN_PROFILE, startConformanceSupplier } from '../fixtures/conformance-supplier';
 import {
   askedReferences,

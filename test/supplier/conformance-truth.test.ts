@@ -6,12 +6,12 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { loadConfig } from '../../src/config';
-import { main } from '../../src/conformance/main';
-import { runConformance, type ConformanceOptions, type ConformanceReport } from '../../src/conformance/run';
-import type { ClauseReport } from '../../src/conformance/types';
-import { renderMarkdown } from '../../src/conformance/report/markdown';
-import { defaultSupplierProfile, SupplierProfile } from '../../src/supplier/profile';
+import { loadConfig } from '../../src/runtime/config/index';
+import { main } from '../../src/operators/conformance/main';
+import { runConformance, type ConformanceOptions, type ConformanceReport } from '../../src/operators/conformance/run';
+import type { ClauseReport } from '../../src/operators/conformance/types';
+import { renderMarkdown } from '../../src/operators/conformance/report/markdown';
+import { defaultSupplierProfile, SupplierProfile } from '../../src/runtime/config/supplier-profile';
 import { OWN_PROFILE, startConformanceSupplier } from '../fixtures/conformance-supplier';
 import {
   askedReferences,

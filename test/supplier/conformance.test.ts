@@ -6,14 +6,14 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { loadConfig } from '../../src/config';
-import { runConformance, type ConformanceOptions, type ConformanceReport } from '../../src/conformance/run';
-import { main } from '../../src/conformance/main';
-import { renderJUnit } from '../../src/conformance/report/junit';
-import { renderMarkdown } from '../../src/conformance/report/markdown';
-import { scenarios } from '../../src/conformance/scenarios';
-import type { ClauseReport, Scenario } from '../../src/conformance/types';
-import { defaultSupplierProfile, SupplierProfile } from '../../src/supplier/profile';
+import { loadConfig } from '../../src/runtime/config/index';
+import { runConformance, type ConformanceOptions, type ConformanceReport } from '../../src/operators/conformance/run';
+import { main } from '../../src/operators/conformance/main';
+import { renderJUnit } from '../../src/operators/conformance/report/junit';
+import { renderMarkdown } from '../../src/operators/conformance/report/markdown';
+import { scenarios } from '../../src/operators/conformance/scenarios/index';
+import type { ClauseReport, Scenario } from '../../src/operators/conformance/types';
+import { defaultSupplierProfile, SupplierProfile } from '../../src/runtime/config/supplier-profile';
 import type { SandboxOptions } from '../../dev/sandbox/server';
 import { APP_KEY, APP_SECRET, Resources } from './helpers';
 

@@ -13,11 +13,11 @@ import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { createActivities } from '../../src/activities/booking';
 import type { BookInput } from '../../src/activities/types';
-import { createQueryOrdersCoalescer } from '../../src/supplier/coalescer';
-import { createDriftReporter, type DriftReporter } from '../../src/supplier/drift';
-import { SupplierError } from '../../src/supplier/errors';
-import type { SupplierClient } from '../../src/supplier/interface';
-import { staticToken } from '../../src/supplier/token';
+import { createQueryOrdersCoalescer } from '../../src/runtime/supplier/coalescer';
+import { createDriftReporter, type DriftReporter } from '../../src/runtime/supplier/drift';
+import { SupplierError } from '../../src/runtime/supplier/errors';
+import type { SupplierClient } from '../../src/runtime/supplier/interface';
+import { staticToken } from '../../src/runtime/supplier/token';
 import { arbitraryForFields, arbitraryForType, responseDataFields, specShapes } from '../fixtures/spec-shapes';
 import { bookRequest, fastProfile, flow, Resources } from './helpers';
 

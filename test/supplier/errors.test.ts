@@ -1,12 +1,12 @@
 /**
  * Every SupplierErrorType, produced for real over HTTP and classified: type, HTTP status and envelope code,
- * and what the Book rule (src/rules/book.ts) makes of it: refused, rejected (surely not made) or
+ * and what the Book rule (src/runtime/rules/book.ts) makes of it: refused, rejected (surely not made) or
  * ambiguous (the order may exist).
  */
 import { MockAgent, request } from 'undici';
-import { SupplierErrorTypes, type SupplierErrorType } from '../../src/supplier/errors';
-import { SupplierProfile } from '../../src/supplier/profile';
-import { staticToken } from '../../src/supplier/token';
+import { SupplierErrorTypes, type SupplierErrorType } from '../../src/runtime/supplier/errors';
+import { SupplierProfile } from '../../src/runtime/config/supplier-profile';
+import { staticToken } from '../../src/runtime/supplier/token';
 import type { Sandbox } from '../../dev/sandbox/server';
 import { bookRequest, bookRule, deadPort, fastProfile, flow, Resources, supplierErrorOf } from './helpers';
 

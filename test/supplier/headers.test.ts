@@ -1,6 +1,6 @@
 /** The request headers the client sends, per operation, as a server really receives them (spec 4.1). */
-import type { CallContext } from '../../src/supplier/interface';
-import { SupplierProfile } from '../../src/supplier/profile';
+import type { CallContext } from '../../src/runtime/supplier/interface';
+import { SupplierProfile } from '../../src/runtime/config/supplier-profile';
 import {
   bookRequest,
   fastProfile,

@@ -2,13 +2,13 @@
 import { randomUUID } from 'node:crypto';
 import http, { type IncomingHttpHeaders } from 'node:http';
 import net, { type AddressInfo } from 'node:net';
-import { classifyBookFailure } from '../../src/rules/book';
-import { SupplierError } from '../../src/supplier/errors';
-import { createHttpSupplierClient, type HttpSupplierClientOptions } from '../../src/supplier/http-client';
-import type { SupplierClient, TokenProvider } from '../../src/supplier/interface';
-import { SupplierProfile } from '../../src/supplier/profile';
-import type { BookRequest } from '../../src/supplier/schemas';
-import { ticketTokens, type TicketTokenOptions } from '../../src/supplier/token';
+import { classifyBookFailure } from '../../src/runtime/rules/book';
+import { SupplierError } from '../../src/runtime/supplier/errors';
+import { createHttpSupplierClient, type HttpSupplierClientOptions } from '../../src/runtime/supplier/http-client';
+import type { SupplierClient, TokenProvider } from '../../src/runtime/supplier/interface';
+import { SupplierProfile } from '../../src/runtime/config/supplier-profile';
+import type { BookRequest } from '../../src/runtime/supplier/schemas';
+import { ticketTokens, type TicketTokenOptions } from '../../src/runtime/supplier/token';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../../dev/sandbox/server';
 
 /** Rate limits high enough that only the tests about rate limiting ever meet a 429. */

@@ -14,9 +14,9 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { createActivities } from '../../src/activities/booking';
 import type { BookInput } from '../../src/activities/types';
 import { createOrderActivities } from '../../src/activities/order';
-import { createQueryOrdersCoalescer } from '../../src/supplier/coalescer';
-import { createDriftReporter } from '../../src/supplier/drift';
-import { staticToken } from '../../src/supplier/token';
+import { createQueryOrdersCoalescer } from '../../src/runtime/supplier/coalescer';
+import { createDriftReporter } from '../../src/runtime/supplier/drift';
+import { staticToken } from '../../src/runtime/supplier/token';
 import {
   bookAnswer,
   ORDER_CONFIRMED,

@@ -1,6 +1,6 @@
 /** Book and QueryOrders on the sandbox: idempotency by customerReferenceNo, order status over time, filters combined with AND, the 429. */
-import type { SupplierClient } from '../../src/supplier/interface';
-import type { HotelOrder } from '../../src/supplier/schemas';
+import type { SupplierClient } from '../../src/runtime/supplier/interface';
+import type { HotelOrder } from '../../src/runtime/supplier/schemas';
 import type { Sandbox } from '../../dev/sandbox/server';
 import { bookRequest, bookRule, fastProfile, flow, Resources, supplierErrorOf } from './helpers';
 

@@ -5,15 +5,15 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Agent } from 'undici';
-import { createQueryOrdersCoalescer } from '../../src/supplier/coalescer';
-import { isSupplierError } from '../../src/supplier/errors';
-import { createHttpSupplierClient } from '../../src/supplier/http-client';
-import type { SupplierClient } from '../../src/supplier/interface';
-import { createRateLimitedSupplierClient } from '../../src/supplier/limited-client';
-import { SupplierProfile } from '../../src/supplier/profile';
-import { SupplierRateLimiter, TokenBucket, type RateLimits } from '../../src/supplier/rate-limiter';
-import type { BookRequest } from '../../src/supplier/schemas';
-import { ticketTokens } from '../../src/supplier/token';
+import { createQueryOrdersCoalescer } from '../../src/runtime/supplier/coalescer';
+import { isSupplierError } from '../../src/runtime/supplier/errors';
+import { createHttpSupplierClient } from '../../src/runtime/supplier/http-client';
+import type { SupplierClient } from '../../src/runtime/supplier/interface';
+import { createRateLimitedSupplierClient } from '../../src/runtime/supplier/limited-client';
+import { SupplierProfile } from '../../src/runtime/config/supplier-profile';
+import { SupplierRateLimiter, TokenBucket, type RateLimits } from '../../src/runtime/supplier/rate-limiter';
+import type { BookRequest } from '../../src/runtime/supplier/schemas';
+import { ticketTokens } from '../../src/runtime/supplier/token';
 import { startSandbox, type Sandbox } from '../../dev/sandbox/server';
 
 /** A clock the test moves by hand. */

@@ -9,8 +9,8 @@ import {
   QueryOrdersData,
   QueryOrdersRequest,
   RoomRatePkg,
-} from '../../src/supplier/schemas';
-import { describeIssues } from '../../src/values';
+} from '../../src/runtime/supplier/schemas';
+import { describeIssues } from '../../src/api/values/index';
 
 const money = (amount: number, currency = 'USD') => ({ currency, amount });
 const text = (en: string) => ({ en, zh: `${en} (zh)`, ar: `${en} (ar)` });

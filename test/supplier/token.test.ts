@@ -3,10 +3,10 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { Agent, request } from 'undici';
-import { SupplierError } from '../../src/supplier/errors';
-import { SupplierProfile } from '../../src/supplier/profile';
-import { createSupplierStack } from '../../src/supplier/stack';
-import { ticketTokens } from '../../src/supplier/token';
+import { SupplierError } from '../../src/runtime/supplier/errors';
+import { SupplierProfile } from '../../src/runtime/config/supplier-profile';
+import { createSupplierStack } from '../../src/runtime/supplier/stack';
+import { ticketTokens } from '../../src/runtime/supplier/token';
 import { startSandbox, type Sandbox } from '../../dev/sandbox/server';
 import {
   APP_KEY,

@@ -5,11 +5,11 @@
  */
 import type { ActivityOptions, LocalActivityOptions } from '@temporalio/workflow';
 import { msToNumber } from '@temporalio/common/lib/time';
-import { loadConfig, SUPPLIER_CALL_ACTIVITIES, supplierTimeoutBoundMs } from '../../src/config';
+import { loadConfig, SUPPLIER_CALL_ACTIVITIES, supplierTimeoutBoundMs } from '../../src/runtime/config/index';
 import { createActivities } from '../../src/activities/booking';
 import { createOrderActivities } from '../../src/activities/order';
 import { createReconciliationActivities } from '../../src/activities/sweep';
-import { defaultSupplierProfile } from '../../src/supplier/profile';
+import { defaultSupplierProfile } from '../../src/runtime/config/supplier-profile';
 
 /** Every activity a workflow proxied, with the options it was given (names read off the proxy). */
 const mockProxied: Array<{ name: string; options: ActivityOptions | LocalActivityOptions }> = [];

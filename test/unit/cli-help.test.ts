@@ -1,13 +1,13 @@
 /**
- * The booking CLI's usage text and command line (src/cli/command-line.ts): `--help`, `help <verb>` and
+ * The booking CLI's usage text and command line (src/operators/cli/command-line.ts): `--help`, `help <verb>` and
  * `<verb> --help` print usage and exit 0, the text names every verb and each verb's flags from the same table
  * the parser reads, and a malformed command line is a usage error naming what is wrong.
  */
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { COMMON_FLAGS, FLAGS, helpText, readCommandLine, VERBS, type Verb } from '../../src/cli/command-line';
-import { CliError, EXIT } from '../../src/cli/common';
+import { COMMON_FLAGS, FLAGS, helpText, readCommandLine, VERBS, type Verb } from '../../src/operators/cli/command-line';
+import { CliError, EXIT } from '../../src/operators/cli/common';
 
 const VERB_NAMES = Object.keys(VERBS) as Verb[];
 
@@ -90,10 +90,14 @@ describe('the entry point', () => {
   const run = promisify(execFile);
   const ROOT = path.resolve(__dirname, '../..');
   const cli = (...args: string[]) =>
-    run(process.execPath, [require.resolve('ts-node/dist/bin'), '--transpile-only', 'src/cli/main.ts', ...args], {
-      cwd: ROOT,
-      timeout: 60_000,
-    });
+    run(
+      process.execPath,
+      [require.resolve('ts-node/dist/bin'), '--transpile-only', 'src/operators/cli/main.ts', ...args],
+      {
+        cwd: ROOT,
+        timeout: 60_000,
+      },
+    );
 
   test.each([[['--help']], [['help', 'cancel']], [['cancel', '--help']]])(
     '%j prints usage on stdout and exits 0',

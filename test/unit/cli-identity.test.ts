@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { hostname, tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
-import { operatorIdentity, recordedAs } from '../../src/cli/identity';
+import { operatorIdentity, recordedAs } from '../../src/operators/shared/identity';
 
 let dir: string;
 beforeAll(() => {

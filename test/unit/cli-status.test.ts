@@ -1,5 +1,5 @@
 /**
- * `npm run book -- status` on a booking that closed without a result (src/cli/verbs.ts): it says why, from the
+ * `npm run book -- status` on a booking that closed without a result (src/operators/cli/verbs.ts): it says why, from the
  * failure the client decodes; an invalid request is the caller's error (exit 0, no "needs a person"), while any
  * other failure, a termination, or an invalid request on a run continued-as-new (its Book was sent) needs a person.
  * The client is a stand-in that answers describe() and result() as the server would.
@@ -11,8 +11,8 @@ import {
   WorkflowNotFoundError,
   type Client,
 } from '@temporalio/client';
-import { EXIT } from '../../src/cli/common';
-import { failureReport, runStatus, type StatusReport, type VerbIo } from '../../src/cli/verbs';
+import { EXIT } from '../../src/operators/cli/common';
+import { failureReport, runStatus, type StatusReport, type VerbIo } from '../../src/operators/cli/verbs';
 
 const REF = '5b4f1c7e-2f51-4a55-9a55-3a1c2b7f0d11';
 const ISSUES = ['guests.0.age: expected a number from 0 to 120', 'holder.email: expected an email address'];

@@ -3,7 +3,7 @@
  * must give the committed page, so a variable added, renamed or given a new default cannot leave the page stale.
  */
 import { readFileSync } from 'node:fs';
-import { EnvSchema } from '../../src/config';
+import { EnvSchema } from '../../src/runtime/config/index';
 import { CONFIG_DOC_PATH, renderConfigurationDoc } from '../../scripts/generate-config-docs';
 
 describe('docs/configuration.md', () => {

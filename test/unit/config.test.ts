@@ -1,5 +1,5 @@
 /** The one config schema: defaults, overrides, and errors that name the variable. */
-import { ConfigError, loadCallbacksConfig, loadConfig } from '../../src/config';
+import { ConfigError, loadCallbacksConfig, loadConfig } from '../../src/runtime/config/index';
 
 const base = { SUPPLIER_APP_KEY: 'k', SUPPLIER_APP_SECRET: 's3cret-value' };
 

@@ -1,5 +1,5 @@
 /**
- * The deploy command's command line (src/deploy/main.ts): `--help` is a request, not an unknown option, and a
+ * The deploy command's command line (src/operators/deploy/main.ts): `--help` is a request, not an unknown option, and a
  * mistaken flag is named with where the list of flags is.
  */
 import {
@@ -9,7 +9,7 @@ import {
   gateCodeSource,
   parseDeployArgs,
   rollbackTarget,
-} from '../../src/deploy/main';
+} from '../../src/operators/deploy/main';
 
 const env = { WORKER_DEPLOYMENT_NAME: 'hotel-booking', WORKER_BUILD_ID: '1.0.0+abc1234' };
 

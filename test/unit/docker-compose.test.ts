@@ -4,12 +4,12 @@ import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, stat
 import os from 'node:os';
 import path from 'node:path';
 import { parse } from 'yaml';
-import { EnvSchema, loadConfig, supplierTimeoutBoundMs } from '../../src/config';
-import { SEARCH_ATTRIBUTES } from '../../src/contract';
+import { EnvSchema, loadConfig, supplierTimeoutBoundMs } from '../../src/runtime/config/index';
+import { SEARCH_ATTRIBUTES } from '../../src/api/contract/index';
 import { shutdownGraceMs, STOP_PERIOD_MARGIN_MS } from '../../src/worker';
-import { WORKER_NODE_FLAGS } from '../../src/config/node-flags';
-import { CODEC_SERVER_SECRETS, CodecServerEnv } from '../../src/codec/main';
-import { isLoopbackHost } from '../../src/codec/server';
+import { WORKER_NODE_FLAGS } from '../../src/runtime/config/node-flags';
+import { CODEC_SERVER_SECRETS, CodecServerEnv } from '../../src/servers/codec/main';
+import { isLoopbackHost } from '../../src/servers/codec/server';
 import {
   ensureCertificates,
   IDENTITY_UNITS,
@@ -55,7 +55,7 @@ function envOf(service: Service): Record<string, string> {
 /** A value an operator must supply (`${VAR:?message}`), as a test stand-in. */
 const REQUIRED: Record<string, string> = {};
 
-/** What each compose secret's file holds once deploy/compose/make-secrets.sh made it, as a test stand-in. */
+/** What each compose secret's file holds once infra/compose/make-secrets.sh made it, as a test stand-in. */
 const SECRET_STANDINS: Record<string, string> = {
   postgres_password: 'f'.repeat(64),
   payload_encryption_keys: `k1:${Buffer.alloc(32, 1).toString('base64')}`,
@@ -71,7 +71,7 @@ const secretsOf = (service: Service) => (service.secrets ?? []).map((s) => (type
 
 /**
  * The environment a program in the service sees: each `X_FILE=/run/secrets/<name>` as `X` with that secret's stand-in
- * (what the program itself, or deploy/compose/file-env.sh before it, reads).
+ * (what the program itself, or infra/compose/file-env.sh before it, reads).
  */
 function withSecretFiles(env: Record<string, string>): Record<string, string> {
   const out: Record<string, string> = {};
@@ -210,12 +210,12 @@ test('every pulled image is pinned to an exact version (a digest, or a tag with 
 });
 
 describe('secrets', () => {
-  const SECRETS_DIR = path.join(ROOT, 'deploy/compose/secrets');
+  const SECRETS_DIR = path.join(ROOT, 'infra/compose/secrets');
   const declared = compose.secrets ?? {};
 
-  test('every secret is a file in deploy/compose/secrets, which git ignores, made by make-secrets.sh', () => {
+  test('every secret is a file in infra/compose/secrets, which git ignores, made by make-secrets.sh', () => {
     expect(Object.keys(declared).sort()).toEqual(Object.keys(SECRET_STANDINS).sort());
-    const script = readFileSync(path.join(ROOT, 'deploy/compose/make-secrets.sh'), 'utf8');
+    const script = readFileSync(path.join(ROOT, 'infra/compose/make-secrets.sh'), 'utf8');
     for (const [name, { file, environment }] of Object.entries(declared)) {
       expect({ name, environment }).toEqual({ name, environment: undefined });
       expect({ name, dir: path.dirname(path.resolve(ROOT, file ?? '')) }).toEqual({ name, dir: SECRETS_DIR });
@@ -247,7 +247,7 @@ describe('secrets', () => {
     const files = new Set(
       Object.values(services).flatMap((s) => [(s as { env_file?: string | string[] }).env_file ?? []].flat()),
     );
-    expect(files).toContain('./deploy/temporal-server.env');
+    expect(files).toContain('./infra/temporal-server.env');
     for (const file of files) {
       const keys = readFileSync(path.join(ROOT, file), 'utf8')
         .split('\n')
@@ -273,7 +273,7 @@ describe('secrets', () => {
         entrypoint: ['/bin/sh', '/deploy/file-env.sh'],
       });
       expect(mountsOf(s)).toContainEqual({
-        source: './deploy/compose/file-env.sh',
+        source: './infra/compose/file-env.sh',
         target: '/deploy/file-env.sh',
         readOnly: true,
       });
@@ -287,7 +287,7 @@ describe('secrets', () => {
       const run = (env: Record<string, string>) =>
         spawnSync(
           'sh',
-          [path.join(ROOT, 'deploy/compose/file-env.sh'), 'sh', '-c', 'echo "[$POSTGRES_PWD][${POSTGRES_PWD_FILE:-}]"'],
+          [path.join(ROOT, 'infra/compose/file-env.sh'), 'sh', '-c', 'echo "[$POSTGRES_PWD][${POSTGRES_PWD_FILE:-}]"'],
           {
             env: { PATH: process.env.PATH ?? '', ...env },
             encoding: 'utf8',
@@ -311,7 +311,7 @@ describe('secrets', () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'make-secrets-'));
     try {
       const copy = (d: string) => {
-        writeFileSync(path.join(d, 'make-secrets.sh'), readFileSync(path.join(ROOT, 'deploy/compose/make-secrets.sh')));
+        writeFileSync(path.join(d, 'make-secrets.sh'), readFileSync(path.join(ROOT, 'infra/compose/make-secrets.sh')));
         return spawnSync('sh', [path.join(d, 'make-secrets.sh')], { encoding: 'utf8' });
       };
       const [a, b] = ['a', 'b'].map((n) => path.join(dir, n));
@@ -366,7 +366,7 @@ test("compose waits for the worker's largest allowed shutdown grace and a margin
   expect(stopMs).toBeGreaterThanOrEqual(shutdownGraceMs(profile) + STOP_PERIOD_MARGIN_MS);
 });
 
-test('every way of running a worker passes the same Node flags (src/config/node-flags.ts)', () => {
+test('every way of running a worker passes the same Node flags (src/runtime/config/node-flags.ts)', () => {
   expect(worker.command).toEqual(['node', ...WORKER_NODE_FLAGS, 'lib/worker.js']);
   const dockerfile = readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
   expect(dockerfile).toContain(
@@ -451,13 +451,13 @@ describe('mutual TLS to Temporal', () => {
   test('the certs service makes the CA and certificates with dev/prod/certs.ts into its own volume and copies each identity into one of its own', () => {
     expect(certsService.build).toMatchObject({ context: '.', target: 'certs' });
     const dockerfile = readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
-    const tsconfig = JSON.parse(readFileSync(path.join(ROOT, 'deploy/certs/tsconfig.json'), 'utf8')) as {
+    const tsconfig = JSON.parse(readFileSync(path.join(ROOT, 'infra/certs/tsconfig.json'), 'utf8')) as {
       files: string[];
     };
-    expect(tsconfig.files.map((f) => path.resolve(ROOT, 'deploy/certs', f))).toEqual([
+    expect(tsconfig.files.map((f) => path.resolve(ROOT, 'infra/certs', f))).toEqual([
       path.join(ROOT, 'dev/prod/certs.ts'),
     ]);
-    expect(dockerfile).toMatch(/RUN npx tsc -p deploy\/certs\/tsconfig\.json/);
+    expect(dockerfile).toMatch(/RUN npx tsc -p infra\/certs\/tsconfig.json/);
     expect(dockerfile).toMatch(/apt-get install -y --no-install-recommends openssl/);
     const script = scriptOf(certsService);
     expect(script).toContain(`node certs.js ${CERTS_MOUNT}/ca`);

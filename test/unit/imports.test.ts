@@ -1,6 +1,6 @@
 /**
  * The direction data flows in, checked on the sources: what ships never imports the development tooling,
- * the public contract and the supplier's wire model build on src/values and never import each other, and
+ * the public contract and the supplier's wire model build on src/api/values and never import each other, and
  * workflow code imports no zod schema at all.
  */
 import { readdirSync, readFileSync } from 'node:fs';
@@ -28,16 +28,16 @@ test('what ships (src/) imports nothing from the development tooling (dev/)', ()
   expect(fromDev).toEqual([]);
 });
 
-test('src/contract imports nothing from src/supplier', () => {
+test('src/api/contract imports nothing from src/runtime/supplier', () => {
   expect(importsOf('contract').filter((i) => /\/supplier(\/|$)/.test(i.from))).toEqual([]);
 });
 
-test('src/supplier imports nothing from src/contract', () => {
+test('src/runtime/supplier imports nothing from src/api/contract', () => {
   expect(importsOf('supplier').filter((i) => /\/contract(\/|$)/.test(i.from))).toEqual([]);
 });
 
 test('workflow code takes values only from zod-free modules (schemas as types only)', () => {
-  // src/values/timestamp.ts is the one module of src/values written without zod (and without imports).
+  // src/api/values/timestamp.ts is the one module of src/api/values written without zod (and without imports).
   const zodFree = (from: string) => /\/values\/timestamp$/.test(from);
   const valueImports = importsOf('workflows').filter(
     (i) => !i.typeOnly && /schemas|values|zod/.test(i.from) && !zodFree(i.from),

@@ -15,7 +15,7 @@ import {
   sweepInputIssues,
   type RunInfo,
 } from '../../src/workflows/input-guard';
-import { defaultSupplierProfile } from '../../src/supplier/profile';
+import { defaultSupplierProfile } from '../../src/runtime/config/supplier-profile';
 
 const ref = fc.uuid();
 const firstRun = (workflowId: string): RunInfo => ({ workflowId, attempt: 1 });

@@ -1,7 +1,7 @@
 /** The committed JSON Schemas are what the zod contract generates; run `npm run schema` when this fails. */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { contractJsonSchemas, renderSchema } from '../../src/contract/json-schema';
+import { contractJsonSchemas, renderSchema } from '../../src/api/contract/json-schema';
 
 test.each(Object.entries(contractJsonSchemas()))('schema/%s is up to date', (file, schema) => {
   const committed = readFileSync(path.resolve(__dirname, '../../schema', file), 'utf8');

@@ -2,23 +2,23 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
-import { loadConfig, ConfigError } from '../../src/config';
+import { loadConfig, ConfigError } from '../../src/runtime/config/index';
 import {
   BOOKING_METRICS,
   CALLBACK_METRICS,
   exportedName,
   type MetricDefinition,
-} from '../../src/observability/definitions';
-import { counterText } from '../../src/observability/exposition';
-import { jsonLine, stageOfActivity } from '../../src/observability/logging';
-import { runtimeOptions } from '../../src/observability/runtime';
-import { bundleTracingMismatch } from '../../src/observability/tracing';
-import { BookingMeters } from '../../src/observability/metrics';
+} from '../../src/runtime/observability/definitions';
+import { counterText } from '../../src/runtime/observability/exposition';
+import { jsonLine, stageOfActivity } from '../../src/runtime/observability/logging';
+import { runtimeOptions } from '../../src/runtime/observability/runtime';
+import { bundleTracingMismatch } from '../../src/runtime/observability/tracing';
+import { BookingMeters } from '../../src/runtime/observability/metrics';
 import { noopMetricMeter, type MetricMeter } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createActivities } from '../../src/activities/booking';
-import { defaultSupplierProfile } from '../../src/supplier/profile';
-import type { SupplierClient } from '../../src/supplier/interface';
+import { defaultSupplierProfile } from '../../src/runtime/config/supplier-profile';
+import type { SupplierClient } from '../../src/runtime/supplier/interface';
 
 const base = { SUPPLIER_APP_KEY: 'k', SUPPLIER_APP_SECRET: 's3cret-value' };
 
@@ -153,10 +153,10 @@ describe('dashboards and alert rules name only metrics the worker exports', () =
   /** Prometheus's own series, which every scrape target has. */
   const SYNTHETIC = new Set(['up']);
 
-  const dashboard = JSON.parse(readFileSync(path.join(ROOT, 'deploy/grafana/dashboards/booking.json'), 'utf8')) as {
+  const dashboard = JSON.parse(readFileSync(path.join(ROOT, 'infra/grafana/dashboards/booking.json'), 'utf8')) as {
     panels: Array<{ title: string; targets?: Array<{ expr: string }> }>;
   };
-  const rules = parse(readFileSync(path.join(ROOT, 'deploy/prometheus/alerts.yml'), 'utf8')) as {
+  const rules = parse(readFileSync(path.join(ROOT, 'infra/prometheus/alerts.yml'), 'utf8')) as {
     groups: Array<{ rules: Array<{ alert: string; expr: string }> }>;
   };
   const expressions = [

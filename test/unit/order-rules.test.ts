@@ -1,7 +1,7 @@
 /** The pure rules of an order's life: the cancellation fee at a moment, and the reconciliation verdict. */
-import { cancelFeeAt, chargedWithin, feeAfterChange, sameFee } from '../../src/rules/cancel-fee';
-import { classifyOrder, slices, type BookingView } from '../../src/rules/sweep-classify';
-import { defaultSupplierProfile } from '../../src/supplier/profile';
+import { cancelFeeAt, chargedWithin, feeAfterChange, sameFee } from '../../src/runtime/rules/cancel-fee';
+import { classifyOrder, slices, type BookingView } from '../../src/runtime/rules/sweep-classify';
+import { defaultSupplierProfile } from '../../src/runtime/config/supplier-profile';
 
 const usd = (amount: number) => ({ currency: 'USD', amount });
 const at = (iso: string) => Date.parse(iso);

@@ -6,7 +6,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { defaultSupplierProfile, SupplierProfile } from '../../src/supplier/profile';
+import { defaultSupplierProfile, SupplierProfile } from '../../src/runtime/config/supplier-profile';
 
 const SRC = path.join(__dirname, '../../src');
 

@@ -11,7 +11,7 @@ import {
   TemporalSetupError,
   unanswered,
   type TemporalServices,
-} from '../../src/temporal/setup';
+} from '../../src/runtime/namespace/setup';
 
 const { IndexedValueType } = temporal.api.enums.v1;
 const KEYWORD = IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD;

@@ -16,8 +16,8 @@ import {
   startBooking,
   validateBookingRequest,
   type RecoveryOptions,
-} from '../../src/client';
-import { pollOffsetSeconds } from '../../src/rules/schedule';
+} from '../../src/api/client/index';
+import { pollOffsetSeconds } from '../../src/runtime/rules/schedule';
 
 const REQUEST = {
   customerReferenceNo: '1b4e28ba-2fa1-4d3b-a3f5-ef19b5a7633b',

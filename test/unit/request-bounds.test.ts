@@ -3,8 +3,8 @@
  * its path, by the worker's check and by the client helper alike, and a field at its bound passes. The bounds apply
  * to what a caller sends only: the supplier's answers are read tolerantly, whatever their lengths.
  */
-import { REQUEST_LIMITS, validateBookingRequest } from '../../src/client';
-import { HotelOrder } from '../../src/supplier/schemas';
+import { REQUEST_LIMITS, validateBookingRequest } from '../../src/api/client/index';
+import { HotelOrder } from '../../src/runtime/supplier/schemas';
 
 const REQUEST = {
   customerReferenceNo: '1b4e28ba-2fa1-4d3b-a3f5-ef19b5a7633b',

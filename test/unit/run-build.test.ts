@@ -1,5 +1,5 @@
 /**
- * A run's build as the console and the CLI read it (src/console/build.ts): from a list entry's search attributes or
+ * A run's build as the console and the CLI read it (src/operators/shared/run-build.ts): from a list entry's search attributes or
  * a description's versioning info, unversioned when neither names a behavior; and the console's pages show it
  * escaped, like every other value.
  */
@@ -11,9 +11,9 @@ import {
   VersioningBehaviorKey,
   WorkerDeploymentVersionKey,
   type RunBuild,
-} from '../../src/console/build';
-import type { ConsoleItem } from '../../src/console/items';
-import { renderBookingPage, renderPage } from '../../src/console/page';
+} from '../../src/operators/shared/run-build';
+import type { ConsoleItem } from '../../src/operators/console/items';
+import { renderBookingPage, renderPage } from '../../src/operators/console/page';
 
 const { VersioningBehavior } = temporal.api.enums.v1;
 const BUILD: RunBuild = { deploymentName: 'hotel-booking', buildId: '1.0.0+abc1234', behavior: 'pinned' };

@@ -1,7 +1,7 @@
 /** The recovery schedule and the price-change decision are pure functions: checked here exhaustively. */
-import { RecoveryPolicy } from '../../src/contract';
-import { pollOffsetSeconds } from '../../src/rules/schedule';
-import { confirmedAboveAccepted, judgePrice } from '../../src/rules/price';
+import { RecoveryPolicy } from '../../src/api/contract/index';
+import { pollOffsetSeconds } from '../../src/runtime/rules/schedule';
+import { confirmedAboveAccepted, judgePrice } from '../../src/runtime/rules/price';
 
 describe('recovery schedule', () => {
   const policy = RecoveryPolicy.parse({});

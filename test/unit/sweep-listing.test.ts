@@ -16,11 +16,11 @@ import {
   MIN_SLICE_MS,
   SWEEP_SLICE_CEILING,
   SWEEP_SLICE_TOO_LARGE,
-} from '../../src/rules/sweep-listing';
-import { SupplierError } from '../../src/supplier/errors';
-import { defaultSupplierProfile, SupplierProfile } from '../../src/supplier/profile';
-import type { SupplierClient } from '../../src/supplier/interface';
-import type { HotelOrder } from '../../src/supplier/schemas';
+} from '../../src/runtime/rules/sweep-listing';
+import { SupplierError } from '../../src/runtime/supplier/errors';
+import { defaultSupplierProfile, SupplierProfile } from '../../src/runtime/config/supplier-profile';
+import type { SupplierClient } from '../../src/runtime/supplier/interface';
+import type { HotelOrder } from '../../src/runtime/supplier/schemas';
 import { OrderStore } from '../../dev/sandbox/store';
 import { guests, holder } from '../harness/booking';
 

@@ -7,9 +7,14 @@
 import { temporal } from '@temporalio/proto';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createReconciliationActivities } from '../../src/activities/sweep';
-import { bookingWorkflowId, orderWorkflowId } from '../../src/contract';
-import { classifyOrder, needsOrderView, type BookingView, type WorkflowView } from '../../src/rules/sweep-classify';
-import { defaultSupplierProfile } from '../../src/supplier/profile';
+import { bookingWorkflowId, orderWorkflowId } from '../../src/api/contract/index';
+import {
+  classifyOrder,
+  needsOrderView,
+  type BookingView,
+  type WorkflowView,
+} from '../../src/runtime/rules/sweep-classify';
+import { defaultSupplierProfile } from '../../src/runtime/config/supplier-profile';
 
 const codes = defaultSupplierProfile.orderStatus;
 

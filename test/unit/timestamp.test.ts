@@ -1,6 +1,6 @@
 /** parseTimestamp: ISO 8601 / RFC 3339 read the same in every time zone (this tier runs under America/New_York). */
-import { parseDeadline, parseTimestamp } from '../../src/values/timestamp';
-import { cancelFeeAt } from '../../src/rules/cancel-fee';
+import { parseDeadline, parseTimestamp } from '../../src/api/values/timestamp';
+import { cancelFeeAt } from '../../src/runtime/rules/cancel-fee';
 
 const utc = (iso: string) => new Date(iso).getTime();
 

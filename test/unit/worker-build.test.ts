@@ -1,17 +1,17 @@
 /**
- * Which build a worker is (src/deploy/version.ts, WORKER_DEPLOYMENT_NAME / WORKER_BUILD_ID) and how each workflow
+ * Which build a worker is (src/runtime/config/build.ts, WORKER_DEPLOYMENT_NAME / WORKER_BUILD_ID) and how each workflow
  * type declares its versioning behaviour (src/workflows/versioning.ts): as a getter, so an unversioned worker sends
  * none (the server refuses a behaviour from one, which stopped every workflow there before).
  */
-import { loadConfig } from '../../src/config';
-import { buildCommit, defaultBuildId, packageVersion, parseDeploymentVersion } from '../../src/deploy/version';
+import { loadConfig } from '../../src/runtime/config/index';
+import { buildCommit, defaultBuildId, packageVersion, parseDeploymentVersion } from '../../src/runtime/config/build';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import * as workflows from '../../src/workflows';
 import { workerDeploymentOptions } from '../../src/worker';
-import { pinnedBuildOf } from '../../src/deploy/gate';
+import { pinnedBuildOf } from '../../src/operators/deploy/gate';
 
 const base = { SUPPLIER_APP_KEY: 'k', SUPPLIER_APP_SECRET: 's3cret-value' };
 
@@ -84,15 +84,15 @@ test.each([
   expect(parseDeploymentVersion(version)).toEqual(expected);
 });
 
-/** A tree laid out as the code is (`<root>/deploy/version.js` beside its other modules), with `files` in it. */
+/** A tree laid out as the code is (`<root>/runtime/config/build.js` beside its other modules), with `files` in it. */
 function codeTree(files: Record<string, string>): { root: string; from: string } {
   const root = mkdtempSync(path.join(os.tmpdir(), 'build-id-'));
   for (const [name, text] of Object.entries(files)) {
     mkdirSync(path.dirname(path.join(root, name)), { recursive: true });
     writeFileSync(path.join(root, name), text);
   }
-  mkdirSync(path.join(root, 'deploy'), { recursive: true });
-  return { root, from: path.join(root, 'deploy') };
+  mkdirSync(path.join(root, 'runtime/config'), { recursive: true });
+  return { root, from: path.join(root, 'runtime/config') };
 }
 
 test('an image with no commit known is named by its code: two images of different code never share a build id', () => {
@@ -114,12 +114,12 @@ test('a change under src/, an untracked file included, marks the build dirty, fr
   const git = (...args: string[]) =>
     execFileSync('git', ['-c', 'user.email=t@example.com', '-c', 'user.name=t', ...args], { cwd: repo });
   try {
-    mkdirSync(path.join(repo, 'src/deploy'), { recursive: true });
-    writeFileSync(path.join(repo, 'src/deploy/version.ts'), '// the module');
+    mkdirSync(path.join(repo, 'src/runtime/config'), { recursive: true });
+    writeFileSync(path.join(repo, 'src/runtime/config/build.ts'), '// the module');
     git('init', '-q');
     git('add', '.');
     git('commit', '-qm', 'first');
-    const from = path.join(repo, 'src/deploy');
+    const from = path.join(repo, 'src/runtime/config');
     expect(buildCommit({}, from)).toMatch(/^[0-9a-f]{7}$/);
     writeFileSync(path.join(repo, 'src/new-module.ts'), '// not added yet');
     expect(buildCommit({}, from)).toMatch(/^[0-9a-f]{7}\.dirty$/);

@@ -26,7 +26,7 @@ function valueImports(file: string): string[] {
 test('the SDK and our stateless modules are preloaded, each resolvable', () => {
   expect(workflowBundlerOptions().preloadModules).toEqual([...SDK_PRELOAD_MODULES, ...OWN_PRELOAD_MODULES]);
   expect(OWN_PRELOAD_MODULES.map((f) => path.relative(path.resolve(__dirname, '../../src'), f))).toEqual(
-    expect.arrayContaining(['contract/definitions.ts', 'rules/cancel-fee.ts', 'rules/price.ts']),
+    expect.arrayContaining(['api/contract/definitions.ts', 'runtime/rules/cancel-fee.ts', 'runtime/rules/price.ts']),
   );
 });
 

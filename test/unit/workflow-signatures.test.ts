@@ -3,7 +3,7 @@
  * handles with, match the workflows the worker runs: each workflow takes what its signature sends and returns what
  * its signature promises. A compile-time check: the file does not type-check when they drift apart.
  */
-import type { BookingWorkflow, OperatorNoteWorkflow, OrderWorkflow } from '../../src/contract';
+import type { BookingWorkflow, OperatorNoteWorkflow, OrderWorkflow } from '../../src/api/contract/index';
 import type { bookingWorkflow, operatorNoteWorkflow, orderWorkflow } from '../../src/workflows';
 
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;

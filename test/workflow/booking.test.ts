@@ -18,7 +18,7 @@ import {
   type BookingRig,
 } from '../harness/booking';
 import { temporal } from '@temporalio/proto';
-import { startBooking as startBookingWithHelper } from '../../src/client';
+import { startBooking as startBookingWithHelper } from '../../src/api/client/index';
 import {
   approvePriceChangeUpdate,
   BookingStageKey,
@@ -30,7 +30,7 @@ import {
   type BookingOutcome,
   type BookingRequest,
   type RequestValidation,
-} from '../../src/contract';
+} from '../../src/api/contract/index';
 import { basePriceFor } from '../../dev/sandbox/server';
 import { Worker } from '@temporalio/worker';
 import { TimeoutFailure, TimeoutType } from '@temporalio/common';

@@ -7,14 +7,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { loadConfig } from '../../src/config';
-import { runConformance } from '../../src/conformance/run';
-import { bookingWorkflowId, type BookingOutcome, type BookingRequest } from '../../src/contract';
-import { createQueryOrdersCoalescer } from '../../src/supplier/coalescer';
-import { createDriftReporter } from '../../src/supplier/drift';
-import { createHttpSupplierClient } from '../../src/supplier/http-client';
-import { defaultSupplierProfile, SupplierProfile } from '../../src/supplier/profile';
-import { staticToken } from '../../src/supplier/token';
+import { loadConfig } from '../../src/runtime/config/index';
+import { runConformance } from '../../src/operators/conformance/run';
+import { bookingWorkflowId, type BookingOutcome, type BookingRequest } from '../../src/api/contract/index';
+import { createQueryOrdersCoalescer } from '../../src/runtime/supplier/coalescer';
+import { createDriftReporter } from '../../src/runtime/supplier/drift';
+import { createHttpSupplierClient } from '../../src/runtime/supplier/http-client';
+import { defaultSupplierProfile, SupplierProfile } from '../../src/runtime/config/supplier-profile';
+import { staticToken } from '../../src/runtime/supplier/token';
 import { createBookingWorker } from '../../src/worker';
 import type { bookingWorkflow } from '../../src/workflows';
 import { startConformanceSupplier } from '../fixtures/conformance-supplier';

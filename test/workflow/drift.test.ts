@@ -4,7 +4,7 @@
  * clean answers, on the exact poll schedule, and each drifting path is logged once.
  */
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { createDriftReporter } from '../../src/supplier/drift';
+import { createDriftReporter } from '../../src/runtime/supplier/drift';
 import { connectTimeSkipping } from '../harness/temporal';
 import {
   book,

@@ -17,7 +17,7 @@ import {
   ORDER_WORKFLOW_TYPE,
   queryOrdersTaskQueue,
   type OrderWorkflowInput,
-} from '../../src/contract';
+} from '../../src/api/contract/index';
 import type { OrderCarry } from '../../src/workflows/order';
 import { createActivities } from '../../src/activities/booking';
 import { createOrderActivities } from '../../src/activities/order';

@@ -24,7 +24,7 @@ import {
   supplierOrderUpdateSignal,
   type OrderOutcome,
   type OrderWorkflowInput,
-} from '../../src/contract';
+} from '../../src/api/contract/index';
 import type { bookingWorkflow, orderWorkflow } from '../../src/workflows';
 import { expectWorkerWarnings } from '../harness/quiet-worker-logs';
 

@@ -41,9 +41,9 @@ import {
   type CancelBookingRequest,
   type OrderOutcome,
   type OrderWorkflowInput,
-} from '../../src/contract';
-import { cancelFeeAt } from '../../src/rules/cancel-fee';
-import { CallbackDeferredError, temporalCallbackTarget } from '../../src/callbacks/temporal-target';
+} from '../../src/api/contract/index';
+import { cancelFeeAt } from '../../src/runtime/rules/cancel-fee';
+import { CallbackDeferredError, temporalCallbackTarget } from '../../src/servers/callbacks/temporal-target';
 import type { bookingWorkflow, orderWorkflow } from '../../src/workflows';
 import { expectWorkerWarnings } from '../harness/quiet-worker-logs';
 import { Worker } from '@temporalio/worker';
@@ -415,7 +415,7 @@ describe('an operator cancels an order run', () => {
 });
 
 describe('a supplier callback for a booking no workflow follows', () => {
-  /** What the callback receiver does with a verified callback (src/callbacks/temporal-target.ts). */
+  /** What the callback receiver does with a verified callback (src/servers/callbacks/temporal-target.ts). */
   const target = () => temporalCallbackTarget(client, { taskQueue: rig.taskQueue, now: () => env.currentTimeMs() });
   const callback = (ref: string, status: number) => target().signal({ customerReferenceNo: ref, status });
 

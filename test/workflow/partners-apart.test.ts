@@ -9,8 +9,13 @@ import { randomUUID } from 'node:crypto';
 import { WithStartWorkflowOperation, WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { cancelBookingUpdate, orderWorkflowId, ORDER_WORKFLOW_TYPE, type OrderWorkflowInput } from '../../src/contract';
-import { cancelBooking } from '../../src/client';
+import {
+  cancelBookingUpdate,
+  orderWorkflowId,
+  ORDER_WORKFLOW_TYPE,
+  type OrderWorkflowInput,
+} from '../../src/api/contract/index';
+import { cancelBooking } from '../../src/api/client/index';
 import type { orderWorkflow } from '../../src/workflows';
 import { askedReferences, ordersAnswer, specCheckAvail, specOrder, success } from '../fixtures/spec-supplier';
 import { bookingRequest } from '../harness/booking';

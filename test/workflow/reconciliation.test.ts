@@ -23,8 +23,8 @@ import {
   orderWorkflowId,
   type BookingRequest,
   type SweepResult,
-} from '../../src/contract';
-import { defaultSupplierProfile } from '../../src/supplier/profile';
+} from '../../src/api/contract/index';
+import { defaultSupplierProfile } from '../../src/runtime/config/supplier-profile';
 import type { bookingWorkflow, orderWorkflow } from '../../src/workflows';
 import type { SweepWorkflowInput } from '../../src/workflows/sweep';
 import { expectWorkerWarnings } from '../harness/quiet-worker-logs';

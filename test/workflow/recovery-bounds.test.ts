@@ -7,7 +7,7 @@ import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { connectTimeSkipping } from '../harness/temporal';
 import { book, bookingRequest, createBookingRig, eventually, startBooking, type BookingRig } from '../harness/booking';
-import { bookingStateQuery, type BookingRequest } from '../../src/contract';
+import { bookingStateQuery, type BookingRequest } from '../../src/api/contract/index';
 import { expectWorkerWarnings } from '../harness/quiet-worker-logs';
 
 let env: TestWorkflowEnvironment;

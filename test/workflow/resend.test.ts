@@ -18,7 +18,7 @@ import {
   expectAtMostOneOrderPerReference,
   type BookingRig,
 } from '../harness/booking';
-import { bookingStateQuery, type BookingState } from '../../src/contract';
+import { bookingStateQuery, type BookingState } from '../../src/api/contract/index';
 import { expectWorkerWarnings } from '../harness/quiet-worker-logs';
 
 let env: TestWorkflowEnvironment;

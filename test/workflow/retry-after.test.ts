@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { awaitOrderOutcome, cancelBooking } from '../../src/client';
+import { awaitOrderOutcome, cancelBooking } from '../../src/api/client/index';
 import {
   autoCancelSignal,
   bookingWorkflowId,
@@ -14,7 +14,7 @@ import {
   ORDER_WORKFLOW_TYPE,
   type AutoCancel,
   type OrderWorkflow,
-} from '../../src/contract';
+} from '../../src/api/contract/index';
 import { askedReferences, bookAnswer, ordersAnswer, specOrder, success } from '../fixtures/spec-supplier';
 import { bookingRequest } from '../harness/booking';
 import { startSpecWorker, type SpecWorker } from '../harness/spec-worker';

@@ -8,9 +8,9 @@
  * is; Book re-sent only when no earlier send can have made an order.
  */
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { awaitOrderOutcome, cancelBooking } from '../../src/client';
-import type { BookingOutcome, BookingRequest } from '../../src/contract';
-import { createDriftReporter } from '../../src/supplier/drift';
+import { awaitOrderOutcome, cancelBooking } from '../../src/api/client/index';
+import type { BookingOutcome, BookingRequest } from '../../src/api/contract/index';
+import { createDriftReporter } from '../../src/runtime/supplier/drift';
 import {
   askedReferences,
   bookAnswer,

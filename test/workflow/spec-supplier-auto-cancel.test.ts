@@ -15,8 +15,8 @@ import {
   orderWorkflowId,
   type AutoCancel,
   type OrderOutcome,
-} from '../../src/contract';
-import { awaitOrderOutcome, cancelBooking } from '../../src/client';
+} from '../../src/api/contract/index';
+import { awaitOrderOutcome, cancelBooking } from '../../src/api/client/index';
 import type { bookingWorkflow, orderWorkflow } from '../../src/workflows';
 import {
   askedReferences,

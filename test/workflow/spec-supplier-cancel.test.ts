@@ -8,8 +8,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bookingWorkflowId, orderWorkflowId, type BookingOutcome, type OrderOutcome } from '../../src/contract';
-import { awaitOrderOutcome, cancelBooking } from '../../src/client';
+import {
+  bookingWorkflowId,
+  orderWorkflowId,
+  type BookingOutcome,
+  type OrderOutcome,
+} from '../../src/api/contract/index';
+import { awaitOrderOutcome, cancelBooking } from '../../src/api/client/index';
 import type { bookingWorkflow } from '../../src/workflows';
 import {
   askedReferences,

@@ -7,8 +7,8 @@
  *  - a Failed and a Confirmed order under one reference, in either order: confirmed, and an ERROR line.
  */
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import type { BookingOutcome, BookingRequest } from '../../src/contract';
-import { createDriftReporter } from '../../src/supplier/drift';
+import type { BookingOutcome, BookingRequest } from '../../src/api/contract/index';
+import { createDriftReporter } from '../../src/runtime/supplier/drift';
 import {
   askedReferences,
   bookAnswer,

@@ -13,11 +13,11 @@ import { Worker } from '@temporalio/worker';
 import { connectTimeSkipping, workflowBundle } from '../harness/temporal';
 import { expectWorkerWarnings } from '../harness/quiet-worker-logs';
 import { createReconciliationActivities } from '../../src/activities/sweep';
-import { queryOrdersTaskQueue, type SweepResult } from '../../src/contract';
-import { SWEEP_SLICE_TOO_LARGE } from '../../src/rules/sweep-listing';
-import { defaultSupplierProfile } from '../../src/supplier/profile';
-import type { SupplierClient } from '../../src/supplier/interface';
-import type { HotelOrder, QueryOrdersRequest } from '../../src/supplier/schemas';
+import { queryOrdersTaskQueue, type SweepResult } from '../../src/api/contract/index';
+import { SWEEP_SLICE_TOO_LARGE } from '../../src/runtime/rules/sweep-listing';
+import { defaultSupplierProfile } from '../../src/runtime/config/supplier-profile';
+import type { SupplierClient } from '../../src/runtime/supplier/interface';
+import type { HotelOrder, QueryOrdersRequest } from '../../src/runtime/supplier/schemas';
 import type { SweepWorkflowInput } from '../../src/workflows/sweep';
 
 const CEILING = 10;

@@ -1,7 +1,7 @@
 // Package booking is the orchestrator's contract as a Go caller sees it: names, the JSON of the booking
 // workflow's input and outcome, and a start helper with the rules the orchestrator's own client follows.
 //
-// The source of truth is the orchestrator's src/contract (JSON Schema in its schema/ folder); this
+// The source of truth is the orchestrator's src/api/contract (JSON Schema in its schema/ folder); this
 // package's tests check these types' JSON keys against schema/booking-request.schema.json and
 // schema/booking-outcome.schema.json.
 package booking

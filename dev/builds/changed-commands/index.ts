@@ -7,7 +7,7 @@
  */
 import { setWorkflowOptions, sleep } from '@temporalio/workflow';
 import { pinnedWhenVersioned } from '../../../src/workflows/versioning';
-import type { BookingOutcome } from '../../../src/contract';
+import type { BookingOutcome } from '../../../src/api/contract/index';
 import { bookingWorkflow as bookingStory, type BookingWorkflowInput } from '../../../src/workflows/booking/index';
 
 export { orderWorkflow, reconciliationSweepWorkflow, operatorNoteWorkflow } from '../../../src/workflows';

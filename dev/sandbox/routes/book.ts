@@ -3,7 +3,7 @@
  * second one), with the faults the `Test` header asks for before or after the order is made.
  */
 import type { ServerResponse } from 'node:http';
-import { BookRequest } from '../../../src/supplier/schemas';
+import { BookRequest } from '../../../src/runtime/supplier/schemas';
 import type { Principal } from '../auth';
 import { scheduleCallback } from '../callbacks';
 import { envelope, faultAnswer, hang, header, HttpAnswer, type Handled } from '../http';

@@ -3,8 +3,8 @@
  * the service fee is what the order's cancel policy charges now. A repeat for an order already being
  * cancelled answers the same, without a second charge.
  */
-import { CancelRequest, type HotelOrder } from '../../../src/supplier/schemas';
-import { cancelFeeAt } from '../../../src/rules/cancel-fee';
+import { CancelRequest, type HotelOrder } from '../../../src/runtime/supplier/schemas';
+import { cancelFeeAt } from '../../../src/runtime/rules/cancel-fee';
 import { scheduleCallback } from '../callbacks';
 import { envelope, faultAnswer, header, HttpAnswer } from '../http';
 import { parseTestHeader, type CancelFault, type TestFlags } from '../scenario';

@@ -1,6 +1,6 @@
 /** CheckAvail: the rate package's availability and price, or the fault the `Test` header asks for. */
 import type { ServerResponse } from 'node:http';
-import { CheckAvailRequest, type CheckAvailData } from '../../../src/supplier/schemas';
+import { CheckAvailRequest, type CheckAvailData } from '../../../src/runtime/supplier/schemas';
 import { driftedCheckAvail, driftRequested } from '../drift';
 import { envelope, faultAnswer, hang, header, HttpAnswer, type Handled } from '../http';
 import { parseTestHeader, type TestFlags } from '../scenario';

@@ -3,8 +3,8 @@
  * control API queued for the next requests.
  */
 import type { ServerResponse } from 'node:http';
-import { QueryOrdersRequest, type TimeWindow } from '../../../src/supplier/schemas';
-import { parseTimestamp } from '../../../src/values/timestamp';
+import { QueryOrdersRequest, type TimeWindow } from '../../../src/runtime/supplier/schemas';
+import { parseTimestamp } from '../../../src/api/values/timestamp';
 import { announce } from '../callbacks';
 import { envelope, faultAnswer, hang, HttpAnswer, type Handled } from '../http';
 import type { CallInProgress, OperationHandler, SandboxState } from '../state';

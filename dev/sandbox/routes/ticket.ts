@@ -1,5 +1,5 @@
 /** Ticket: the supplier's authentication, a ticket for an app key and secret it knows. */
-import { TicketRequest } from '../../../src/supplier/schemas';
+import { TicketRequest } from '../../../src/runtime/supplier/schemas';
 import { envelope, HttpAnswer } from '../http';
 import type { OperationHandler } from '../state';
 

@@ -95,7 +95,7 @@ var identitiesByUnit = map[string]identity{
 	"operators":          operator,
 }
 
-// The contract's names (src/contract/definitions.ts) the rules speak of.
+// The contract's names (src/api/contract/definitions.ts) the rules speak of.
 const (
 	bookingWorkflowType          = "bookingWorkflow"
 	orderWorkflowType            = "orderWorkflow"
@@ -240,7 +240,7 @@ const (
 )
 
 // namespaceLessAPIs: the only calls a bound identity may make that name no namespace. What the workers, the receiver
-// and the callers actually call outside their namespace (src/worker.ts, src/temporal/setup.ts, the SDKs at connect):
+// and the callers actually call outside their namespace (src/worker.ts, src/runtime/namespace/setup.ts, the SDKs at connect):
 // GetSystemInfo (every SDK, at connect; Temporal lets it through as a health check before any rule) and
 // GetClusterInfo (the CLI, the Go SDK); both describe the server, not any namespace. DescribeNamespace and ListSearchAttributes, which a worker checks at start, name its own namespace, so
 // they need nothing here. ListNamespaces is not one of them: it would show every partner's namespace.
@@ -450,7 +450,7 @@ func receiverRule(apiName, method string, isWorkflowService bool, request any) a
 	return deny(fmt.Sprintf("the callback receiver may not call %s", method))
 }
 
-// cancelWithStart: exactly the client helper's cancelBooking (src/client): start-or-join orderWorkflow under
+// cancelWithStart: exactly the client helper's cancelBooking (src/api/client): start-or-join orderWorkflow under
 // order:<ref> and the cancelBooking update on that same id.
 func cancelWithStart(r *workflowservice.ExecuteMultiOperationRequest) authorization.Result {
 	ops := r.GetOperations()
@@ -510,7 +510,7 @@ var headersAllowed = set("_tracer-data")
 // bookingTaskQueues: the task queues a start may name (TEMPORAL_BOOKING_TASK_QUEUES); nil: any.
 var bookingTaskQueues = set(defaultBookingTaskQueue)
 
-// defaultBookingTaskQueue: DEFAULT_TASK_QUEUE of the contract (src/contract/definitions.ts).
+// defaultBookingTaskQueue: DEFAULT_TASK_QUEUE of the contract (src/api/contract/definitions.ts).
 const defaultBookingTaskQueue = "hotel-booking"
 
 // parseBookingTaskQueues reads TEMPORAL_BOOKING_TASK_QUEUES: the booking task queues, comma-separated, each the

@@ -43,7 +43,7 @@ func attributes(pairs ...string) *commonpb.SearchAttributes {
 	return &commonpb.SearchAttributes{IndexedFields: fields}
 }
 
-// bookingStart: what src/client startBooking sends (with the OpenTelemetry interceptor's header).
+// bookingStart: what src/api/client startBooking sends (with the OpenTelemetry interceptor's header).
 func bookingStart(change func(*workflowservice.StartWorkflowExecutionRequest)) *workflowservice.StartWorkflowExecutionRequest {
 	r := &workflowservice.StartWorkflowExecutionRequest{
 		Namespace:                "default",

@@ -4,9 +4,9 @@
  */
 import { ActivityFailure, ApplicationFailure, condition, isCancellation, TemporalFailure } from '@temporalio/workflow';
 import type { CheckAvailOutcome } from '../../activities/types';
-import type { BookingOutcome } from '../../contract';
-import type { Money } from '../../values';
-import { judgePrice } from '../../rules/price';
+import type { BookingOutcome } from '../../api/contract/index';
+import type { Money } from '../../api/values/index';
+import { judgePrice } from '../../runtime/rules/price';
 import { checkAvail } from './proxies';
 import type { FirstCheck } from './input';
 import { fmt, setStage, type BookingRun } from './run';

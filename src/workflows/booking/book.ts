@@ -1,13 +1,13 @@
 /**
  * Step 2, not cancellable (Book may reach the supplier): Book with the caller's reference, as the Book
- * rule's value (src/rules/book.ts), and what an answer decides on its own.
+ * rule's value (src/runtime/rules/book.ts), and what an answer decides on its own.
  */
 import { ActivityFailure, ApplicationFailure, log, setCurrentDetails, sleep } from '@temporalio/workflow';
 import type { BookOutcome, OrderView } from '../../activities/types';
-import type { BookAttempt, BookingOutcome } from '../../contract';
+import type { BookAttempt, BookingOutcome } from '../../api/contract/index';
 import { book } from './proxies';
 import { countBookAttempt, countConfirmedAboveAccepted } from '../counters';
-import { confirmedAboveAccepted } from '../../rules/price';
+import { confirmedAboveAccepted } from '../../runtime/rules/price';
 import { describe, setStage, unresolvedOutcome, type BookingRun } from './run';
 
 /** Book refused before any work (429, connection refused) is sent again for at most this long. */

@@ -10,7 +10,7 @@
  * ended starts a run that finds the order Cancelled and ends `cancelled` too.
  */
 import { CancellationScope, proxyLocalActivities } from '@temporalio/workflow';
-import type { BookingOutcome } from '../../contract';
+import type { BookingOutcome } from '../../api/contract/index';
 import type { OrderActivities } from '../../activities/types';
 import type { OrderStart } from '../../activities/types';
 import type { BookingRun } from './run';

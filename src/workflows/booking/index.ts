@@ -16,8 +16,8 @@
  */
 import { CancellationScope, setCurrentDetails, setHandler, setWorkflowOptions } from '@temporalio/workflow';
 import { pinnedWhenVersioned } from '../versioning';
-import { bookingStateQuery } from '../../contract/definitions';
-import type { BookingOutcome } from '../../contract';
+import { bookingStateQuery } from '../../api/contract/definitions';
+import type { BookingOutcome } from '../../api/contract/index';
 import { queryOrderActivity } from './proxies';
 import { checkAvailabilityAndPrice } from './availability';
 import { decideAfterBook, sendBook } from './book';

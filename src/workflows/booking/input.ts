@@ -1,14 +1,14 @@
 /** The workflow's input: the booking request, checked once per run, and the state a resumed run carries. */
 import { ApplicationFailure, CancellationScope, workflowInfo } from '@temporalio/workflow';
 import type { CheckAvailOutcome } from '../../activities/types';
-import { bookingWorkflowId } from '../../contract/definitions';
+import { bookingWorkflowId } from '../../api/contract/definitions';
 import type {
   BookingRequest,
   BookingState,
   ParsedBookingRequest,
   RecoveryPolicy,
   RequestValidation,
-} from '../../contract';
+} from '../../api/contract/index';
 import { bookingResumeIssues } from '../input-guard';
 import { checkRequestAndAvail, validateBookingRequest } from './proxies';
 import { startingState } from './run';

@@ -1,8 +1,8 @@
 /** What reaches a running booking from outside: a price approval, supplier hints, a cancel request. */
 import { CancellationScope, setHandler } from '@temporalio/workflow';
-import { approvePriceChangeUpdate, supplierOrderUpdateSignal } from '../../contract/definitions';
-import type { PriceApproval } from '../../contract';
-import type { Money } from '../../values';
+import { approvePriceChangeUpdate, supplierOrderUpdateSignal } from '../../api/contract/definitions';
+import type { PriceApproval } from '../../api/contract/index';
+import type { Money } from '../../api/values/index';
 import { fmt, type BookingRun } from './run';
 
 export function listen(run: BookingRun): void {

@@ -1,7 +1,7 @@
 /** The activities as bookingWorkflow calls them, each with the options its role needs. */
 import { proxyActivities, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
 import type { BookingActivities } from '../../activities/types';
-import { ACTIVITY_TIMEOUT_SECONDS, queryOrdersTaskQueue } from '../../contract/definitions';
+import { ACTIVITY_TIMEOUT_SECONDS, queryOrdersTaskQueue } from '../../api/contract/definitions';
 
 /** CheckAvail reads only: retried by Temporal with backoff; used-up retries become a `failed` outcome. */
 const checkAvailOptions = {

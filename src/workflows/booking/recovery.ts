@@ -14,7 +14,7 @@ import {
   setCurrentDetails,
 } from '@temporalio/workflow';
 import type { QueryOrderOutcome } from '../../activities/types';
-import type { BookingOutcome, PollRecord } from '../../contract';
+import type { BookingOutcome, PollRecord } from '../../api/contract/index';
 import { countFromSend, followOrder, maySendAgain } from '../follow';
 import { decideOnOrder, sendBook } from './book';
 import { withoutResume, type BookingWorkflowInput, type RecoverySchedule } from './input';

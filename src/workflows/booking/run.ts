@@ -5,7 +5,7 @@
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import { log, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { BookingActivities } from '../../activities/types';
-import { BookingStageKey, CustomerReferenceNoKey } from '../../contract/definitions';
+import { BookingStageKey, CustomerReferenceNoKey } from '../../api/contract/definitions';
 import type {
   BookingOutcome,
   BookingRequest,
@@ -14,8 +14,8 @@ import type {
   ParsedBookingRequest,
   PriceApproval,
   RecoveryPolicy,
-} from '../../contract';
-import type { Money } from '../../values';
+} from '../../api/contract/index';
+import type { Money } from '../../api/values/index';
 import { countOutcome, countStageEntered } from '../counters';
 
 export interface BookingRun {

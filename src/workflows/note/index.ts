@@ -7,7 +7,7 @@
 import { setWorkflowOptions, workflowInfo } from '@temporalio/workflow';
 import { noteInputIssues, refuseInput } from '../input-guard';
 import { pinnedWhenVersioned } from '../versioning';
-import type { OperatorNote } from '../../contract';
+import type { OperatorNote } from '../../api/contract/index';
 
 /** PINNED: it ends in its first workflow task, on the build that took it; there is nothing to move. */
 setWorkflowOptions(pinnedWhenVersioned, operatorNoteWorkflow);

@@ -5,8 +5,8 @@
  * ends the run `cancelled`; anything else at the deadline (not listed, pending, CancelFailed) ends `cancel-not-done`, for
  * a person (run.ts, forTheSystem), as does a Cancel the supplier refused.
  */
-import type { AutoCancel, OrderOutcome, PollRecord } from '../../contract';
-import type { AcceptedFee } from '../../rules/cancel-fee';
+import type { AutoCancel, OrderOutcome, PollRecord } from '../../api/contract/index';
+import type { AcceptedFee } from '../../runtime/rules/cancel-fee';
 import { followOrder } from '../follow';
 import { cancelOrder, continueWith } from './cancel';
 import type { OrderWorkflowArgs } from './index';

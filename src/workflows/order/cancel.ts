@@ -1,5 +1,5 @@
 /**
- * Cancelling an order, by one rule for every send and re-send (the Cancel rule, src/rules/cancel.ts):
+ * Cancelling an order, by one rule for every send and re-send (the Cancel rule, src/runtime/rules/cancel.ts):
  *  1. Re-quote first: the fee that applies now, from the order as last read. Above what was accepted (or no
  *     longer free for cancel-if-free), nothing is sent: the run stops and hands to a person (`cancel-stopped`).
  *  2. Send Cancel once. `accepted` and `ambiguous` answers may have cancelled; a `rejected` one is a refusal
@@ -21,9 +21,9 @@ import {
   TimeoutFailure,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { CancelSendOutcome } from '../../rules/cancel';
-import type { CancelBookingAnswer, CancelFeeQuote, CancellationRecord, OrderOutcome } from '../../contract';
-import { feeWithin, type AcceptedFee } from '../../rules/cancel-fee';
+import type { CancelSendOutcome } from '../../runtime/rules/cancel';
+import type { CancelBookingAnswer, CancelFeeQuote, CancellationRecord, OrderOutcome } from '../../api/contract/index';
+import { feeWithin, type AcceptedFee } from '../../runtime/rules/cancel-fee';
 import { countFromSend, followOrder, maySendAgain } from '../follow';
 import { earlierCancelSends, sendCancel } from './proxies';
 import { failureType } from '../failure';

@@ -20,7 +20,7 @@ import {
 } from '@temporalio/workflow';
 import { orderInputIssues, refuseInput } from '../input-guard';
 import { pinnedWhenVersioned } from '../versioning';
-import type { AutoCancel, OrderCheck, OrderOutcome, OrderState, OrderWorkflowInput } from '../../contract';
+import type { AutoCancel, OrderCheck, OrderOutcome, OrderState, OrderWorkflowInput } from '../../api/contract/index';
 import { cancelOnItsOwn, takeAutoCancel, type WaitState } from './auto-cancel';
 import { follow, type CancelPlan, type FollowState } from './cancel';
 import { listenOrder } from './messages';

@@ -10,9 +10,9 @@ import {
   operatorCheckOrderSignal,
   orderStateQuery,
   supplierOrderUpdateSignal,
-} from '../../contract/definitions';
-import type { AutoCancel, CancelBookingAnswer, CancelBookingRequest, OrderCheck } from '../../contract';
-import type { Money } from '../../values';
+} from '../../api/contract/definitions';
+import type { AutoCancel, CancelBookingAnswer, CancelBookingRequest, OrderCheck } from '../../api/contract/index';
+import type { Money } from '../../api/values/index';
 import type { OrderRun, QueuedRequest } from './run';
 
 export function listenOrder(run: OrderRun): void {

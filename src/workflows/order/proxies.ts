@@ -6,12 +6,12 @@ import {
   ACTIVITY_TIMEOUT_SECONDS,
   CANCEL_START_WITHIN_SECONDS,
   queryOrdersTaskQueue,
-} from '../../contract/definitions';
+} from '../../api/contract/definitions';
 
 /**
  * Cancel, sent once per call: never retried by Temporal, because a retry after a lost answer is a second Cancel
  * whose refusal ("cannot be cancelled": the first worked) must not be read as the first's. Every ending comes
- * back as the Cancel rule's value (src/rules/cancel.ts); a worker lost mid-send times out, which the workflow
+ * back as the Cancel rule's value (src/runtime/rules/cancel.ts); a worker lost mid-send times out, which the workflow
  * reads as ambiguous. A Cancel no worker started within CANCEL_START_WITHIN_SECONDS (a backlog, no worker) was never
  * sent: it ends, so the workflow re-quotes before it tries again, instead of going out minutes after "free" was
  * quoted, at a fee nobody accepted. The fee margin's floor counts that minute (RECOVERY_BOUNDS).

@@ -4,7 +4,7 @@
  */
 import { log, setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { BookingActivities, OrderView, QueryOrderOutcome } from '../../activities/types';
-import { BookingStageKey, ORDER_OUTCOMES_NEEDING_A_PERSON, RECOVERY_DEFAULTS } from '../../contract/definitions';
+import { BookingStageKey, ORDER_OUTCOMES_NEEDING_A_PERSON, RECOVERY_DEFAULTS } from '../../api/contract/definitions';
 import type {
   AutoCancel,
   CancelBookingAnswer,
@@ -18,8 +18,8 @@ import type {
   OrderWorkflowInput,
   PollRecord,
   RecoveryPolicy,
-} from '../../contract';
-import { cancelFeeAt, chargedWithin, feeAfterChange } from '../../rules/cancel-fee';
+} from '../../api/contract/index';
+import { cancelFeeAt, chargedWithin, feeAfterChange } from '../../runtime/rules/cancel-fee';
 import { failureType } from '../failure';
 import { clockForFees, orderQueryActivity } from './proxies';
 import { countCancelFeeAboveAccepted, countOrderOutcome } from '../counters';

@@ -3,8 +3,8 @@
  * cancelBooking request (quote, or cancel at the quoted fee), or check the order against what its booking reported
  * (a supplier callback). The system's own cancellations are in auto-cancel.ts.
  */
-import type { OrderCheck, OrderOutcome } from '../../contract';
-import { feeWithin, sameFee } from '../../rules/cancel-fee';
+import type { OrderCheck, OrderOutcome } from '../../api/contract/index';
+import { feeWithin, sameFee } from '../../runtime/rules/cancel-fee';
 import { bookingInProgress, judgeOrder } from './proxies';
 import { follow, sendFirst, type CancelPlan } from './cancel';
 import type { OrderWorkflowArgs } from './index';

@@ -1,5 +1,5 @@
 /**
- * reconciliationSweepWorkflow: a Temporal Schedule runs it every few minutes (src/temporal/sweep-schedule.ts).
+ * reconciliationSweepWorkflow: a Temporal Schedule runs it every few minutes (src/runtime/namespace/sweep-schedule.ts).
  * It lists the supplier's orders booked in a window (QueryOrders by bookingTimeWindow, one request per
  * slice: the interface documents no paging), on the rate-limited QueryOrders queue like every poll; looks
  * up each reference's booking workflow, and its order workflow where the rule reads it; and reports what
@@ -21,12 +21,12 @@ import { pinnedWhenVersioned } from '../versioning';
 import type { OrderActivities } from '../../activities/types';
 import type { ReconciliationActivities } from '../../activities/types';
 import type { SweepFilter } from '../../activities/types';
-import { ACTIVITY_TIMEOUT_SECONDS, BookingStageKey, queryOrdersTaskQueue } from '../../contract/definitions';
-import type { SweepFinding, SweepResult } from '../../contract';
-import type { Money } from '../../values';
-import { classifyOrder, slices, type SweepWorkflowInput } from '../../rules/sweep-classify';
+import { ACTIVITY_TIMEOUT_SECONDS, BookingStageKey, queryOrdersTaskQueue } from '../../api/contract/definitions';
+import type { SweepFinding, SweepResult } from '../../api/contract/index';
+import type { Money } from '../../api/values/index';
+import { classifyOrder, slices, type SweepWorkflowInput } from '../../runtime/rules/sweep-classify';
 export type { SweepWorkflowInput };
-import { checkInHalves, halves, SWEEP_SLICE_TOO_LARGE, type SweepOrder } from '../../rules/sweep-listing';
+import { checkInHalves, halves, SWEEP_SLICE_TOO_LARGE, type SweepOrder } from '../../runtime/rules/sweep-listing';
 import { countSweep } from '../counters';
 import { failureType } from '../failure';
 

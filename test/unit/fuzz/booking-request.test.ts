@@ -1,8 +1,8 @@
 /** Proves every workflow input is a valid BookingRequest or is rejected, before Temporal, with issues naming fields. */
 import fc from 'fast-check';
 import type { Client } from '@temporalio/client';
-import { BookingRequest, InvalidBookingRequestError, startBooking } from '../../../src/client';
-import { describeIssues } from '../../../src/values';
+import { BookingRequest, InvalidBookingRequestError, startBooking } from '../../../src/api/client/index';
+import { describeIssues } from '../../../src/api/values/index';
 
 const NUM_RUNS = 200;
 const KNOWN_FIELDS = Object.keys(BookingRequest.shape);

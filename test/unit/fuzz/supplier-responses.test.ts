@@ -1,19 +1,19 @@
 /** Proves every supplier HTTP answer ends in schema-valid data or a classified, token-free SupplierError. */
 import fc from 'fast-check';
 import { MockAgent } from 'undici';
-import { SupplierError, SupplierErrorTypes } from '../../../src/supplier/errors';
-import { createHttpSupplierClient, parseRetryAfter } from '../../../src/supplier/http-client';
-import { defaultSupplierProfile } from '../../../src/supplier/profile';
-import { classifyBookFailure } from '../../../src/rules/book';
-import { createDriftReporter } from '../../../src/supplier/drift';
+import { SupplierError, SupplierErrorTypes } from '../../../src/runtime/supplier/errors';
+import { createHttpSupplierClient, parseRetryAfter } from '../../../src/runtime/supplier/http-client';
+import { defaultSupplierProfile } from '../../../src/runtime/config/supplier-profile';
+import { classifyBookFailure } from '../../../src/runtime/rules/book';
+import { createDriftReporter } from '../../../src/runtime/supplier/drift';
 import {
   BookRequest,
   CheckAvailData,
   HotelOrder,
   QueryOrdersData,
   type OrderListing,
-} from '../../../src/supplier/schemas';
-import { staticToken } from '../../../src/supplier/token';
+} from '../../../src/runtime/supplier/schemas';
+import { staticToken } from '../../../src/runtime/supplier/token';
 
 const BASE = 'http://supplier.test';
 /** Distinctive, so "no message contains the token" cannot pass or fail by accident (a one-letter token would). */
@@ -426,7 +426,7 @@ function toError(n: NetworkFailure): Error {
 
 const LATE_TIMEOUT_MS = 5;
 
-/** The Book rule's verdict on an error (src/rules/book.ts), with the default profile. */
+/** The Book rule's verdict on an error (src/runtime/rules/book.ts), with the default profile. */
 const rule = (e: unknown) => classifyBookFailure(e, defaultSupplierProfile).kind;
 const NOT_MADE_STATUSES = defaultSupplierProfile.book.surelyNotMadeStatuses;
 const NOT_MADE_CODES = defaultSupplierProfile.book.surelyNotMadeCodes.map((n) => defaultSupplierProfile.codes[n]);

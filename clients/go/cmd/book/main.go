@@ -37,7 +37,7 @@ func main() {
 	os.Exit(code)
 }
 
-// demoRequest is a request the sandbox supplier accepts: src/cli/book.ts's demo traveller.
+// demoRequest is a request the sandbox supplier accepts: src/operators/cli/book.ts's demo traveller.
 func demoRequest(ref, ratePkg, scenario string) booking.Request {
 	request := booking.Request{
 		CustomerReferenceNo: ref,

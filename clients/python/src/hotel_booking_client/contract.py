@@ -1,6 +1,6 @@
 """The orchestrator's contract as Python sees it: names, and the JSON of the workflow's input and outcome.
 
-The source of truth is the orchestrator's `src/contract` (JSON Schema in its `schema/` folder); the tests
+The source of truth is the orchestrator's `src/api/contract` (JSON Schema in its `schema/` folder); the tests
 check these types' keys against `schema/booking-request.schema.json` and `schema/booking-outcome.schema.json`.
 Payloads are plain JSON, so the types are TypedDicts: a request is a dict, an outcome comes back as one.
 """
