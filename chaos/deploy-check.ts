@@ -5,15 +5,13 @@
  * current when its first task was handed out (B while B was current, A while A was); both builds took new runs.
  */
 import type { Client } from '@temporalio/client';
-import { temporal } from '@temporalio/proto';
+import { NONDETERMINISM, runBuilds, type RunBuilds } from './history';
 import type { BuildLabel, DeployRecord } from './deploy';
 import type { DeployReport } from './report';
 import type { Stack } from './setup';
 import type { Log } from './stack';
 import { forEachLimit, retry, seconds } from './timing';
 import type { FireRecord } from './under-fire';
-
-type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
 /**
  * A run whose first task was handed out this close to a routing change may be on either build: the change reaches
@@ -22,87 +20,6 @@ type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
  */
 const SWITCH_GRACE_BEFORE_MS = 1_000;
 const SWITCH_GRACE_AFTER_MS = 5_000;
-
-/** Nondeterminism as the SDK and the server word it. */
-export const NONDETERMINISM = /TMPRL1100|nondetermin|non-determin|NON_DETERMINISTIC/i;
-
-/** What one run's history says about the builds that ran it. */
-export interface RunBuilds {
-  workflowId: string;
-  runId: string;
-  type: string;
-  /** Build ids of its completed workflow tasks, in order, deduplicated ('' for a task completed by no build). */
-  builds: string[];
-  startMs: number;
-  /** When the first task that completed was handed to a worker (its WorkflowTaskStarted). */
-  firstTaskMs?: number;
-  closeMs?: number;
-  continuedFromRunId?: string;
-  taskFailures: Array<{ cause: string; message: string }>;
-}
-
-function ms(t: HistoryEvent['eventTime']): number {
-  if (!t) return NaN;
-  return Number(t.seconds ?? 0) * 1000 + Math.floor((t.nanos ?? 0) / 1e6);
-}
-
-/** The build id a completed workflow task carries: its deployment version, or an older field that names it. */
-function buildOfTask(a: temporal.api.history.v1.IWorkflowTaskCompletedEventAttributes): string {
-  if (a.deploymentVersion?.buildId) return a.deploymentVersion.buildId;
-  const v = a.workerDeploymentVersion ?? '';
-  for (const sep of [':', '.']) {
-    const cut = v.indexOf(sep);
-    if (cut >= 0) return v.slice(cut + 1);
-  }
-  return a.deployment?.buildId ?? a.workerVersion?.buildId ?? '';
-}
-
-const CLOSE_EVENTS = [
-  'workflowExecutionCompletedEventAttributes',
-  'workflowExecutionFailedEventAttributes',
-  'workflowExecutionTimedOutEventAttributes',
-  'workflowExecutionCanceledEventAttributes',
-  'workflowExecutionTerminatedEventAttributes',
-  'workflowExecutionContinuedAsNewEventAttributes',
-] as const;
-
-/** Reads one history into the builds that ran it and the workflow tasks that failed. */
-export function runBuilds(workflowId: string, runId: string, type: string, events: HistoryEvent[]): RunBuilds {
-  const builds: string[] = [];
-  const taskFailures: RunBuilds['taskFailures'] = [];
-  const startedAt = new Map<number, number>();
-  let firstTaskMs: number | undefined;
-  let closeMs: number | undefined;
-  for (const e of events) {
-    if (e.workflowTaskStartedEventAttributes) startedAt.set(Number(e.eventId), ms(e.eventTime));
-    const done = e.workflowTaskCompletedEventAttributes;
-    if (done) {
-      const build = buildOfTask(done);
-      if (builds.at(-1) !== build) builds.push(build);
-      firstTaskMs ??= startedAt.get(Number(done.startedEventId));
-    }
-    const failed = e.workflowTaskFailedEventAttributes;
-    if (failed) {
-      taskFailures.push({
-        cause: temporal.api.enums.v1.WorkflowTaskFailedCause[failed.cause ?? 0] ?? String(failed.cause),
-        message: (failed.failure?.message ?? '').split('\n')[0]!.slice(0, 300),
-      });
-    }
-    if (CLOSE_EVENTS.some((k) => e[k])) closeMs = ms(e.eventTime);
-  }
-  const started = events[0]?.workflowExecutionStartedEventAttributes;
-  return {
-    workflowId,
-    runId,
-    type,
-    builds: [...new Set(builds)],
-    startMs: ms(events[0]?.eventTime),
-    ...(firstTaskMs !== undefined ? { firstTaskMs } : {}),
-    ...(closeMs !== undefined ? { closeMs } : {}),
-    ...(started?.continuedExecutionRunId ? { continuedFromRunId: started.continuedExecutionRunId } : {}),
-    taskFailures,
-  };
-}
 
 /** Every run the namespace holds, each history read raw. */
 async function everyRun(raw: Client): Promise<RunBuilds[]> {

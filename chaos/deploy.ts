@@ -14,7 +14,7 @@ import { describeGate, runReplayGate, type GateReport, type GateRun } from '../s
 import { describeDeployment, openRunsOn, setCurrentBuild } from '../src/operators/deploy/routing';
 import type { WorkerBuild } from '../src/runtime/config/build';
 import { temporal } from '@temporalio/proto';
-import { runBuilds } from './deploy-check';
+import { runBuilds } from './history';
 import type { Log, WorkerFleet } from './stack';
 import { errorLine, seconds, sleep } from './timing';
 

@@ -7,7 +7,8 @@
  * left on A when it stopped. The full drill is `npm run chaos -- --deploy`.
  */
 import { temporal } from '@temporalio/proto';
-import { NONDETERMINISM, routingAt, runBuilds } from '../../chaos/deploy-check';
+import { routingAt } from '../../chaos/deploy-check';
+import { NONDETERMINISM, runBuilds } from '../../chaos/history';
 import type { DeployRecord } from '../../chaos/deploy';
 import type { ChaosReport } from '../../chaos/report';
 import { CHAOS_RECOVERY } from '../../chaos/run';
