@@ -8,7 +8,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { moveNewRuns, parseDeployArgs, rollbackTarget, runDeployStep } from '../../src/operators/deploy/main';
+import { parseDeployArgs } from '../../src/operators/deploy/command';
+import { runDeployStep } from '../../src/operators/deploy/main';
+import { moveNewRuns, rollbackTarget } from '../../src/operators/deploy/moves';
 import { describeDeployment, lastPolls, setCurrentBuild, setRampingBuild } from '../../src/operators/deploy/routing';
 import type { WorkerBuild } from '../../src/runtime/config/build';
 import { createBookingWorker, type BookingWorker } from '../../src/worker';

@@ -1,15 +1,10 @@
 /**
- * The deploy command's command line (src/operators/deploy/main.ts): `--help` is a request, not an unknown option, and a
+ * The deploy command's command line (src/operators/deploy/command.ts): `--help` is a request, not an unknown option, and a
  * mistaken flag is named with where the list of flags is.
  */
-import {
-  asksForHelp,
-  DEPLOY_USAGE,
-  DeployError,
-  gateCodeSource,
-  parseDeployArgs,
-  rollbackTarget,
-} from '../../src/operators/deploy/main';
+import { asksForHelp, DEPLOY_USAGE, DeployError, parseDeployArgs } from '../../src/operators/deploy/command';
+import { gateCodeSource } from '../../src/operators/deploy/gate-code';
+import { rollbackTarget } from '../../src/operators/deploy/moves';
 
 const env = { WORKER_DEPLOYMENT_NAME: 'hotel-booking', WORKER_BUILD_ID: '1.0.0+abc1234' };
 

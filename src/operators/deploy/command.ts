@@ -1,0 +1,154 @@
+/**
+ * The deploy command's face: its steps and flags (DEPLOY_USAGE, what `--help` prints), the parsed command line, its
+ * one error type, and what every step is given (DeployIo) and gives back (DeployResult).
+ */
+import { parseArgs } from 'node:util';
+import { DEFAULT_TASK_QUEUE } from '../../api/contract/index';
+import { BUILD_ID_PATTERN, defaultBuildId, DEPLOYMENT_NAME_PATTERN } from '../../runtime/config/build';
+
+export const DEPLOY_STEPS = ['status', 'gate', 'rollout', 'ramp', 'drain', 'rollback'] as const;
+export type DeployStep = (typeof DEPLOY_STEPS)[number];
+
+/** The server's own visibility grace period for drainage (matching.wv.VersionDrainageStatusVisibilityGracePeriod). */
+export const DEFAULT_GRACE_SECONDS = 180;
+
+export class DeployError extends Error {
+  override readonly name = 'DeployError';
+}
+
+export interface DeployArgs {
+  step: DeployStep;
+  deploymentName: string;
+  taskQueue: string;
+  buildId?: string;
+  percent?: number;
+  bundle?: string;
+  strict: boolean;
+  wait: boolean;
+  json: boolean;
+  /** Seconds a build must have stopped taking new runs before drain says it may stop (default 180: visibility lags). */
+  graceSeconds?: number;
+}
+
+/** What `--help` prints: the steps and flags of the header above, for a person at a terminal. */
+export const DEPLOY_USAGE = `npm run deploy -- <step> [flags]
+
+Steps:
+  status                             the deployment's current and ramping builds, each build's open runs
+  gate     [--build-id B]            the replay gate alone (exit 1 when refused)
+  ramp     [--build-id B] --percent P  the gate, then P % of new runs to B; --percent 0 ends the ramp
+  rollout  [--build-id B]            the gate, then B current: every new run starts on B
+  drain    --build-id A [--wait] [--grace S]
+                                     open runs still pinned to A; A may stop once none is open and either the
+                                     server says drained or A stopped taking new runs S seconds ago (default 180);
+                                     with --wait, until then
+  rollback [--build-id A]            the gate for A, then A current again (default: the build that was current
+                                     just before the present one, never one that only ramped; needs A's --bundle)
+
+Before ramp, rollout and rollback change routing, every task queue of the target build must have been polled by
+one of its workers within the last 90 s (else refused, naming the queue), and the change carries the conflict token
+read before the gate (a change another deploy made meanwhile refuses it; nothing changes).
+
+Flags:
+  --deployment NAME   the Worker Deployment (default WORKER_DEPLOYMENT_NAME)
+  --task-queue QUEUE  default BOOKING_TASK_QUEUE, else hotel-booking
+  --build-id ID       gate, ramp and rollout default to this checkout's own build (WORKER_BUILD_ID, else version+commit)
+  --bundle FILE       the target build's \`npm run bundle\` output; without it the gate bundles this checkout's
+                      src/workflows, and refuses a build id that is not this checkout's own (a rollback needs it)
+  --strict            every divergence refuses
+  --json              one JSON line on stdout
+  --help              this text
+
+The connection is the CLI's (TEMPORAL_ADDRESS, TEMPORAL_TLS_*, PAYLOAD_ENCRYPTION_KEYS). docs/operations.md,
+"Deploying a new build", has the whole sequence.`;
+
+/** Whether the command line asks for the usage text (then nothing else is read or checked). */
+export function asksForHelp(argv: readonly string[]): boolean {
+  return argv.some((a) => a === '--help' || a === '-h') || argv[0] === 'help';
+}
+
+/** Reads the command line; every mistake is a DeployError naming the flag. */
+export function parseDeployArgs(argv: string[], env: NodeJS.ProcessEnv = process.env): DeployArgs {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        deployment: { type: 'string' },
+        'task-queue': { type: 'string' },
+        'build-id': { type: 'string' },
+        percent: { type: 'string' },
+        bundle: { type: 'string' },
+        strict: { type: 'boolean', default: false },
+        wait: { type: 'boolean', default: false },
+        grace: { type: 'string' },
+        json: { type: 'boolean', default: false },
+      },
+    });
+  } catch (err) {
+    // node:util's own words ("Unknown option '--x'"), and where the list of flags is.
+    throw new DeployError(`${(err as Error).message} (npm run deploy -- --help lists the steps and flags)`);
+  }
+  const { values, positionals } = parsed;
+  const step = positionals[0] as DeployStep | undefined;
+  if (!step || !DEPLOY_STEPS.includes(step)) {
+    throw new DeployError(`step: one of ${DEPLOY_STEPS.join(', ')}, got ${step ?? 'none'}`);
+  }
+  const deploymentName = values.deployment ?? env.WORKER_DEPLOYMENT_NAME;
+  if (!deploymentName || !DEPLOYMENT_NAME_PATTERN.test(deploymentName)) {
+    throw new DeployError('--deployment (or WORKER_DEPLOYMENT_NAME): the Worker Deployment, letters, digits, - and _');
+  }
+  // The build a gate, ramp or rollout is for: named, else this checkout's (or image's) own, as its workers compute it.
+  const buildId =
+    values['build-id'] ??
+    (['gate', 'rollout', 'ramp'].includes(step) ? (env.WORKER_BUILD_ID ?? defaultBuildId(env)) : undefined);
+  if (buildId !== undefined && !BUILD_ID_PATTERN.test(buildId)) {
+    throw new DeployError(`--build-id: letters, digits and . _ + - only, got "${buildId}"`);
+  }
+  if (step === 'drain' && !buildId) throw new DeployError('--build-id: drain needs the build it waits for');
+  const percentText = values.percent;
+  let percent: number | undefined;
+  if (percentText !== undefined) {
+    percent = Number(percentText);
+    if (!Number.isFinite(percent) || percent < 0 || percent > 100) {
+      throw new DeployError(`--percent: 0 to 100, got "${percentText}"`);
+    }
+  } else if (step === 'ramp') {
+    throw new DeployError('--percent: the share of new runs the build takes, 0 to 100');
+  }
+  const graceText = values.grace ?? String(DEFAULT_GRACE_SECONDS);
+  const graceSeconds = Number(graceText);
+  if (!/^\d+$/.test(graceText) || graceSeconds > 86_400) {
+    throw new DeployError(`--grace: whole seconds, 0 to 86400, got "${graceText}"`);
+  }
+  return {
+    step,
+    deploymentName,
+    graceSeconds,
+    taskQueue: values['task-queue'] ?? env.BOOKING_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
+    ...(buildId ? { buildId } : {}),
+    ...(percent !== undefined ? { percent } : {}),
+    ...(values.bundle ? { bundle: values.bundle } : {}),
+    strict: values.strict!,
+    wait: values.wait!,
+    json: values.json!,
+  };
+}
+
+export interface DeployIo {
+  say(line: string): void;
+  identity: string;
+  /** How long `drain --wait` waits between two counts. */
+  pollMs?: number;
+  /** How long a move waits for the new build's workers to poll every queue the current build polls (default 60 s). */
+  registerWaitMs?: number;
+  /** How recent a poll must be for a queue to count as served (default 90 s: an idle long poll lasts a minute). */
+  liveWithinMs?: number;
+}
+
+/** A step's outcome; the value is what `--json` prints. */
+export interface DeployResult {
+  exitCode: 0 | 1;
+  value: Record<string, unknown>;
+}

@@ -1,0 +1,55 @@
+/**
+ * The code the replay gate proves: the target build's own workflow bundle, never another's, and the gate run on it.
+ */
+import type { Client } from '@temporalio/client';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { defaultBuildId, type WorkerBuild } from '../../runtime/config/build';
+import { workflowBundlerOptions } from '../../workflow-bundle';
+import { DeployError, type DeployArgs, type DeployIo } from './command';
+import { describeGate, runReplayGate, type GateReport } from './gate';
+
+/**
+ * Where the gate gets the target build's workflow code: the `--bundle` given, else this checkout's own src/workflows,
+ * but only when the target is this checkout's own build (the id its workers compute). Replaying against other code
+ * than the target's would prove nothing about it: a build id named from another checkout, or a rollback to an older
+ * build, needs that build's bundle.
+ */
+export function gateCodeSource(
+  args: Pick<DeployArgs, 'bundle'>,
+  targetBuildId: string,
+  ownBuildId: string,
+): { codePath: string } | 'this-checkout' {
+  if (args.bundle) return { codePath: args.bundle };
+  if (targetBuildId === ownBuildId) return 'this-checkout';
+  throw new DeployError(
+    `build ${targetBuildId} is not this checkout's code (this checkout is build ${ownBuildId}): the gate would replay ` +
+      `other code than the build it routes to. Give that build's workflow bundle (--bundle FILE, its \`npm run bundle\` ` +
+      'output), or run the step from its checkout or image',
+  );
+}
+
+/** The bundle the gate replays against: see gateCodeSource. */
+async function gateBundle(args: DeployArgs, targetBuildId: string): Promise<{ codePath: string } | { code: string }> {
+  const source = gateCodeSource(args, targetBuildId, process.env.WORKER_BUILD_ID ?? defaultBuildId(process.env));
+  if (source !== 'this-checkout') return source;
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: require.resolve('../../workflows'),
+    ...workflowBundlerOptions(),
+    logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} },
+  });
+  return { code };
+}
+
+export async function gate(client: Client, args: DeployArgs, build: WorkerBuild, io: DeployIo): Promise<GateReport> {
+  const report = await runReplayGate({
+    client,
+    workflowBundle: await gateBundle(args, build.buildId),
+    dataConverter: client.options.dataConverter,
+    build,
+    taskQueue: args.taskQueue,
+    strict: args.strict,
+    log: io.say,
+  });
+  for (const line of describeGate(report)) io.say(line);
+  return report;
+}
