@@ -50,14 +50,23 @@ COPY --from=temporal-authz-build /out/temporal-server /opt/temporal-authz/tempor
 
 # --- runtime (default): production dependencies and the compiled src/ only -------------------
 FROM node:20-bookworm-slim AS runtime
+# The commit the image is built from (`docker build --build-arg BUILD_COMMIT=$(git rev-parse --short=12 HEAD)`), or a
+# digest of its source, in hex: with the package version it is the workers' build id (WORKER_BUILD_ID's default), and
+# Worker Versioning sends a pinned run's tasks to whichever worker claims that id. Without it every image of one
+# version would claim the same id, so the image refuses to build, first, before anything else is done. Hex only, 7 to
+# 64 digits: the id keeps the first 12 (src/runtime/config/build.ts), and a dirty tree has no commit that names it.
+ARG BUILD_COMMIT
+RUN case "$BUILD_COMMIT" in *[!0-9a-f]*|'') ok=no ;; *) ok=yes ;; esac; \
+    if [ "$ok" = no ] || [ ${#BUILD_COMMIT} -lt 7 ] || [ ${#BUILD_COMMIT} -gt 64 ]; then \
+      echo "BUILD_COMMIT must be the commit (or a source digest) the image is built from, 7 to 64 hex digits, got '$BUILD_COMMIT': docker build --build-arg BUILD_COMMIT=\$(git rev-parse --short=12 HEAD) (docker compose: BUILD_COMMIT=... in its environment), from a committed tree" >&2; \
+      exit 1; \
+    fi
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev && npm cache clean --force
 COPY --from=build /app/lib ./lib
-# The commit the image is built from (`docker build --build-arg BUILD_COMMIT=$(git rev-parse --short HEAD)`): with
-# the package version it is the worker's build id (WORKER_BUILD_ID's default), so two images never share one.
-ARG BUILD_COMMIT=""
+# The commit checked above, for the workers to compute their build id from.
 ENV BUILD_COMMIT=${BUILD_COMMIT}
 # Unprivileged: the image's built-in `node` user. It only reads /app, except the worker's
 # workflow bundle, which is built in memory at start.

@@ -663,3 +663,56 @@ describe('mutual TLS to Temporal', () => {
     );
   });
 });
+
+/** The Dockerfile's stage `name`, from its FROM line to the next one. */
+function dockerfileStage(name: string): string {
+  const dockerfile = readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
+  const start = dockerfile.search(new RegExp(`^FROM \\S+ AS ${name}$`, 'm'));
+  expect(start).toBeGreaterThanOrEqual(0);
+  const next = dockerfile.slice(start + 1).search(/^FROM /m);
+  return next < 0 ? dockerfile.slice(start) : dockerfile.slice(start, start + 1 + next);
+}
+
+test('the booking image refuses to build without the commit it is built from, and compose passes it to every build of it', () => {
+  const runtime = dockerfileStage('runtime');
+  // No default: an empty or absent BUILD_COMMIT would give every image of one version the same build id.
+  expect(runtime).toMatch(/^ARG BUILD_COMMIT$/m);
+  expect(runtime).not.toMatch(/^ARG BUILD_COMMIT=/m);
+  // The guard is the stage's first RUN, so a build without a commit stops before anything else is done.
+  const guard = /^RUN ((?:.*\\\n)*.*)$/m.exec(runtime)?.[1]?.replace(/\\\n/g, '\n');
+  expect(guard).toContain('BUILD_COMMIT');
+  const run = (commit: string | undefined) =>
+    spawnSync('sh', ['-c', guard!], {
+      env: { PATH: process.env.PATH, ...(commit === undefined ? {} : { BUILD_COMMIT: commit }) },
+      encoding: 'utf8',
+    });
+  for (const bad of [
+    undefined,
+    '',
+    '1.0.0',
+    'abc12',
+    'HEAD',
+    '9cbc003-dirty',
+    'sha256:' + 'a'.repeat(64),
+    'f'.repeat(65),
+  ]) {
+    const result = run(bad);
+    expect({ bad, status: result.status }).toEqual({ bad, status: 1 });
+    expect(result.stderr).toMatch(/BUILD_COMMIT must be the commit .*BUILD_COMMIT=\$\(git rev-parse --short=12 HEAD\)/);
+  }
+  for (const good of ['9cbc003', '9cbc003a1b2c', 'a'.repeat(40), 'b'.repeat(64)]) {
+    expect({ good, status: run(good).status }).toEqual({ good, status: 0 });
+  }
+  expect(runtime).toMatch(/^ENV BUILD_COMMIT=\$\{BUILD_COMMIT\}$/m);
+  // Every service that builds the default target (the booking image) passes the operator's BUILD_COMMIT.
+  const booking = Object.entries(services).filter(
+    ([, s]) => s.build !== undefined && (typeof s.build === 'string' || !(s.build as { target?: string }).target),
+  );
+  expect(booking.map(([name]) => name).sort()).toEqual(['codec-server', 'worker', 'worker-build-current']);
+  for (const [name, s] of booking) {
+    expect({ name, build: s.build }).toEqual({
+      name,
+      build: { context: '.', args: { BUILD_COMMIT: '${BUILD_COMMIT:-}' } },
+    });
+  }
+});
