@@ -82,7 +82,8 @@ function answer(
     return;
   }
   state.record({ ...call, httpStatus: outcome.status });
-  if (outcome.status === 429 && state.runtime.retryAfter)
+  // A Retry-After the request's own Test header asked for (routes/book.ts, routes/cancel.ts) wins over the setting.
+  if (outcome.status === 429 && state.runtime.retryAfter && !res.hasHeader('retry-after'))
     res.setHeader('retry-after', String(state.runtime.retryAfter));
   send(res, outcome, a.started, state.now);
 }

@@ -77,6 +77,20 @@ export interface TestFlags {
    */
   lagAfterConfirmedMs?: number;
   relistAs?: ListingLag;
+  /**
+   * The `Retry-After` sent with a 429 that this header's Book or Cancel fault asks for: delta seconds as given
+   * (`retryAfter=86400`), or `retryAfter=date:N`, an HTTP date N seconds after the sandbox's clock (a supplier that
+   * asks to come back tomorrow, in either of the header's forms). Absent: the sandbox's runtime setting, if any.
+   */
+  retryAfter?: string;
+}
+
+/** The `Retry-After` value a `retryAfter` flag asks for, at the sandbox's `nowMs`; undefined without one. */
+export function retryAfterValue(flags: Pick<TestFlags, 'retryAfter'>, nowMs: number): string | undefined {
+  const v = flags.retryAfter;
+  if (v === undefined) return undefined;
+  const date = /^date:(\d+)$/.exec(v);
+  return date ? new Date(nowMs + Number(date[1]) * 1000).toUTCString() : v;
 }
 
 export type ListingLag = 'unlisted' | 'pending';
@@ -150,5 +164,6 @@ export function parseTestHeader(header: string | undefined): TestFlags {
     listAfterMs: count(p.get('listAfterMs')),
     lagAfterConfirmedMs: count(p.get('lagAfterConfirmedMs')),
     relistAs: p.get('relistAs') === 'pending' ? 'pending' : p.has('lagAfterConfirmedMs') ? 'unlisted' : undefined,
+    retryAfter: /^(\d+|date:\d+)$/.test(p.get('retryAfter') ?? '') ? p.get('retryAfter')! : undefined,
   };
 }

@@ -7,7 +7,7 @@ import { BookRequest } from '../../../src/runtime/supplier/schemas';
 import type { Principal } from '../auth';
 import { scheduleCallback } from '../callbacks';
 import { envelope, faultAnswer, hang, header, HttpAnswer, type Handled } from '../http';
-import { parseTestHeader, type BookFault, type ResendFault, type TestFlags } from '../scenario';
+import { parseTestHeader, retryAfterValue, type BookFault, type ResendFault, type TestFlags } from '../scenario';
 import type { OperationHandler, SandboxState } from '../state';
 import type { StoredOrder } from '../store';
 
@@ -61,7 +61,11 @@ function answerBeforeCreate(
   const { codes } = state;
   if (fault === 'unknownCode') return new HttpAnswer(200, envelope(100009998, 'resend not accepted'));
   switch (fault) {
-    case '429':
+    case '429': {
+      const retryAfter = retryAfterValue(flags, state.now());
+      if (retryAfter) res.setHeader('retry-after', retryAfter);
+      return faultAnswer(codes, fault)!;
+    }
     case '400':
     case '403':
       return faultAnswer(codes, fault)!;

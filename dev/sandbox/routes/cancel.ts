@@ -7,12 +7,12 @@ import { CancelRequest, type HotelOrder } from '../../../src/runtime/supplier/sc
 import { cancelFeeAt } from '../../../src/runtime/rules/cancel-fee';
 import { scheduleCallback } from '../callbacks';
 import { envelope, faultAnswer, header, HttpAnswer } from '../http';
-import { parseTestHeader, type CancelFault, type TestFlags } from '../scenario';
+import { parseTestHeader, retryAfterValue, type CancelFault, type TestFlags } from '../scenario';
 import type { CallInProgress, OperationHandler, SandboxState } from '../state';
 import type { StoredOrder } from '../store';
 
 /** Answers a Cancel: a fault or refusal first; else the Cancel is taken (once) and its fee and status answered. */
-export const cancel: OperationHandler = async (state, req, _res, call) => {
+export const cancel: OperationHandler = async (state, req, res, call) => {
   const { codes } = state;
   const principal = state.principalFor(req, 'trade');
   state.sessionOf(req, call);
@@ -28,6 +28,10 @@ export const cancel: OperationHandler = async (state, req, _res, call) => {
   const fault = flags.cancel && (flags.cancelTimes === undefined || n <= flags.cancelTimes) ? flags.cancel : undefined;
   if (fault) call.fault = fault;
   const refused = refusal(state, { fault, order, body, flags, call });
+  if (refused?.status === 429) {
+    const retryAfter = retryAfterValue(flags, state.now());
+    if (retryAfter) res.setHeader('retry-after', retryAfter);
+  }
   if (refused) return refused;
   const taken = order!;
   if (!taken.cancel) takeCancel(state, taken, body, flags);
