@@ -172,7 +172,14 @@ export function getBookingState(client: Client, customerReferenceNo: string): Pr
 
 /** Answers a price-change question. Rejected (with the reason) unless the booking awaits exactly this price. */
 export function approvePriceChange(client: Client, customerReferenceNo: string, approval: PriceApproval) {
-  return getBookingHandle(client, customerReferenceNo).executeUpdate(approvePriceChangeUpdate, { args: [approval] });
+  // One update id for every attempt: a retry after the server took the answer finds it instead of sending it again.
+  const updateId = randomUUID();
+  return retriedWhenAsked(() =>
+    getBookingHandle(client, customerReferenceNo).executeUpdate(approvePriceChangeUpdate, {
+      args: [approval],
+      updateId,
+    }),
+  );
 }
 
 /** Waits for the outcome, following continue-as-new. */
@@ -214,13 +221,55 @@ export async function cancelBooking(
   const parsed = CancelBookingRequest.safeParse(request);
   if (!parsed.success) throw new InvalidBookingRequestError(describeIssues(parsed.error));
   const input: OrderWorkflowInput = { customerReferenceNo };
-  return client.workflow.executeUpdateWithStart(cancelBookingUpdate, {
-    args: [parsed.data],
-    startWorkflowOperation: new WithStartWorkflowOperation<OrderWorkflow>(ORDER_WORKFLOW_TYPE, {
-      ...orderRunStart(customerReferenceNo, options.taskQueue, 'Order'),
-      args: [input],
+  // One update id for every attempt: a retry after the server did the work finds that update's outcome instead
+  // of starting a second order run and sending a second cancellation.
+  const updateId = randomUUID();
+  return retriedWhenAsked(() =>
+    client.workflow.executeUpdateWithStart(cancelBookingUpdate, {
+      args: [parsed.data],
+      updateId,
+      // An operation is used once: each attempt gets its own, with the same start.
+      startWorkflowOperation: new WithStartWorkflowOperation<OrderWorkflow>(ORDER_WORKFLOW_TYPE, {
+        ...orderRunStart(customerReferenceNo, options.taskQueue, 'Order'),
+        args: [input],
+      }),
     }),
-  });
+  );
+}
+
+/** Attempts of a call the server asked to retry, and the pause before the first retry (doubled after each). */
+const RETRY_ATTEMPTS = 5;
+const RETRY_FIRST_PAUSE_MS = 200;
+
+/**
+ * True when the server answered "something went wrong, please retry": the frontend's mask over an internal error
+ * (gRPC UNKNOWN or INTERNAL). Temporal 1.29's history service turns a persistence error (a shard that moved to
+ * another node, as on a cluster that just started; a write's condition or timeout) into a retryable code only when
+ * it is a call's own error; inside an Update-With-Start's per-operation errors it stays unconverted, reaches the
+ * frontend as UNKNOWN and is masked. The same call made again goes through.
+ */
+export function serverAskedToRetry(err: unknown): boolean {
+  for (let e = err as { code?: unknown; details?: unknown; message?: unknown; cause?: unknown } | undefined; e;) {
+    const text = `${typeof e.details === 'string' ? e.details : ''} ${typeof e.message === 'string' ? e.message : ''}`;
+    if ((e.code === 2 || e.code === 13) && /please retry/i.test(text)) return true;
+    e = e.cause as typeof e;
+  }
+  return false;
+}
+
+/**
+ * Runs `call` again, a few times with growing pauses, while the server asks to retry; any other error, or the last
+ * attempt's, goes to the caller. Only for calls that are safe to repeat as they are (an update with a fixed id).
+ */
+async function retriedWhenAsked<T>(call: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await call();
+    } catch (err) {
+      if (attempt >= RETRY_ATTEMPTS || !serverAskedToRetry(err)) throw err;
+      await new Promise((resolve) => setTimeout(resolve, RETRY_FIRST_PAUSE_MS * 2 ** (attempt - 1)));
+    }
+  }
 }
 
 /**
