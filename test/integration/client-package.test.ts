@@ -14,7 +14,7 @@ import { bookingWorkflowId } from '../../src/api/contract/index';
 import { ENCRYPTED_ENCODING } from '../../src/api/codec/encryption';
 import { connectDevServer } from '../harness/temporal';
 import { createBookingRig, type BookingRig } from '../harness/booking';
-import { runChild } from '../harness/child-run';
+import { runProgram } from '../harness/program';
 import { TEST_ENCRYPTION, testDataConverter } from '../fixtures/encryption';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -187,7 +187,7 @@ describe('the README’s example, in a project of its own', () => {
   test('books on the dev server with the encrypting worker: confirmed, one order, its input encrypted', async () => {
     const keys = [...TEST_ENCRYPTION.keys].map(([id, key]) => `${id}:${key.toString('base64')}`).join(',');
     // Only the variables a caller sets: the connection, the queue and the workers' keys (the active one last).
-    const { code, stdout, stderr } = await runChild(process.execPath, ['out/book.js'], {
+    const { code, stdout, stderr } = await runProgram(process.execPath, ['out/book.js'], {
       cwd: scratch,
       env: {
         PATH: process.env.PATH ?? '',
