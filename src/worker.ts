@@ -13,10 +13,11 @@ import type { DataConverter } from '@temporalio/common';
 import { createActivities } from './activities/booking';
 import { createReconciliationActivities } from './activities/sweep';
 import { createOrderActivities } from './activities/order';
+import { routeToAccounts } from './activities/accounts';
 import { Client } from '@temporalio/client';
 import { connectWorkerConnection } from './runtime/namespace/connect';
 import { ensureReconciliationSchedule } from './runtime/namespace/sweep-schedule';
-import { queryOrdersTaskQueue, WORKFLOW_TYPE } from './api/contract/definitions';
+import { queryOrdersTaskQueue, supplierTaskQueue, WORKFLOW_TYPE } from './api/contract/definitions';
 import { dataConverterFor } from './api/codec/config';
 import { loadConfig, type AppConfig } from './runtime/config/index';
 import type { SupplierClient } from './runtime/supplier/interface';
@@ -58,6 +59,21 @@ export interface BookingWorkerDeps {
   meters?: BookingMeters;
   /** The build this worker is in its Worker Deployment (WORKER_DEPLOYMENT_NAME); absent: unversioned. */
   deployment?: WorkerBuild;
+  /**
+   * Several supplier accounts (SUPPLIER_ACCOUNTS_FILE): each gets its own queues (Book and Cancel on
+   * supplierTaskQueue, QueryOrders on its companion at the account's own limit) and its own stack; `supplier` and
+   * `profile` above still serve bookings that name no account and began before accounts.
+   */
+  accounts?: ReadonlyArray<AccountStack>;
+}
+
+/** One supplier account as a worker serves it: its stack, built from its entry in the accounts file. */
+export interface AccountStack {
+  id: string;
+  partners: string[];
+  supplier: SupplierClient;
+  profile: SupplierProfile;
+  orders?: QueryOrdersCoalescer;
 }
 
 /**
@@ -95,26 +111,39 @@ export function shutdownGraceMs(profile: SupplierProfile): number {
 export const STOP_PERIOD_MARGIN_MS = 15_000;
 
 export async function createBookingWorker(deps: BookingWorkerDeps): Promise<BookingWorker> {
-  const activities = {
-    ...createActivities({
-      supplier: deps.supplier,
-      profile: deps.profile,
-      orders: deps.orders,
+  const client = new Client({
+    connection: deps.connection,
+    namespace: deps.namespace,
+    ...(deps.dataConverter ? { dataConverter: deps.dataConverter } : {}),
+  });
+  const bookingActivitiesOf = (supplier: SupplierClient, profile: SupplierProfile, orders?: QueryOrdersCoalescer) =>
+    createActivities({
+      supplier,
+      profile,
+      orders,
       ...(deps.callbackUrl ? { callbackUrl: deps.callbackUrl } : {}),
       ...(deps.recoveryTesting ? { recoveryTesting: true } : {}),
       ...(deps.meters ? { meters: deps.meters } : {}),
-    }),
+    });
+  const orderActivitiesOf = (supplier: SupplierClient, profile: SupplierProfile) =>
+    createOrderActivities({ supplier, profile, client, ...(deps.recoveryTesting ? { recoveryTesting: true } : {}) });
+  const own = bookingActivitiesOf(deps.supplier, deps.profile, deps.orders);
+  const accounts = (deps.accounts ?? []).map((account) => ({
+    account,
+    booking: bookingActivitiesOf(account.supplier, account.profile, account.orders),
+    order: orderActivitiesOf(account.supplier, account.profile),
+  }));
+  const activities = {
+    ...own,
+    // With accounts, a booking's first step chooses its account and checks it there (./activities/accounts.ts).
+    ...(accounts.length > 0
+      ? routeToAccounts(
+          accounts.map(({ account, booking }) => ({ id: account.id, partners: account.partners, activities: booking })),
+          own,
+        )
+      : {}),
     // Cancel, and the start of an order workflow (a booking's, the sweep's) through the worker's own connection.
-    ...createOrderActivities({
-      supplier: deps.supplier,
-      profile: deps.profile,
-      ...(deps.recoveryTesting ? { recoveryTesting: true } : {}),
-      client: new Client({
-        connection: deps.connection,
-        namespace: deps.namespace,
-        ...(deps.dataConverter ? { dataConverter: deps.dataConverter } : {}),
-      }),
-    }),
+    ...orderActivitiesOf(deps.supplier, deps.profile),
     // The reconciliation sweep's: its supplier listing on the QueryOrders queue, its look-ups here.
     ...createReconciliationActivities({
       supplier: deps.supplier,
@@ -141,7 +170,7 @@ export async function createBookingWorker(deps: BookingWorkerDeps): Promise<Book
         { workflowsPath: require.resolve('./workflows'), bundlerOptions: workflowBundlerOptions() }),
     ...deps.tuning,
   });
-  const queryOrders = await createOrRelease(main, () =>
+  const queryOrders = await createOrRelease([main], () =>
     Worker.create({
       ...common,
       taskQueue: queryOrdersTaskQueue(deps.taskQueue),
@@ -156,19 +185,45 @@ export async function createBookingWorker(deps: BookingWorkerDeps): Promise<Book
         : {}),
     }),
   );
-  return new BookingWorker(main, queryOrders);
+  // Each account's calls on queues of its own, so one that is slow, refusing or down holds only its own slots.
+  const accountWorkers: Worker[] = [];
+  for (const { account, booking, order } of accounts) {
+    const calls = supplierTaskQueue(deps.taskQueue, account.id);
+    for (const options of [
+      { taskQueue: calls, activities: { book: booking.book, sendCancel: order.sendCancel } },
+      {
+        taskQueue: queryOrdersTaskQueue(calls),
+        activities: { queryOrder: booking.queryOrder },
+        // The account's own QueryOrders limit, for every worker that serves it (one application key).
+        maxTaskQueueActivitiesPerSecond: account.profile.rateLimits.queryOrders,
+      },
+    ]) {
+      accountWorkers.push(
+        await createOrRelease([main, queryOrders, ...accountWorkers], () =>
+          Worker.create({
+            ...common,
+            ...options,
+            ...(deps.tuning?.maxConcurrentActivityTaskExecutions !== undefined
+              ? { maxConcurrentActivityTaskExecutions: deps.tuning.maxConcurrentActivityTaskExecutions }
+              : {}),
+          }),
+        ),
+      );
+    }
+  }
+  return new BookingWorker(main, queryOrders, accountWorkers);
 }
 
 /**
- * Creates the second worker of a pair; if that fails, releases the first, which was created but never
+ * Creates one more worker of a booking worker; if that fails, releases those created before, which never
  * ran. The SDK has no close for such a worker: it holds its connection (which then cannot close) until
  * it has run, so it is run and shut down at once.
  */
-async function createOrRelease(first: Worker, create: () => Promise<Worker>): Promise<Worker> {
+async function createOrRelease(created: Worker[], create: () => Promise<Worker>): Promise<Worker> {
   try {
     return await create();
   } catch (err) {
-    await first.runUntil(Promise.resolve()).catch(() => undefined);
+    await Promise.all(created.map((w) => w.runUntil(Promise.resolve()).catch(() => undefined)));
     throw err;
   }
 }
@@ -183,11 +238,13 @@ export class BookingWorker {
     readonly main: Worker,
     /** QueryOrders alone, on the booking queue's rate-limited companion. */
     readonly queryOrders: Worker,
+    /** Each supplier account's two: its Book and Cancel queue, its QueryOrders queue. */
+    readonly accounts: readonly Worker[] = [],
   ) {}
 
   /** Runs both until shutdown (SIGINT/SIGTERM or `shutdown()`); if one stops or fails, stops the other. */
   async run(): Promise<void> {
-    const runs = [this.main.run(), this.queryOrders.run()];
+    const runs = [this.main, this.queryOrders, ...this.accounts].map((w) => w.run());
     try {
       await Promise.race(runs);
     } finally {
@@ -209,7 +266,7 @@ export class BookingWorker {
   }
 
   shutdown(): void {
-    for (const worker of [this.main, this.queryOrders]) {
+    for (const worker of [this.main, this.queryOrders, ...this.accounts]) {
       if (worker.getState() === 'RUNNING') worker.shutdown();
     }
   }
@@ -336,10 +393,24 @@ export async function createWorkerFromConfig(
     taskQueue: overrides.taskQueue ?? config.taskQueue,
     workflowType: WORKFLOW_TYPE,
   });
-  const { supplier, orders, close } = createSupplierStack(config.supplier, {
+  const stackOptions = {
     drift: countedDrift(createDriftReporter(runtimeDriftLog), meters),
     observer: createSupplierObserver(meters),
-  });
+  };
+  const { supplier, orders, close } = createSupplierStack(config.supplier, stackOptions);
+  // Each account its own client, rate limiter, tokens and QueryOrders coalescer: nothing shared but the process.
+  for (const line of config.accounts?.leftOut ?? [])
+    Runtime.instance().logger.warn(`Supplier account left out: ${line}`);
+  const accountStacks = (config.accounts?.accounts ?? []).map((account) => ({
+    account,
+    stack: createSupplierStack(
+      { ...account, ...(config.supplier.queryBatch ? { queryBatch: config.supplier.queryBatch } : {}) },
+      stackOptions,
+    ),
+  }));
+  const closeAll = async () => {
+    await Promise.allSettled([close(), ...accountStacks.map(({ stack }) => stack.close())]);
+  };
   try {
     const worker = await createBookingWorker({
       connection,
@@ -353,6 +424,17 @@ export async function createWorkerFromConfig(
       ...(config.recoveryTesting ? { recoveryTesting: true } : {}),
       meters,
       ...(config.worker.deployment ? { deployment: config.worker.deployment } : {}),
+      ...(accountStacks.length > 0
+        ? {
+            accounts: accountStacks.map(({ account, stack }) => ({
+              id: account.id,
+              partners: account.partners,
+              supplier: stack.supplier,
+              profile: account.profile,
+              orders: stack.orders,
+            })),
+          }
+        : {}),
       ...(config.workflowBundlePath ? { workflowBundle: { codePath: config.workflowBundlePath } } : {}),
       tuning: {
         maxConcurrentActivityTaskExecutions: config.worker.maxConcurrentActivities,
@@ -365,12 +447,12 @@ export async function createWorkerFromConfig(
       worker,
       closeSupplier: async () => {
         stopSchedule();
-        await close();
+        await closeAll();
       },
     };
   } catch (err) {
     stopSchedule();
-    await close();
+    await closeAll();
     throw err;
   }
 }
@@ -382,6 +464,9 @@ export function describeWorker(config: AppConfig): string {
     `(QueryOrders capped at ${config.supplier.profile.rateLimits.queryOrders}/s for all workers) ` +
     `on ${config.temporal.connection.address} ` +
     `(namespace ${config.temporal.namespace}); supplier ${config.supplier.baseUrl}; ` +
+    (config.accounts
+      ? `supplier accounts ${config.accounts.accounts.map((a) => `${a.id} (${a.baseUrl}, queue "${supplierTaskQueue(config.taskQueue, a.id)}")`).join(', ')}; `
+      : '') +
     `payload encryption ${config.encryption ? `on (key ${config.encryption.activeKeyId})` : 'OFF: personal data is stored in clear'}; ` +
     (config.worker.deployment
       ? `build ${config.worker.deployment.buildId} of deployment ${config.worker.deployment.deploymentName}`

@@ -207,14 +207,17 @@ async function bookingOfOrder(client: Pick<Client, 'workflow'>, ref: string): Pr
     throw err;
   }
   const status = described.status.name;
-  if (status === 'RUNNING') return { kind: 'ours', booking: 'running' };
+  // The account the booking chose (bookingWorkflow's memo): the order's Cancel and QueryOrders go to it too.
+  const memo = await described.memo;
+  const account = typeof memo?.['supplier'] === 'string' ? { supplier: memo['supplier'] } : {};
+  if (status === 'RUNNING') return { kind: 'ours', booking: 'running', ...account };
   if (status === 'COMPLETED') {
     const outcome = await handle.result();
-    if (BOOKED_OUTCOMES.has(outcome.kind)) return { kind: 'ours', booking: 'ended' };
+    if (BOOKED_OUTCOMES.has(outcome.kind)) return { kind: 'ours', booking: 'ended', ...account };
     return { kind: 'not-ours', reason: `the booking of this reference ended ${outcome.kind}, before any Book` };
   }
   const stage = described.typedSearchAttributes.get(BookingStageKey);
-  if (stage !== undefined && BOOKED_STAGES.has(stage)) return { kind: 'ours', booking: 'ended' };
+  if (stage !== undefined && BOOKED_STAGES.has(stage)) return { kind: 'ours', booking: 'ended', ...account };
   return { kind: 'not-ours', reason: `the booking of this reference was cut off before any Book (stage ${stage})` };
 }
 

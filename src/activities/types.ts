@@ -26,6 +26,8 @@ export interface SupplierCallContext {
 export interface CheckAvailInput {
   ratePkgId: string;
   context: SupplierCallContext;
+  /** The supplier account the booking is on; absent: the worker's own supplier (a single-account worker). */
+  supplier?: string;
 }
 export type CheckAvailOutcome =
   | { kind: 'available'; price?: Money }
@@ -42,7 +44,12 @@ export interface CheckRequestAndAvailInput {
 /** The input check, and when the request is valid, the first CheckAvail's answer. */
 export type CheckRequestAndAvailOutcome =
   | { validation: Extract<RequestValidation, { valid: false }> }
-  | { validation: Extract<RequestValidation, { valid: true }>; availability: CheckAvailOutcome };
+  | {
+      validation: Extract<RequestValidation, { valid: true }>;
+      availability: CheckAvailOutcome;
+      /** The account chosen for the booking, on a worker with several; every later call goes to its queues. */
+      supplier?: string;
+    };
 
 export interface BookInput {
   customerReferenceNo: string;
@@ -84,7 +91,8 @@ export interface BookingActivities {
  */
 export type OrderStartCheck =
   | { kind: 'invalid'; issues: string[] }
-  | { kind: 'ours'; booking: 'running' | 'ended' }
+  /** `supplier`: the account the booking chose (its memo), where the worker has several. */
+  | { kind: 'ours'; booking: 'running' | 'ended'; supplier?: string }
   | { kind: 'not-ours'; reason: string };
 
 export interface CancelOrderInput {

@@ -12,7 +12,7 @@
  *  - every number within the contract's bounds, every text within its length, no field of a wrong type.
  */
 import { ApplicationFailure, type WorkflowInfo } from '@temporalio/workflow';
-import { orderWorkflowId, RECOVERY_BOUNDS } from '../api/contract/definitions';
+import { orderWorkflowId, RECOVERY_BOUNDS, SUPPLIER_ACCOUNT_PATTERN } from '../api/contract/definitions';
 
 /** A text a caller passes through (a reference, a Session-Id, a header): as REQUEST_LIMITS.id/header. */
 const MAX_TEXT = 256;
@@ -73,7 +73,12 @@ export function bookingResumeIssues(input: unknown, info: RunInfo): string[] {
   ) {
     return ['resume.request.customerReferenceNo: must name this workflow id'];
   }
-  return recoveryIssues(resume['recovery']).map((issue) => `resume.${issue}`);
+  const supplier = resume['state']['supplier'];
+  const supplierIssues =
+    supplier === undefined || (typeof supplier === 'string' && SUPPLIER_ACCOUNT_PATTERN.test(supplier))
+      ? []
+      : ['resume.state.supplier: must be a supplier account id'];
+  return [...supplierIssues, ...recoveryIssues(resume['recovery']).map((issue) => `resume.${issue}`)];
 }
 
 /**

@@ -53,9 +53,9 @@ const NO_SUPPLIER_REQUEST: Record<string, string> = {
 
 async function proxiedByTheWorkflows(): Promise<Map<string, number[]>> {
   const booking = await import('../../src/workflows/booking/proxies');
-  booking.queryOrderActivity();
+  booking.queryOrderActivity(undefined);
   const order = await import('../../src/workflows/order/proxies');
-  order.orderQueryActivity();
+  order.orderQueryActivity(undefined);
   const { reconciliationSweepWorkflow } = await import('../../src/workflows/sweep');
   await reconciliationSweepWorkflow({
     lookbackMinutes: 60,

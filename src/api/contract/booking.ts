@@ -110,6 +110,8 @@ export const BookingState = z.object({
    */
   nextBookAt: z.string().optional(),
   cancelRequested: z.boolean(),
+  /** The supplier account the booking is on, once its first step chose it (absent: a single-account worker). */
+  supplier: z.string().optional(),
   order: OrderSummary.optional(),
   outcome: BookingOutcome.optional(),
 });

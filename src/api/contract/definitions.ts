@@ -54,6 +54,21 @@ export function queryOrdersTaskQueue(bookingTaskQueue: string): string {
   return `${bookingTaskQueue}-query-orders`;
 }
 
+/**
+ * A supplier account's id (`SUPPLIER_ACCOUNTS_FILE`): what a booking names in `supplier`. Lower-case letters, digits
+ * and `-`, so it reads the same in a task queue's name, a metric's label and a log line.
+ */
+export const SUPPLIER_ACCOUNT_PATTERN = /^[a-z0-9][a-z0-9-]{0,39}$/;
+
+/**
+ * The task queue of one supplier account's calls that may act upstream (Book, Cancel), polled by the workers that
+ * hold the account; its QueryOrders go to `queryOrdersTaskQueue` of it, with the account's own rate limit. Each
+ * account has its own queues so one that answers slowly, refuses or is down holds only its own activity slots.
+ */
+export function supplierTaskQueue(bookingTaskQueue: string, account: string): string {
+  return `${bookingTaskQueue}@${account}`;
+}
+
 // --- Search attributes (registered on the dev server and in docker-compose) -------------------
 
 /** Where the booking is now; see BookingStage. Keyword, so operators filter `BookingStage = "recovering"`. */

@@ -153,6 +153,8 @@ export type OrderOutcome = z.infer<typeof OrderOutcome>;
 export const OrderState = z.object({
   stage: z.enum(OrderStages),
   customerReferenceNo: z.string(),
+  /** The supplier account the order is on, as its booking chose it (absent: a single-account worker). */
+  supplier: z.string().optional(),
   /** The order as last read; absent until the run's first QueryOrders answered. */
   order: OrderSummary.optional(),
   cancellation: CancellationRecord.optional(),

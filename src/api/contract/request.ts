@@ -11,6 +11,7 @@ import {
   RECOVERY_BOUNDS,
   RECOVERY_DEFAULTS,
   resendPollOffsetSeconds,
+  SUPPLIER_ACCOUNT_PATTERN,
 } from './definitions';
 import { describeIssues } from '../values/issues';
 
@@ -241,6 +242,15 @@ export const BookingRequest = z.object({
    * once, whatever the fee (`cancel`) or only while it is free (`cancel-if-free`). Default `report`.
    */
   onCancelAfterBook: z.enum(['report', 'cancel-if-free', 'cancel']).optional(),
+  /**
+   * The supplier account to book on (its id in the worker's SUPPLIER_ACCOUNTS_FILE). Absent: the partner's default
+   * account, the first one that lists the partner's namespace. An account the partner may not use is refused before
+   * anything is sent.
+   */
+  supplier: z
+    .string()
+    .regex(SUPPLIER_ACCOUNT_PATTERN, 'a supplier account id: lower-case letters, digits and -')
+    .optional(),
 });
 export type BookingRequest = z.input<typeof BookingRequest>;
 export type ParsedBookingRequest = z.output<typeof BookingRequest>;

@@ -10,6 +10,7 @@ import type { NativeConnectionOptions } from '@temporalio/worker';
 import { z } from 'zod';
 import { ACTIVITY_TIMEOUT_SECONDS, DEFAULT_TASK_QUEUE } from '../../api/contract/index';
 import { SupplierProfile } from './supplier-profile';
+import { readAccountsFile, type AccountsReading } from './accounts';
 import type { EncryptionCodecOptions } from '../../api/codec/encryption';
 import { EncryptionEnv, encryptionFromEnv } from '../../api/codec/config';
 import { BUILD_ID_PATTERN, DEPLOYMENT_NAME_PATTERN, defaultBuildId, type WorkerBuild } from './build';
@@ -29,6 +30,13 @@ export const EnvSchema = EncryptionEnv.extend({
   SUPPLIER_APP_SECRET: z.string().min(1).optional(),
   /** JSON with any part of the supplier profile to override, e.g. {"timeoutsMs":{"book":60000}}. */
   SUPPLIER_PROFILE: z.string().optional(),
+  /**
+   * A JSON file naming several supplier accounts (src/runtime/config/accounts.ts, docs/suppliers.md): each its
+   * base URL, credential files, profile and the partners (namespaces) that may book on it. A booking names its
+   * account in `supplier`, or takes its partner's default. Without a SUPPLIER_* credential, the first account also
+   * serves bookings that name none and were started before (their queues are the booking queue's own).
+   */
+  SUPPLIER_ACCOUNTS_FILE: z.string().min(1).optional(),
   /** Connections kept open to the supplier. */
   SUPPLIER_MAX_CONNECTIONS: intFromEnv(64),
   /** Milliseconds order lookups arriving behind a QueryOrders in flight wait to share the next request. */
@@ -152,6 +160,8 @@ export interface AppConfig {
     /** Sent with Book for order-status callbacks; none when absent. */
     callbackUrl?: string;
   };
+  /** The accounts of SUPPLIER_ACCOUNTS_FILE, each with its own queues, limiter and tokens; absent: `supplier` alone. */
+  accounts?: AccountsReading;
   /** The callback receiver; absent in hand-built configs (then: 127.0.0.1:8236, no secret: all refused). */
   callbacks?: CallbacksConfig;
   /** The reconciliation sweep's schedule; absent in hand-built configs means no schedule. */
@@ -226,11 +236,19 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     issues.push('WORKER_BUILD_ID: a build id needs WORKER_DEPLOYMENT_NAME, the deployment it is a build of');
   }
 
+  let accounts: AccountsReading | undefined;
+  if (e.SUPPLIER_ACCOUNTS_FILE) {
+    try {
+      accounts = withinTimeouts(readAccountsFile(e.SUPPLIER_ACCOUNTS_FILE));
+    } catch (err) {
+      issues.push((err as Error).message);
+    }
+  }
   let credentials: SupplierCredentials | undefined;
   if (e.SUPPLIER_TOKEN) credentials = { kind: 'token', token: e.SUPPLIER_TOKEN };
   else if (e.SUPPLIER_APP_KEY && e.SUPPLIER_APP_SECRET) {
     credentials = { kind: 'ticket', appKey: e.SUPPLIER_APP_KEY, appSecret: e.SUPPLIER_APP_SECRET };
-  } else {
+  } else if (!e.SUPPLIER_ACCOUNTS_FILE) {
     issues.push('SUPPLIER_TOKEN or SUPPLIER_APP_KEY + SUPPLIER_APP_SECRET: one supplier credential is required');
   }
 
@@ -253,6 +271,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const { encryption, issues: encryptionIssues } = encryptionFromEnv(e);
   issues.push(...encryptionIssues);
 
+  // Bookings that name no account, and were started before accounts, go to the queues of `supplier`: without a
+  // credential of its own, that is the first account.
+  const first = accounts?.accounts[0];
+  if (!credentials && first) {
+    credentials = first.credentials;
+    if (!e.SUPPLIER_PROFILE) profile = first.profile;
+  }
   if (issues.length > 0 || !credentials || !profile) throw new ConfigError(issues);
 
   return {
@@ -261,8 +286,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       connection: { ...temporal.connectionOptions, address: temporal.connectionOptions.address ?? 'localhost:7233' },
       namespace: temporal.namespace ?? 'default',
     },
+    ...(accounts ? { accounts } : {}),
     supplier: {
-      baseUrl: e.SUPPLIER_BASE_URL,
+      baseUrl: first && !e.SUPPLIER_TOKEN && !e.SUPPLIER_APP_KEY ? first.baseUrl : e.SUPPLIER_BASE_URL,
       credentials,
       profile,
       maxConnections: e.SUPPLIER_MAX_CONNECTIONS,
@@ -379,6 +405,19 @@ export function supplierTimeoutBoundMs(call: SupplierCall): number | undefined {
  * activity that Temporal retries (Cancel, QueryOrders) would send its request again while the first may still
  * be at the supplier.
  */
+/** The accounts whose profile's timeouts fit their activities' (as SUPPLIER_PROFILE's must); the others left out. */
+function withinTimeouts(reading: AccountsReading): AccountsReading {
+  const leftOut = [...reading.leftOut];
+  const accounts = reading.accounts.filter((account) => {
+    const problems = timeoutIssues(account.profile);
+    for (const p of problems)
+      leftOut.push(`SUPPLIER_ACCOUNTS_FILE: ${account.id}: ${p.replace(/^SUPPLIER_PROFILE\./, 'profile.')}`);
+    return problems.length === 0;
+  });
+  if (accounts.length === 0) throw new Error(['SUPPLIER_ACCOUNTS_FILE: no usable account', ...leftOut].join('\n'));
+  return { accounts, leftOut };
+}
+
 function timeoutIssues(profile: SupplierProfile): string[] {
   const calls = [...new Set(SUPPLIER_CALL_ACTIVITIES.map((a) => a.call))];
   return calls.flatMap((call) => {

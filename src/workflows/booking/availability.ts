@@ -53,7 +53,8 @@ export async function checkAvailabilityAndPrice(run: BookingRun, first?: FirstCh
 
 /** CheckAvail, asked again (a few times) while it says the price changed without giving the new one. */
 async function currentAvailability(run: BookingRun, first: FirstCheck | undefined): Promise<CheckAvailOutcome> {
-  const input = { ratePkgId: run.request.ratePkgId, context: run.context };
+  const { supplier } = run.state;
+  const input = { ratePkgId: run.request.ratePkgId, context: run.context, ...(supplier ? { supplier } : {}) };
   if (first?.kind === 'failed') throw first.error;
   let outcome = first ? first.outcome : await checkAvail(input);
   for (let i = 0; outcome.kind === 'ari-changed' && !outcome.price && i < MAX_ARI_RECHECKS; i++) {

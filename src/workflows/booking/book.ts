@@ -5,7 +5,7 @@
 import { ActivityFailure, ApplicationFailure, log, setCurrentDetails, sleep } from '@temporalio/workflow';
 import type { BookOutcome, OrderView } from '../../activities/types';
 import type { BookAttempt, BookingOutcome } from '../../api/contract/index';
-import { book } from './proxies';
+import { bookActivity } from './proxies';
 import { countBookAttempt, countConfirmedAboveAccepted } from '../counters';
 import { confirmedAboveAccepted } from '../../runtime/rules/price';
 import { describe, setStage, unresolvedOutcome, type BookingRun } from './run';
@@ -60,7 +60,7 @@ export async function sendBook(run: BookingRun, { retryRefused = true } = {}): P
 async function bookOnce(run: BookingRun): Promise<BookOutcome> {
   const { request } = run;
   try {
-    return await book({
+    return await bookActivity(run.state.supplier)({
       customerReferenceNo: request.customerReferenceNo,
       ratePkgId: request.ratePkgId,
       holder: request.holder,

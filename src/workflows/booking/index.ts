@@ -14,10 +14,10 @@
  * Until Book is sent, a cancel ends the booking as `cancelled`; from then on it is noted, not obeyed:
  * money may be at stake, so the order's fate is still found out and reported.
  */
-import { CancellationScope, setCurrentDetails, setHandler, setWorkflowOptions } from '@temporalio/workflow';
+import { CancellationScope, setCurrentDetails, setHandler, setWorkflowOptions, upsertMemo } from '@temporalio/workflow';
 import { pinnedWhenVersioned } from '../versioning';
 import { bookingStateQuery } from '../../api/contract/definitions';
-import type { BookingOutcome } from '../../api/contract/index';
+import type { BookingOutcome, BookingState } from '../../api/contract/index';
 import { queryOrderActivity } from './proxies';
 import { checkAvailabilityAndPrice } from './availability';
 import { decideAfterBook, sendBook } from './book';
@@ -43,9 +43,13 @@ export async function bookingWorkflow(input: BookingWorkflowInput): Promise<Book
   const live = { state: input?.resume?.state ?? startingState(input ?? {}) };
   setHandler(bookingStateQuery, () => live.state);
   // A resumed run takes its request as its first run checked it (no activity, so no cancel can interrupt it).
-  const { request, recovery, firstCheck } = await checkInput(input);
+  const { request, recovery, firstCheck, supplier } = await checkInput(input);
   if (!input.resume) live.state = startingState(request);
-  const run = newRun(live.state, request, recovery, { queryOrder: queryOrderActivity(), resumed: !!input.resume });
+  if (supplier) onAccount(live.state, supplier);
+  const run = newRun(live.state, request, recovery, {
+    queryOrder: queryOrderActivity(live.state.supplier),
+    resumed: !!input.resume,
+  });
   listen(run);
 
   if (input.resume) {
@@ -61,6 +65,15 @@ export async function bookingWorkflow(input: BookingWorkflowInput): Promise<Book
 
   const resolved = await CancellationScope.nonCancellable(() => bookAndResolve(run, input));
   return finish(run, await handOffOrder(run, resolved));
+}
+
+/**
+ * The supplier account the first step chose: in the state (the query, what a continued run carries) and in the memo,
+ * where an order run (`order:<ref>`) reads which account its Cancel and QueryOrders go to.
+ */
+function onAccount(state: BookingState, supplier: string): void {
+  state.supplier = supplier;
+  upsertMemo({ supplier });
 }
 
 /** Book, then, unless its answer decides, recovery from the moment it ended; the deadline runs from the first Book. */

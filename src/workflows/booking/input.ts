@@ -39,6 +39,8 @@ export interface CheckedInput {
   request: ParsedBookingRequest;
   recovery: RecoveryPolicy;
   firstCheck?: FirstCheck;
+  /** The supplier account the first step chose, on a worker with several (a new run only). */
+  supplier?: string;
 }
 
 /**
@@ -56,7 +58,7 @@ export async function checkInput(input: BookingWorkflowInput): Promise<CheckedIn
     return { request: input.resume.request, recovery: input.resume.recovery };
   }
   const raw = input ?? ({} as BookingWorkflowInput);
-  const { checked, firstCheck } = await checkedWithAvailability(raw);
+  const { checked, firstCheck, supplier } = await checkedWithAvailability(raw);
   if (!checked.valid) throw invalid(`Invalid booking request: ${checked.issues.join('; ')}`, checked.issues);
   const expectedId = bookingWorkflowId(checked.request.customerReferenceNo);
   if (workflowInfo().workflowId !== expectedId) {
@@ -65,7 +67,7 @@ export async function checkInput(input: BookingWorkflowInput): Promise<CheckedIn
       `workflowId: must be "${expectedId}"`,
     ]);
   }
-  return { request: checked.request, recovery: checked.recovery, firstCheck };
+  return { request: checked.request, recovery: checked.recovery, firstCheck, ...(supplier ? { supplier } : {}) };
 }
 
 /**
@@ -76,7 +78,7 @@ export async function checkInput(input: BookingWorkflowInput): Promise<CheckedIn
  */
 async function checkedWithAvailability(
   raw: BookingRequest,
-): Promise<{ checked: RequestValidation; firstCheck?: FirstCheck }> {
+): Promise<{ checked: RequestValidation; firstCheck?: FirstCheck; supplier?: string }> {
   try {
     const answer = await checkRequestAndAvail({
       request: raw,
@@ -84,7 +86,11 @@ async function checkedWithAvailability(
       traceId: workflowInfo().workflowId,
     });
     if (!('availability' in answer)) return { checked: answer.validation };
-    return { checked: answer.validation, firstCheck: { kind: 'answered', outcome: answer.availability } };
+    return {
+      checked: answer.validation,
+      firstCheck: { kind: 'answered', outcome: answer.availability },
+      ...(answer.supplier ? { supplier: answer.supplier } : {}),
+    };
   } catch (error) {
     const checked = await CancellationScope.nonCancellable(() => validateBookingRequest(raw));
     return { checked, firstCheck: { kind: 'failed', error } };

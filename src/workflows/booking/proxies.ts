@@ -1,7 +1,7 @@
 /** The activities as bookingWorkflow calls them, each with the options its role needs. */
 import { proxyActivities, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
 import type { BookingActivities } from '../../activities/types';
-import { ACTIVITY_TIMEOUT_SECONDS, queryOrdersTaskQueue } from '../../api/contract/definitions';
+import { ACTIVITY_TIMEOUT_SECONDS, queryOrdersTaskQueue, supplierTaskQueue } from '../../api/contract/definitions';
 
 /** CheckAvail reads only: retried by Temporal with backoff; used-up retries become a `failed` outcome. */
 const checkAvailOptions = {
@@ -42,11 +42,24 @@ export const { checkRequestAndAvail } = proxyLocalActivities<BookingActivities>(
  * until it ends. As an activity, a lost Book is an `ambiguous` ending and the order is looked up with
  * QueryOrders before anything is sent again. What that costs is measured in docs/performance.md.
  */
-export const { book } = proxyActivities<BookingActivities>({
+const bookOptions = {
   startToCloseTimeout: `${ACTIVITY_TIMEOUT_SECONDS.book} seconds`,
   heartbeatTimeout: '15 seconds',
   retry: { maximumAttempts: 1 },
-});
+} as const;
+const { book } = proxyActivities<BookingActivities>(bookOptions);
+
+/**
+ * Book as this booking sends it: on the queue of its supplier account (each account's calls on queues of their own,
+ * src/worker.ts), or on the booking's own queue where the worker has a single supplier.
+ */
+export function bookActivity(supplier: string | undefined): BookingActivities['book'] {
+  if (!supplier) return book;
+  return proxyActivities<BookingActivities>({
+    ...bookOptions,
+    taskQueue: supplierTaskQueue(workflowInfo().taskQueue, supplier),
+  }).book;
+}
 
 /**
  * The input check (contract schemas, no I/O) runs as a local activity, in the worker's main thread
@@ -68,9 +81,10 @@ const queryOrderOptions = {
  * The QueryOrders activity of this run: on the booking queue's rate-limited companion queue (the fleet-wide cap,
  * see src/worker.ts). Call once, at the start of a run.
  */
-export function queryOrderActivity(): BookingActivities['queryOrder'] {
+export function queryOrderActivity(supplier: string | undefined): BookingActivities['queryOrder'] {
+  const calls = supplier ? supplierTaskQueue(workflowInfo().taskQueue, supplier) : workflowInfo().taskQueue;
   return proxyActivities<BookingActivities>({
     ...queryOrderOptions,
-    taskQueue: queryOrdersTaskQueue(workflowInfo().taskQueue),
+    taskQueue: queryOrdersTaskQueue(calls),
   }).queryOrder;
 }

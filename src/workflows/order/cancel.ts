@@ -25,7 +25,7 @@ import type { CancelSendOutcome } from '../../runtime/rules/cancel';
 import type { CancelBookingAnswer, CancelFeeQuote, CancellationRecord, OrderOutcome } from '../../api/contract/index';
 import { feeWithin, type AcceptedFee } from '../../runtime/rules/cancel-fee';
 import { countFromSend, followOrder, maySendAgain } from '../follow';
-import { earlierCancelSends, sendCancel } from './proxies';
+import { cancelActivity, earlierCancelSends } from './proxies';
 import { failureType } from '../failure';
 import { describeOrder, fee, feeClock, feeSoon, quoteAt, readOrder, setOrderStage, type OrderRun } from './run';
 import type { OrderCarry, OrderWorkflowArgs, orderWorkflow } from './index';
@@ -346,7 +346,7 @@ async function sendOnce(
 ): Promise<CancelSendOutcome> {
   let answer: CancelSendOutcome;
   try {
-    answer = await sendCancel({
+    answer = await cancelActivity(run.state.supplier)({
       customerReferenceNo: run.state.customerReferenceNo,
       supplierReferenceNo: run.state.order?.supplierReferenceNo ?? '',
       reason: record.reason,

@@ -24,7 +24,7 @@ import type { AutoCancel, OrderCheck, OrderOutcome, OrderState, OrderWorkflowInp
 import { cancelOnItsOwn, takeAutoCancel, type WaitState } from './auto-cancel';
 import { follow, type CancelPlan, type FollowState } from './cancel';
 import { listenOrder } from './messages';
-import { finishOrder, newOrderRun, recordOutcome, type OrderRun } from './run';
+import { finishOrder, newOrderRun, onAccount, recordOutcome, type OrderRun } from './run';
 import { checkOrderStart } from './proxies';
 import { answerNotOurs, answerRequest, checkOrder } from './work';
 
@@ -134,6 +134,7 @@ async function checkStart(run: OrderRun, input: OrderWorkflowArgs): Promise<void
   }
   if (checked.kind === 'invalid') throw refuseInput('InvalidOrderInput', checked.issues);
   if (checked.kind === 'not-ours') run.notOurs = checked.reason;
+  else if (checked.supplier) onAccount(run, checked.supplier);
 }
 
 /** The checks asked so far, as one: the latest's words, and an operator's resolvesUnresolved if any asked it. */
@@ -147,6 +148,7 @@ function takeChecks(run: OrderRun): OrderCheck | undefined {
 /** What the run before continue-as-new knew: its state, who asked for the cancellation, the outcome so far. */
 function restoreCarry(run: OrderRun, carry: OrderCarry): void {
   Object.assign(run.state, carry.state);
+  if (run.state.supplier) onAccount(run, run.state.supplier);
   if (carry.autoAsked) run.autoAsked = carry.autoAsked;
   if (carry.outcome) run.outcome = carry.outcome;
 }

@@ -6,6 +6,7 @@ import {
   ACTIVITY_TIMEOUT_SECONDS,
   CANCEL_START_WITHIN_SECONDS,
   queryOrdersTaskQueue,
+  supplierTaskQueue,
 } from '../../api/contract/definitions';
 
 /**
@@ -16,11 +17,21 @@ import {
  * sent: it ends, so the workflow re-quotes before it tries again, instead of going out minutes after "free" was
  * quoted, at a fee nobody accepted. The fee margin's floor counts that minute (RECOVERY_BOUNDS).
  */
-export const { sendCancel } = proxyActivities<OrderActivities>({
+const cancelOptions = {
   scheduleToStartTimeout: `${CANCEL_START_WITHIN_SECONDS} seconds`,
   startToCloseTimeout: `${ACTIVITY_TIMEOUT_SECONDS.cancel} seconds`,
   retry: { maximumAttempts: 1 },
-});
+} as const;
+const { sendCancel } = proxyActivities<OrderActivities>(cancelOptions);
+
+/** Cancel on the queue of the order's supplier account (src/worker.ts), or the run's own on a single-account worker. */
+export function cancelActivity(supplier: string | undefined): OrderActivities['sendCancel'] {
+  if (!supplier) return sendCancel;
+  return proxyActivities<OrderActivities>({
+    ...cancelOptions,
+    taskQueue: supplierTaskQueue(workflowInfo().taskQueue, supplier),
+  }).sendCancel;
+}
 
 /**
  * Whether `booking:<reference>` still runs: one describe of Temporal, read-only, so a local activity (run again after
@@ -73,11 +84,12 @@ export const { judgeOrder } = proxyActivities<JudgeOrderActivity>({
 });
 
 /** QueryOrders on the rate-limited companion queue (the fleet-wide cap), as the booking's polls. */
-export function orderQueryActivity(): BookingActivities['queryOrder'] {
+export function orderQueryActivity(supplier: string | undefined): BookingActivities['queryOrder'] {
+  const calls = supplier ? supplierTaskQueue(workflowInfo().taskQueue, supplier) : workflowInfo().taskQueue;
   return proxyActivities<BookingActivities>({
     startToCloseTimeout: `${ACTIVITY_TIMEOUT_SECONDS.queryOrders} seconds`,
     scheduleToCloseTimeout: '5 minutes',
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
-    taskQueue: queryOrdersTaskQueue(workflowInfo().taskQueue),
+    taskQueue: queryOrdersTaskQueue(calls),
   }).queryOrder;
 }

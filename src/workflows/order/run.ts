@@ -67,6 +67,12 @@ export interface OrderRun {
   outcome?: OrderOutcome;
 }
 
+/** The supplier account the order is on: its Cancel and QueryOrders go to that account's queues from now on. */
+export function onAccount(run: OrderRun, supplier: string): void {
+  run.state.supplier = supplier;
+  run.queryOrder = orderQueryActivity(supplier);
+}
+
 export function newOrderRun(input: OrderWorkflowInput): OrderRun {
   const traceId = workflowInfo().workflowId;
   return {
@@ -83,7 +89,7 @@ export function newOrderRun(input: OrderWorkflowInput): OrderRun {
       traceId,
     },
     traceId,
-    queryOrder: orderQueryActivity(),
+    queryOrder: orderQueryActivity(undefined),
     requests: [],
     autoCancels: [],
     checks: [],
