@@ -1,0 +1,182 @@
+/**
+ * Several supplier accounts in one worker, as an operator configures them (SUPPLIER_ACCOUNTS_FILE, read by the
+ * worker's own config, wired by createWorkerFromConfig), on the dev server:
+ *  - alpha: a sandbox supplier, open to this partner (the namespace), listed first: the partner's default;
+ *  - beta: a supplier written from the spec's text with its own numbers (test/fixtures/conformance-supplier.ts),
+ *    with the profile the conformance kit proposed for it, dropped in as is;
+ *  - gamma: a sandbox open to another partner only;
+ *  - broken: its credential file is missing; named at start and left out, the others serve.
+ * A booking goes where it says, or to its partner's default; one naming an account its partner may not use is
+ * refused before any request; its order run cancels on the account the booking was made on.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import type { Client } from '@temporalio/client';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { startSandbox, type Sandbox } from '../../dev/sandbox/server';
+import { bookingWorkflowId, type BookingOutcome, type BookingRequest } from '../../src/api/contract/index';
+import { awaitOrderOutcome, cancelBooking, getBookingState } from '../../src/api/client/index';
+import { runConformance } from '../../src/operators/conformance/run';
+import { loadConfig, type AppConfig } from '../../src/runtime/config/index';
+import { defaultSupplierProfile } from '../../src/runtime/config/supplier-profile';
+import { createWorkerFromConfig, type ConfiguredWorker } from '../../src/worker';
+import type { bookingWorkflow } from '../../src/workflows';
+import { startConformanceSupplier } from '../fixtures/conformance-supplier';
+import type { SpecSupplier } from '../fixtures/spec-supplier';
+import { bookingRequest } from '../harness/booking';
+import { expectWorkerWarnings } from '../harness/quiet-worker-logs';
+import { connectDevServer, workflowBundle } from '../harness/temporal';
+
+const SECRET_TOKEN = 'beta-token-never-logged';
+
+let env: TestWorkflowEnvironment;
+let client: Client;
+let alpha: Sandbox;
+let gamma: Sandbox;
+let beta: SpecSupplier;
+let dir: string;
+let config: AppConfig;
+let configured: ConfiguredWorker;
+let running: Promise<void>;
+const taskQueue = `accounts-${randomUUID().slice(0, 8)}`;
+
+beforeAll(async () => {
+  env = await connectDevServer();
+  client = env.client;
+  [alpha, gamma, beta] = await Promise.all([
+    startSandbox({ port: 0, confirmAfterMs: 0 }),
+    startSandbox({ port: 0, confirmAfterMs: 0 }),
+    startConformanceSupplier(),
+  ]);
+  // The kit's run against beta, as an operator onboards it: its proposed profile goes into the account as is.
+  const report = await runConformance({
+    baseUrl: beta.url,
+    credentials: { kind: 'token', token: 'conformance-token' },
+    profile: defaultSupplierProfile,
+    ratePkgIds: ['pkg-standard-double'],
+    budget: 200,
+    ratePerSecond: 100,
+    polling: { firstIntervalMs: 20, maxIntervalMs: 100, settleTimeoutMs: 2_000, stableAfterMs: 300 },
+  });
+  expect(report.summary.blocker).toBe(0);
+  beta.calls.length = 0;
+
+  dir = mkdtempSync(path.join(os.tmpdir(), 'accounts-'));
+  writeFileSync(path.join(dir, 'app-key'), 'sandbox-app\n');
+  writeFileSync(path.join(dir, 'app-secret'), 'sandbox-secret\n');
+  writeFileSync(path.join(dir, 'beta-token'), 'conformance-token\n');
+  const ticket = { appKeyFile: 'app-key', appSecretFile: 'app-secret' };
+  writeFileSync(
+    path.join(dir, 'accounts.json'),
+    JSON.stringify({
+      accounts: [
+        { id: 'alpha', baseUrl: alpha.url, credentials: ticket, partners: ['default'] },
+        {
+          id: 'beta',
+          baseUrl: beta.url,
+          credentials: { tokenFile: 'beta-token' },
+          profile: report.proposedProfile,
+          partners: ['*'],
+        },
+        { id: 'gamma', baseUrl: gamma.url, credentials: ticket, partners: ['another-partner'] },
+        { id: 'broken', baseUrl: alpha.url, credentials: { tokenFile: 'no-such-file' }, partners: ['*'] },
+      ],
+    }),
+  );
+  config = loadConfig({
+    TEMPORAL_ADDRESS: process.env.TEST_DEV_SERVER_ADDRESS,
+    SUPPLIER_ACCOUNTS_FILE: path.join(dir, 'accounts.json'),
+    BOOKING_TASK_QUEUE: taskQueue,
+    RECONCILIATION_SCHEDULE: 'off',
+    RECOVERY_TESTING: 'on',
+    SUPPLIER_QUERY_BATCH_MIN_INTERVAL_MS: '0',
+  });
+  expectWorkerWarnings(/^WARN Supplier account left out/, /^WARN No workflows registered/);
+  configured = await createWorkerFromConfig(env.nativeConnection, config, { workflowBundle: workflowBundle() });
+  running = configured.worker.run();
+}, 120_000);
+
+afterAll(async () => {
+  configured?.worker.shutdown();
+  await running;
+  await configured?.closeSupplier();
+  await Promise.all([alpha?.close(), gamma?.close(), beta?.close()]);
+  if (dir) rmSync(dir, { recursive: true, force: true });
+  await env?.teardown();
+});
+
+async function book(request: BookingRequest): Promise<BookingOutcome> {
+  const handle = await client.workflow.start<typeof bookingWorkflow>('bookingWorkflow', {
+    taskQueue,
+    workflowId: bookingWorkflowId(request.customerReferenceNo),
+    args: [request],
+  });
+  return handle.result();
+}
+
+test('the file is read at start: a bad account is named and left out, never with a secret; the others serve', () => {
+  expect(config.accounts?.accounts.map((a) => a.id)).toEqual(['alpha', 'beta', 'gamma']);
+  expect(config.accounts?.leftOut).toEqual([
+    expect.stringMatching(
+      /^SUPPLIER_ACCOUNTS_FILE: accounts\[3\] \(broken\): credentials\.tokenFile: cannot read no-such-file/,
+    ),
+  ]);
+  expect(JSON.stringify(config.accounts?.leftOut)).not.toContain(SECRET_TOKEN);
+});
+
+test("a booking naming an account books there, with that account's profile, and its order is cancelled there", async () => {
+  // beta answers pending for its first two listings: polls a second apart (a test schedule) keep the test short.
+  const request = bookingRequest({
+    supplier: 'beta',
+    recovery: { testing: true, delaysSeconds: [1], repeatEverySeconds: 1 },
+  });
+  const outcome = await book(request);
+  expect(outcome.kind).toBe('confirmed');
+  const ref = request.customerReferenceNo;
+  expect(beta.callsOf('book').filter((c) => c.body.customerReferenceNo === ref)).toHaveLength(1);
+  expect(alpha.orders().some((o) => o.customerReferenceNo === ref)).toBe(false);
+  expect((await getBookingState(client, ref)).supplier).toBe('beta');
+
+  // The caller's cancellation knows nothing of accounts: the order run reads the booking's and cancels there.
+  const quote = await cancelBooking(client, ref, { confirm: false }, { taskQueue });
+  expect(quote.kind).toBe('quote');
+  await awaitOrderOutcome(client, ref).catch(() => undefined);
+  const fee = quote.kind === 'quote' ? quote.quote.fee : null;
+  const answer = await cancelBooking(client, ref, { confirm: true, acceptedFee: fee ?? null }, { taskQueue });
+  expect(answer.kind).toBe('cancel-requested');
+  expect((await awaitOrderOutcome(client, ref)).kind).toBe('cancelled');
+  expect(beta.callsOf('cancel').filter((c) => c.body.customerReferenceNo === ref)).toHaveLength(1);
+  expect(alpha.calls('cancel')).toHaveLength(0);
+});
+
+test("a booking naming none goes to its partner's default, the first account open to it", async () => {
+  const request = bookingRequest();
+  expect((await book(request)).kind).toBe('confirmed');
+  const ref = request.customerReferenceNo;
+  expect(alpha.orders().filter((o) => o.customerReferenceNo === ref)).toHaveLength(1);
+  expect(beta.callsOf('book').some((c) => c.body.customerReferenceNo === ref)).toBe(false);
+  expect((await getBookingState(client, ref)).supplier).toBe('alpha');
+});
+
+test.each([
+  ['gamma', 'not open to this partner'],
+  ['delta', 'no supplier account "delta"'],
+])('a booking naming %s is refused before anything is sent, naming the field', async (supplier, why) => {
+  expectWorkerWarnings(/^WARN Workflow failed/);
+  const gammaBefore = gamma.calls().length;
+  const alphaBefore = alpha.calls().length;
+  const betaBefore = beta.calls.length;
+  const request = bookingRequest({ supplier });
+  const failure = await book(request).then(
+    () => undefined,
+    (err: unknown) => err as Error & { cause?: Error & { type?: string } },
+  );
+  expect(failure?.cause?.type).toBe('InvalidBookingRequest');
+  expect(failure?.cause?.message).toContain(`supplier: `);
+  expect(failure?.cause?.message).toContain(why);
+  expect(gamma.calls().length).toBe(gammaBefore);
+  expect(alpha.calls().length).toBe(alphaBefore);
+  expect(beta.calls.length).toBe(betaBefore);
+});
