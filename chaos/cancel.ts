@@ -252,7 +252,7 @@ async function confirm(
 }
 
 /** cancelBooking's Update-With-Start operation, with the run's recovery schedule added to the start input. */
-function withStart(ref: string, o: CancelDriverOptions) {
+export function withStart(ref: string, o: Pick<CancelDriverOptions, 'recovery'>) {
   return new WithStartWorkflowOperation(ORDER_WORKFLOW_TYPE, {
     workflowId: orderWorkflowId(ref),
     taskQueue: process.env.BOOKING_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,

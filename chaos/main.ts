@@ -25,11 +25,15 @@
  *                            open longest started first: a shorter drain after the last start)
  *   --orphans <k>            bookings terminated on purpose once Book made their order, for the reconciliation
  *                            sweep at the end to find (default: 1 % of --n, at least 1; 0 for none)
+ *   --waits                  the class of waits and clocks instead (chaos/waits/run.ts): --n (default 24), --seed,
+ *                            --minutes (default 1), --kill-every (default 20), --ceiling <s> (the workers' Retry-After
+ *                            ceiling, default 20), --results, --keep; report chaos/results/chaos-waits-<seed>.json
  */
 import { parseArgs } from 'node:util';
 import { formatReport } from './report';
 import { parseSeed } from './mix';
 import { CHAOS_RECOVERY, chaosDefaults, chaosReportFile, runChaos, type ChaosOptions } from './run';
+import { formatWaits, runWaits, waitsDefaults } from './waits/run';
 
 function positive(name: string, text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
@@ -62,6 +66,8 @@ function options(argv: string[]): Partial<ChaosOptions> {
       'node-down': { type: 'string' },
       orphans: { type: 'string' },
       'start-order': { type: 'string' },
+      waits: { type: 'boolean' },
+      ceiling: { type: 'string' },
     },
   });
   const restart = values['server-restart'];
@@ -107,7 +113,9 @@ async function main(): Promise<number> {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
 
-  const opts = chaosDefaults({ ...options(process.argv.slice(2)), signal: controller.signal });
+  const argv = process.argv.slice(2);
+  if (argv.includes('--waits')) return waitsMain(argv, controller.signal, () => interrupted);
+  const opts = chaosDefaults({ ...options(argv), signal: controller.signal });
   try {
     const report = await runChaos(opts);
     console.log(formatReport(report));
@@ -116,6 +124,47 @@ async function main(): Promise<number> {
   } catch (err) {
     if (interrupted) return 130;
     console.error(`chaos run failed (seed ${opts.seed}):`, err);
+    return 2;
+  }
+}
+
+/** The class of waits and clocks: its own options (the run's size, seed, pace, ceiling) and its own report. */
+async function waitsMain(argv: string[], signal: AbortSignal, interrupted: () => boolean): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      waits: { type: 'boolean' },
+      n: { type: 'string' },
+      seed: { type: 'string' },
+      minutes: { type: 'string' },
+      'kill-every': { type: 'string' },
+      ceiling: { type: 'string' },
+      results: { type: 'string' },
+      keep: { type: 'boolean' },
+    },
+  });
+  const n = positive('n', values.n);
+  const minutes = positive('minutes', values.minutes);
+  const killEvery = positive('kill-every', values['kill-every']);
+  const ceiling = positive('ceiling', values.ceiling);
+  const w = waitsDefaults({
+    ...(n !== undefined ? { n: Math.round(n) } : {}),
+    ...(values.seed !== undefined ? { seed: parseSeed(values.seed) } : {}),
+    ...(minutes !== undefined ? { minutes } : {}),
+    ...(killEvery !== undefined ? { killEverySeconds: killEvery } : {}),
+    ...(ceiling !== undefined ? { ceilingSeconds: Math.round(ceiling) } : {}),
+    ...(values.results !== undefined ? { resultsDir: values.results } : {}),
+    ...(values.keep ? { keepTempDir: true } : {}),
+    signal,
+  });
+  try {
+    const report = await runWaits(w);
+    console.log(formatWaits(report));
+    if (w.resultsDir) console.log(`\nreport: ${w.resultsDir}/chaos-waits-${w.seed}.json`);
+    return report.ok ? 0 : 1;
+  } catch (err) {
+    if (interrupted()) return 130;
+    console.error(`chaos waits run failed (seed ${w.seed}):`, err);
     return 2;
   }
 }

@@ -213,7 +213,7 @@ export interface MixOptions {
   recovery: Partial<RecoveryPolicy>;
 }
 
-const RATE_PACKAGES = ['pkg-chaos-standard', 'pkg-chaos-deluxe', 'pkg-chaos-suite', 'pkg-chaos-family'];
+export const RATE_PACKAGES = ['pkg-chaos-standard', 'pkg-chaos-deluxe', 'pkg-chaos-suite', 'pkg-chaos-family'];
 
 /** Plans `n` bookings. Pure: the same options always give the same plan. */
 export function planBookings({ n, seed, recovery }: MixOptions): PlannedBooking[] {
@@ -474,7 +474,7 @@ function testHeader(
  * Synthetic people, unique per booking. Names are 8+ letters so that finding one by chance in encrypted
  * bytes or base64 text is practically impossible (the secrets scan must not cry wolf).
  */
-function people(rng: Rng, index: number): Pick<BookingRequest, 'holder' | 'guests'> & { personal: string[] } {
+export function people(rng: Rng, index: number): Pick<BookingRequest, 'holder' | 'guests'> & { personal: string[] } {
   const first = name(rng);
   const last = name(rng);
   const guestFirst = name(rng);
@@ -509,7 +509,7 @@ function name(rng: Rng): string {
 }
 
 /** A version-4 UUID from the PRNG, so references are reproducible from the seed. */
-function uuidFrom(rng: Rng): string {
+export function uuidFrom(rng: Rng): string {
   const bytes = Array.from({ length: 16 }, () => rng.int(0, 255));
   bytes[6] = (bytes[6]! & 0x0f) | 0x40;
   bytes[8] = (bytes[8]! & 0x3f) | 0x80;
