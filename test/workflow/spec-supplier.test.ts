@@ -6,7 +6,6 @@
  *  - confirmed on the third QueryOrders poll, references as numbers and the price's amount as text;
  *  - a Failed and a Confirmed order under one reference, in either order: confirmed, and an ERROR line.
  */
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { BookingOutcome, BookingRequest } from '../../src/api/contract/index';
 import { createDriftReporter } from '../../src/runtime/supplier/drift';
 import {
@@ -21,25 +20,15 @@ import {
 } from '../fixtures/spec-supplier';
 import { bookingRequest } from '../harness/booking';
 import { expectWorkerWarnings, workerLogLines } from '../harness/quiet-worker-logs';
-import { startSpecWorker, type SpecWorker } from '../harness/spec-worker';
-import { connectTimeSkipping } from '../harness/temporal';
+import { specSupplierFile } from '../harness/spec-supplier-file';
+import type { SpecWorker } from '../harness/spec-worker';
 
-let env: TestWorkflowEnvironment;
 let spec: SpecSupplier;
 let rig: SpecWorker;
 const driftPaths: string[] = [];
 
-beforeAll(async () => {
-  env = await connectTimeSkipping();
-  rig = await startSpecWorker(env, 'spec-supplier', {
-    drift: createDriftReporter((_message, meta) => driftPaths.push(`${meta.operation} ${meta.path}`)),
-  });
-  ({ spec } = rig);
-});
-
-afterAll(async () => {
-  await rig?.close();
-  await env?.teardown();
+specSupplierFile('spec-supplier', (file) => ({ spec, rig } = file), {
+  drift: createDriftReporter((_message, meta) => driftPaths.push(`${meta.operation} ${meta.path}`)),
 });
 
 const book = (request: BookingRequest): Promise<BookingOutcome> => rig.book(request);
