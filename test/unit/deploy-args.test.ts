@@ -2,7 +2,14 @@
  * The deploy command's command line (src/operators/deploy/command.ts): `--help` is a request, not an unknown option, and a
  * mistaken flag is named with where the list of flags is.
  */
-import { asksForHelp, DEPLOY_USAGE, DeployError, parseDeployArgs } from '../../src/operators/deploy/command';
+import {
+  asksForHelp,
+  DEPLOY_USAGE,
+  DeployError,
+  parseDeployArgs,
+  parseDuration,
+  parseSteps,
+} from '../../src/operators/deploy/command';
 import { gateCodeSource } from '../../src/operators/deploy/gate-code';
 import { rollbackTarget } from '../../src/operators/deploy/moves';
 
@@ -13,10 +20,36 @@ test.each([[['--help']], [['-h']], [['help']], [['rollout', '--help']]])('%p ask
 });
 
 test('the usage text names every step and flag the parser takes', () => {
-  for (const word of ['status', 'gate', 'ramp', 'rollout', 'drain', 'rollback', '--deployment', '--task-queue']) {
+  for (const word of [
+    'status',
+    'gate',
+    'ramp',
+    'rollout',
+    'drain',
+    'rollback',
+    'move',
+    '--deployment',
+    '--task-queue',
+  ]) {
     expect(DEPLOY_USAGE).toContain(word);
   }
-  for (const flag of ['--build-id', '--percent', '--bundle', '--strict', '--wait', '--grace', '--json', '--help']) {
+  for (const flag of [
+    '--build-id',
+    '--percent',
+    '--bundle',
+    '--strict',
+    '--wait',
+    '--grace',
+    '--json',
+    '--help',
+    '--from',
+    '--to',
+    '--steps',
+    '--pause',
+    '--max-failures',
+    '--max-stuck',
+    '--stuck-after',
+  ]) {
     expect(DEPLOY_USAGE).toContain(flag);
   }
 });
@@ -66,4 +99,39 @@ test("the gate replays this checkout's code only for this checkout's own build; 
   expect(gateCodeSource({ bundle: '/b/bundle.js' }, '1.0.0+fffffff', '1.0.0+abc1234')).toEqual({
     codePath: '/b/bundle.js',
   });
+});
+
+test('move needs two different builds', () => {
+  expect(parseDeployArgs(['move', '--from', 'a', '--to', 'b'], env)).toMatchObject({
+    step: 'move',
+    from: 'a',
+    to: 'b',
+  });
+  expect(() => parseDeployArgs(['move', '--from', 'a'], env)).toThrow(/^--from and --to/);
+  expect(() => parseDeployArgs(['move', '--from', 'a', '--to', 'a'], env)).toThrow(/^--from and --to/);
+  expect(() => parseDeployArgs(['move', '--from', 'a b', '--to', 'b'], env)).toThrow(/^--from: a build id/);
+});
+
+test('a progressive ramp takes rising steps and a pause, not --percent as well', () => {
+  expect(parseDeployArgs(['ramp', '--steps', '5,25,50,100', '--pause', '5m'], env)).toMatchObject({
+    steps: [5, 25, 50, 100],
+    pauseSeconds: 300,
+    maxFailures: 0,
+    maxStuck: 0,
+    stuckAfterSeconds: 60,
+  });
+  expect(parseSteps('10')).toEqual([10]);
+  for (const bad of ['', '5,5', '50,25', '0,50', '5,101', '5,x', '2.5'])
+    expect(() => parseSteps(bad)).toThrow(/^--steps/);
+  expect(parseDuration('--pause', '90')).toBe(90);
+  expect(parseDuration('--pause', '1h')).toBe(3600);
+  for (const bad of ['1d', '-5s', '25h', '']) expect(() => parseDuration('--pause', bad)).toThrow(/^--pause/);
+  expect(() => parseDeployArgs(['ramp', '--steps', '5,100'], env)).toThrow(/^--pause/);
+  expect(() => parseDeployArgs(['ramp', '--steps', '5,100', '--pause', '1m', '--percent', '5'], env)).toThrow(
+    /^--steps or --percent/,
+  );
+  expect(() => parseDeployArgs(['rollout', '--steps', '5,100', '--pause', '1m'], env)).toThrow(/^--steps: only a ramp/);
+  expect(() => parseDeployArgs(['ramp', '--steps', '5', '--pause', '1m', '--max-stuck', '1.5'], env)).toThrow(
+    /^--max-stuck/,
+  );
 });

@@ -6,7 +6,7 @@ import { parseArgs } from 'node:util';
 import { DEFAULT_TASK_QUEUE } from '../../api/contract/index';
 import { BUILD_ID_PATTERN, defaultBuildId, DEPLOYMENT_NAME_PATTERN } from '../../runtime/config/build';
 
-export const DEPLOY_STEPS = ['status', 'gate', 'rollout', 'ramp', 'drain', 'rollback'] as const;
+export const DEPLOY_STEPS = ['status', 'gate', 'rollout', 'ramp', 'drain', 'rollback', 'move'] as const;
 export type DeployStep = (typeof DEPLOY_STEPS)[number];
 
 /** The server's own visibility grace period for drainage (matching.wv.VersionDrainageStatusVisibilityGracePeriod). */
@@ -28,6 +28,17 @@ export interface DeployArgs {
   json: boolean;
   /** Seconds a build must have stopped taking new runs before drain says it may stop (default 180: visibility lags). */
   graceSeconds?: number;
+  /** move: the build whose pinned runs go, and the build they go to. */
+  from?: string;
+  to?: string;
+  /** A progressive ramp: the percentages in order (100: the build made current), and the pause after each. */
+  steps?: number[];
+  pauseSeconds?: number;
+  /** Health limits of a progressive ramp, over the new build's runs since the ramp began. */
+  maxFailures?: number;
+  maxStuck?: number;
+  /** A run whose workflow task has waited this long counts as stuck. */
+  stuckAfterSeconds?: number;
 }
 
 /** What `--help` prints: the steps and flags of the header above, for a person at a terminal. */
@@ -37,11 +48,20 @@ Steps:
   status                             the deployment's current and ramping builds, each build's open runs
   gate     [--build-id B]            the replay gate alone (exit 1 when refused)
   ramp     [--build-id B] --percent P  the gate, then P % of new runs to B; --percent 0 ends the ramp
+  ramp     [--build-id B] --steps 5,25,50,100 --pause D [--max-failures N] [--max-stuck N] [--stuck-after D]
+                                     the gate, then each share in turn (100: B current), each watched for D; after
+                                     each pause B's runs since the ramp began are read from the server: failed runs
+                                     and failing workflow tasks over N (default 0), or runs whose workflow task
+                                     waited over --stuck-after (default 60s) over N (default 0), undo the ramp by
+                                     themselves (exit 1)
   rollout  [--build-id B]            the gate, then B current: every new run starts on B
   drain    --build-id A [--wait] [--grace S]
-                                     open runs still pinned to A; A may stop once none is open and either the
-                                     server says drained or A stopped taking new runs S seconds ago (default 180);
-                                     with --wait, until then
+                                     A may stop once routing sends it no new run, no open run is on it or pinned
+                                     to it, and either the server says drained or A stopped taking new runs S
+                                     seconds ago (default 180); with --wait, until then (or until A takes new runs
+                                     again: exit 1)
+  move     --from A --to B           every open run pinned to A replayed against B's code (--bundle), then, if all
+                                     replay and B is served, each pinned to B: for a build that is lost
   rollback [--build-id A]            the gate for A, then A current again (default: the build that was current
                                      just before the present one, never one that only ramped; needs A's --bundle)
 
@@ -54,7 +74,10 @@ Flags:
   --task-queue QUEUE  default BOOKING_TASK_QUEUE, else hotel-booking
   --build-id ID       gate, ramp and rollout default to this checkout's own build (WORKER_BUILD_ID, else version+commit)
   --bundle FILE       the target build's \`npm run bundle\` output; without it the gate bundles this checkout's
-                      src/workflows, and refuses a build id that is not this checkout's own (a rollback needs it)
+                      src/workflows, and refuses a build id that is not this checkout's own (a rollback needs it;
+                      for move, the --to build's)
+  --from ID, --to ID  move: the build whose pinned runs go, and the build they go to
+  --steps, --pause    a progressive ramp's shares (rising, 1 to 100) and how long each is watched (90s, 5m, 1h)
   --strict            every divergence refuses
   --json              one JSON line on stdout
   --help              this text
@@ -83,6 +106,13 @@ export function parseDeployArgs(argv: string[], env: NodeJS.ProcessEnv = process
         strict: { type: 'boolean', default: false },
         wait: { type: 'boolean', default: false },
         grace: { type: 'string' },
+        from: { type: 'string' },
+        to: { type: 'string' },
+        steps: { type: 'string' },
+        pause: { type: 'string' },
+        'max-failures': { type: 'string' },
+        'max-stuck': { type: 'string' },
+        'stuck-after': { type: 'string' },
         json: { type: 'boolean', default: false },
       },
     });
@@ -107,6 +137,16 @@ export function parseDeployArgs(argv: string[], env: NodeJS.ProcessEnv = process
     throw new DeployError(`--build-id: letters, digits and . _ + - only, got "${buildId}"`);
   }
   if (step === 'drain' && !buildId) throw new DeployError('--build-id: drain needs the build it waits for');
+  const from = buildIdFlag('--from', values.from);
+  const to = buildIdFlag('--to', values.to);
+  if (step === 'move' && (!from || !to || from === to)) {
+    throw new DeployError('--from and --to: move needs the build whose pinned runs go and another build they go to');
+  }
+  const steps = values.steps === undefined ? undefined : parseSteps(values.steps);
+  if (steps && step !== 'ramp') throw new DeployError('--steps: only a ramp takes steps');
+  if (steps && values.percent !== undefined) throw new DeployError('--steps or --percent: a ramp takes one of them');
+  const pauseSeconds = values.pause === undefined ? undefined : parseDuration('--pause', values.pause);
+  if (steps && pauseSeconds === undefined) throw new DeployError('--pause: how long each step of --steps is watched');
   const percentText = values.percent;
   let percent: number | undefined;
   if (percentText !== undefined) {
@@ -114,8 +154,8 @@ export function parseDeployArgs(argv: string[], env: NodeJS.ProcessEnv = process
     if (!Number.isFinite(percent) || percent < 0 || percent > 100) {
       throw new DeployError(`--percent: 0 to 100, got "${percentText}"`);
     }
-  } else if (step === 'ramp') {
-    throw new DeployError('--percent: the share of new runs the build takes, 0 to 100');
+  } else if (step === 'ramp' && !steps) {
+    throw new DeployError('--percent: the share of new runs the build takes, 0 to 100 (or --steps and --pause)');
   }
   const graceText = values.grace ?? String(DEFAULT_GRACE_SECONDS);
   const graceSeconds = Number(graceText);
@@ -130,10 +170,48 @@ export function parseDeployArgs(argv: string[], env: NodeJS.ProcessEnv = process
     ...(buildId ? { buildId } : {}),
     ...(percent !== undefined ? { percent } : {}),
     ...(values.bundle ? { bundle: values.bundle } : {}),
+    ...(from ? { from } : {}),
+    ...(to ? { to } : {}),
+    ...(steps ? { steps } : {}),
+    ...(pauseSeconds !== undefined ? { pauseSeconds } : {}),
+    maxFailures: count('--max-failures', values['max-failures'] ?? '0'),
+    maxStuck: count('--max-stuck', values['max-stuck'] ?? '0'),
+    stuckAfterSeconds: parseDuration('--stuck-after', values['stuck-after'] ?? '60s'),
     strict: values.strict!,
     wait: values.wait!,
     json: values.json!,
   };
+}
+
+function buildIdFlag(flag: string, value: string | undefined): string | undefined {
+  if (value !== undefined && !BUILD_ID_PATTERN.test(value)) {
+    throw new DeployError(`${flag}: a build id, letters, digits and . _ + - only, got "${value}"`);
+  }
+  return value;
+}
+
+function count(flag: string, text: string): number {
+  if (!/^\d{1,6}$/.test(text)) throw new DeployError(`${flag}: a whole number, got "${text}"`);
+  return Number(text);
+}
+
+/** `5,25,50,100`: rising percentages, each 1 to 100. */
+export function parseSteps(text: string): number[] {
+  const steps = text.split(',').map((t) => Number(t.trim()));
+  const rising = steps.every((p, i) => Number.isInteger(p) && p >= 1 && p <= 100 && (i === 0 || p > steps[i - 1]!));
+  if (steps.length === 0 || !rising) {
+    throw new DeployError(`--steps: rising whole percentages 1 to 100, comma-separated (5,25,50,100), got "${text}"`);
+  }
+  return steps;
+}
+
+/** `90`, `90s`, `5m`, `1h`: whole seconds, at most a day. */
+export function parseDuration(flag: string, text: string): number {
+  const match = /^(\d{1,6})(s|m|h)?$/.exec(text);
+  const seconds = match ? Number(match[1]) * { s: 1, m: 60, h: 3600 }[(match[2] ?? 's') as 's' | 'm' | 'h'] : NaN;
+  if (!(seconds <= 86_400))
+    throw new DeployError(`${flag}: a duration such as 90s, 5m or 1h, at most 24h, got "${text}"`);
+  return seconds;
 }
 
 export interface DeployIo {

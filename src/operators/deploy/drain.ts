@@ -1,43 +1,56 @@
 /**
- * `drain`: whether a build that takes no new runs may stop.
+ * `drain`: whether a build that takes no new runs may stop. It never says so while a run that only this build may
+ * continue is open: a stopped build's pinned runs wait for ever (signals stored but not processed, updates hanging to
+ * the caller's deadline, queries timing out), and only `deploy move` gets them out.
  */
 import type { Client } from '@temporalio/client';
 import type { WorkerBuild } from '../../runtime/config/build';
 import { DEFAULT_GRACE_SECONDS, DeployError, type DeployArgs, type DeployIo, type DeployResult } from './command';
 import { routingOf } from './moves';
-import { describeBuild, openRunsOn, type DeploymentRouting } from './routing';
+import { describeBuild, openPinnedRunsOn, openRunsOn } from './routing';
 
 interface Drainage {
+  /** Open runs whose last workflow task ran on the build (pinned there, or auto-upgrade runs not yet moved). */
   openRuns: number;
+  /** Open runs pinned to the build, however pinned (the server's own drainage query): some never ran a task there. */
+  pinnedRuns: number;
   server?: 'draining' | 'drained';
   /** Seconds since the build stopped taking new runs (absent: it never took any, only runs pinned to it by name). */
   sinceSeconds?: number;
+  /** The build takes new runs again (made current or ramping since drain began). */
+  takesNewRuns: boolean;
   mayStop: boolean;
   line: string;
 }
 
 /**
- * Whether a build may stop: no open run pinned to it in visibility now, and either the server's own drainage check
- * says DRAINED (it applies its own visibility grace period) or the build stopped taking new runs at least `grace`
- * seconds ago. Visibility lags: a run started on the build just before the switch may not be listed yet, and a zero
- * read then would strand it (a stopped build's pinned runs take no signal, update or query).
+ * Whether a build may stop: it takes no new runs as routing reads now; no open run is on it or pinned to it (two
+ * visibility counts: the last build a run ran on, and the server's own pinned list, which also holds runs pinned by
+ * an override that never ran a task there); and either the server's drainage check says DRAINED or the build stopped
+ * taking new runs at least `grace` seconds ago. Visibility lags: a run started on the build just before the switch
+ * may not be listed yet. The server's DRAINED is not trusted alone: it stops checking once it has said it, so a run
+ * pinned there by an override later is in the counts only.
  */
-async function drainage(
-  client: Client,
-  routing: DeploymentRouting,
-  target: WorkerBuild,
-  graceSeconds: number,
-): Promise<Drainage> {
-  const [openRuns, state] = await Promise.all([openRunsOn(client, target), describeBuild(client, target)]);
+async function drainage(client: Client, target: WorkerBuild, graceSeconds: number): Promise<Drainage> {
+  const [routing, openRuns, pinnedRuns, state] = await Promise.all([
+    routingOf(client, target.deploymentName),
+    openRunsOn(client, target),
+    openPinnedRunsOn(client, target),
+    describeBuild(client, target),
+  ]);
+  const takesNewRuns = routing.current === target.buildId || routing.ramping?.buildId === target.buildId;
   const summary = routing.builds.find((b) => b.buildId === target.buildId);
   const deactivatedMs = summary?.deactivatedAt ? Number(summary.deactivatedAt.split('.')[0]) * 1000 : undefined;
   const sinceSeconds = deactivatedMs !== undefined ? Math.floor((Date.now() - deactivatedMs) / 1000) : undefined;
   const graceOver = sinceSeconds === undefined ? summary?.status === 'inactive' : sinceSeconds >= graceSeconds;
-  const mayStop = openRuns === 0 && (state?.drainage === 'drained' || graceOver);
+  const none = openRuns === 0 && pinnedRuns === 0;
+  const mayStop = !takesNewRuns && none && (state?.drainage === 'drained' || graceOver);
   const server = state?.drainage;
-  let line = `Build ${target.buildId}: ${openRuns} open runs pinned to it`;
+  let line = `Build ${target.buildId}: ${openRuns} open runs on it, ${pinnedRuns} pinned to it`;
   if (server) line += `; the server says ${server}`;
-  if (openRuns === 0 && !mayStop) {
+  if (takesNewRuns) line += '; it takes new runs again (current or ramping): it may not stop';
+  else if (!none) line += `; not until they finish, or \`deploy move --from ${target.buildId}\` moves them`;
+  else if (!mayStop) {
     line +=
       sinceSeconds !== undefined
         ? `; it stopped taking new runs ${sinceSeconds} s ago, and visibility may not list a run started just ` +
@@ -46,8 +59,10 @@ async function drainage(
   }
   return {
     openRuns,
+    pinnedRuns,
     ...(server ? { server } : {}),
     ...(sinceSeconds !== undefined ? { sinceSeconds } : {}),
+    takesNewRuns,
     mayStop,
     line,
   };
@@ -61,11 +76,12 @@ export async function drainStep(client: Client, args: DeployArgs, io: DeployIo):
     throw new DeployError(`build ${target.buildId} still takes new runs (current or ramping): move them first`);
   }
   const grace = args.graceSeconds ?? DEFAULT_GRACE_SECONDS;
-  let verdict = await drainage(client, routing, target, grace);
+  let verdict = await drainage(client, target, grace);
   io.say(verdict.line);
-  while (args.wait && !verdict.mayStop) {
+  // Routing is read again at every count: a rollback to this build meanwhile must end the wait, not say "stop".
+  while (args.wait && !verdict.mayStop && !verdict.takesNewRuns) {
     await new Promise((r) => setTimeout(r, io.pollMs ?? 15_000));
-    verdict = await drainage(client, routing, target, grace);
+    verdict = await drainage(client, target, grace);
     io.say(verdict.line);
   }
   if (verdict.mayStop) io.say(`Build ${target.buildId} is drained: its workers may stop`);
@@ -74,8 +90,10 @@ export async function drainStep(client: Client, args: DeployArgs, io: DeployIo):
     value: {
       buildId: target.buildId,
       openRuns: verdict.openRuns,
+      pinnedRuns: verdict.pinnedRuns,
       serverDrainage: verdict.server ?? null,
       stoppedTakingRunsSecondsAgo: verdict.sinceSeconds ?? null,
+      takesNewRuns: verdict.takesNewRuns,
       drained: verdict.mayStop,
     },
   };

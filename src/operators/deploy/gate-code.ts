@@ -29,7 +29,10 @@ export function gateCodeSource(
 }
 
 /** The bundle the gate replays against: see gateCodeSource. */
-async function gateBundle(args: DeployArgs, targetBuildId: string): Promise<{ codePath: string } | { code: string }> {
+export async function gateBundle(
+  args: DeployArgs,
+  targetBuildId: string,
+): Promise<{ codePath: string } | { code: string }> {
   const source = gateCodeSource(args, targetBuildId, process.env.WORKER_BUILD_ID ?? defaultBuildId(process.env));
   if (source !== 'this-checkout') return source;
   const { code } = await bundleWorkflowCode({

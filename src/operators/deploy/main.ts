@@ -24,6 +24,8 @@ import {
 } from './command';
 import { drainStep } from './drain';
 import { gate } from './gate-code';
+import { moveStep } from './move';
+import { progressiveRamp } from './ramp';
 import { assertServed, awaitSameTaskQueues, known, moveNewRuns, rollbackTarget, routingOf } from './moves';
 import { openRunsOn } from './routing';
 
@@ -55,6 +57,8 @@ export async function runDeployStep(client: Client, args: DeployArgs, io: Deploy
       return { exitCode: report.verdict === 'pass' ? 0 : 1, value: { gate: report } };
     }
     case 'ramp':
+      if (args.steps) return progressiveRamp(client, args, io);
+    // falls through: one step of a ramp goes as a rollout does, to a share
     case 'rollout': {
       const target = build(args.buildId!);
       const routing = await routingOf(client, args.deploymentName);
@@ -89,6 +93,8 @@ export async function runDeployStep(client: Client, args: DeployArgs, io: Deploy
     }
     case 'drain':
       return drainStep(client, args, io);
+    case 'move':
+      return moveStep(client, args, io);
   }
 }
 

@@ -263,3 +263,52 @@ export async function openRunsOn(client: Client, build: WorkerBuild): Promise<nu
   const { count } = await client.workflow.count(runsOnBuildQuery(build, 'Running'));
   return count;
 }
+
+/**
+ * The server's own drainage query (its BuildIds list holds `pinned:<deployment>:<build>` for a pinned run): every open
+ * run pinned to `build`, by its first task there or by a versioning override, even one whose last task ran elsewhere
+ * or that never ran a task. A run pinned by override to a stopped build shows in this query only.
+ */
+export function pinnedRunsQuery(build: WorkerBuild): string {
+  const version = `pinned:${build.deploymentName}:${build.buildId}`.replace(/'/g, "\\'");
+  return `BuildIds = '${version}' AND ExecutionStatus = 'Running'`;
+}
+
+/** How many open runs are pinned to `build` (pinnedRunsQuery). */
+export async function openPinnedRunsOn(client: Client, build: WorkerBuild): Promise<number> {
+  const { count } = await client.workflow.count(pinnedRunsQuery(build));
+  return count;
+}
+
+/**
+ * Pins one run to `build` by a versioning override: its next workflow task goes to that build's workers, whatever
+ * build it was pinned to before. False when the run closed meanwhile (nothing to move).
+ */
+export async function pinRunTo(
+  client: Client,
+  run: { workflowId: string; runId: string },
+  build: WorkerBuild,
+  by: Actor,
+): Promise<boolean> {
+  try {
+    await client.workflowService.updateWorkflowExecutionOptions({
+      namespace: client.options.namespace,
+      workflowExecution: { workflowId: run.workflowId, runId: run.runId },
+      workflowExecutionOptions: {
+        versioningOverride: {
+          pinned: {
+            behavior:
+              temporal.api.workflow.v1.VersioningOverride.PinnedOverrideBehavior.PINNED_OVERRIDE_BEHAVIOR_PINNED,
+            version: { deploymentName: build.deploymentName, buildId: build.buildId },
+          },
+        },
+      },
+      updateMask: { paths: ['versioning_override'] },
+      identity: by.identity,
+    });
+    return true;
+  } catch (err) {
+    if ((err as { code?: number }).code === 5 /* NOT_FOUND: closed or gone */) return false;
+    throw err;
+  }
+}

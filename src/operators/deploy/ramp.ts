@@ -1,0 +1,142 @@
+/**
+ * `ramp --steps 5,25,50,100 --pause 5m`: a progressive rollout. Each step sends that share of new runs to the build
+ * (100: makes it current), waits the pause, then reads the build's health from the server; while it stays within the
+ * limits the next step goes, and when it does not the ramp is undone by itself (the build that was current takes
+ * every new run again) and the step exits 1. The gate and the served check come first, as for any move.
+ *
+ * Health, over the build's runs since the ramp began (open runs started since, or on it), read from the server:
+ *  - failures: runs of the build that closed Failed or TimedOut, and open runs whose workflow task on it failed
+ *    (the pending task's attempt above 1: the server retries a failed task, and a build that fails its first task
+ *    never records a completed one);
+ *  - stuck: open runs of the build whose workflow task has waited longer than --stuck-after (no worker took it).
+ */
+import type { Client } from '@temporalio/client';
+import type { WorkerBuild } from '../../runtime/config/build';
+import { DeployError, type DeployArgs, type DeployIo, type DeployResult } from './command';
+import { gate } from './gate-code';
+import { assertServed, awaitSameTaskQueues, known, moveNewRuns, routingOf } from './moves';
+import type { DeploymentRouting } from './routing';
+
+export interface RampHealth {
+  /** Runs of the build that failed, or whose workflow task on it failed. */
+  failures: number;
+  /** Open runs of the build whose workflow task waited longer than the stuck limit. */
+  stuck: number;
+  /** Runs of the build looked at. */
+  runs: number;
+}
+
+const quote = (s: string) => `'${s.replace(/'/g, "\\'")}'`;
+
+/** Whether a run described by the server is on `build`: its version, or the version it is moving to. */
+function onBuild(
+  info: { versioningInfo?: { deploymentVersion?: unknown; versionTransition?: unknown } | null } | null | undefined,
+  build: WorkerBuild,
+): boolean {
+  const versions = [
+    info?.versioningInfo?.deploymentVersion,
+    (info?.versioningInfo?.versionTransition as { deploymentVersion?: unknown } | null | undefined)?.deploymentVersion,
+  ] as Array<{ deploymentName?: string | null; buildId?: string | null } | null | undefined>;
+  return versions.some((v) => v?.deploymentName === build.deploymentName && v?.buildId === build.buildId);
+}
+
+/** The build's health since `sinceIso` (see the header); at most `limit` open runs are described. */
+export async function rampHealth(
+  client: Client,
+  taskQueue: string,
+  build: WorkerBuild,
+  sinceIso: string,
+  stuckAfterSeconds: number,
+  limit = 500,
+): Promise<RampHealth> {
+  const version = quote(`${build.deploymentName}:${build.buildId}`);
+  const queue = `TaskQueue = ${quote(taskQueue)}`;
+  const { count: closedFailed } = await client.workflow.count(
+    `${queue} AND TemporalWorkerDeploymentVersion = ${version} AND ExecutionStatus IN ('Failed', 'TimedOut') ` +
+      `AND CloseTime >= '${sinceIso}'`,
+  );
+  let failures = closedFailed;
+  let stuck = 0;
+  let runs = closedFailed;
+  const open = `${queue} AND ExecutionStatus = 'Running' AND (StartTime >= '${sinceIso}' OR TemporalWorkerDeploymentVersion = ${version})`;
+  let seen = 0;
+  for await (const run of client.workflow.list({ query: open, pageSize: 100 })) {
+    if (++seen > limit) break;
+    const described = await client.workflowService
+      .describeWorkflowExecution({
+        namespace: client.options.namespace,
+        execution: { workflowId: run.workflowId, runId: run.runId },
+      })
+      .catch(() => undefined);
+    if (!described || !onBuild(described.workflowExecutionInfo, build)) continue;
+    runs += 1;
+    const task = described.pendingWorkflowTask;
+    if (!task) continue;
+    if ((task.attempt ?? 1) > 1) failures += 1;
+    const scheduled = Number(task.originalScheduledTime?.seconds ?? task.scheduledTime?.seconds ?? 0) * 1000;
+    if (scheduled > 0 && Date.now() - scheduled > stuckAfterSeconds * 1000) stuck += 1;
+  }
+  return { failures, stuck, runs };
+}
+
+/** Undoes the ramp: the ramp ended, or, once the build was made current, the build current before made current again. */
+async function undo(
+  client: Client,
+  routing: DeploymentRouting,
+  previous: WorkerBuild,
+  madeCurrent: boolean,
+  io: DeployIo,
+): Promise<void> {
+  const by = { identity: io.identity };
+  if (!madeCurrent) {
+    await moveNewRuns(client, routing, { ramp: undefined }, by);
+    io.say(`Ramp undone: build ${previous.buildId} takes every new run again`);
+    return;
+  }
+  await assertServed(client, previous, io);
+  await moveNewRuns(client, routing, { current: previous.buildId }, by);
+  io.say(`Rolled back: build ${previous.buildId} is current again`);
+}
+
+/** The progressive ramp; exit 1 when the gate refuses or the build's health stopped it (undone). */
+export async function progressiveRamp(client: Client, args: DeployArgs, io: DeployIo): Promise<DeployResult> {
+  const target: WorkerBuild = { deploymentName: args.deploymentName, buildId: args.buildId! };
+  const limits = { failures: args.maxFailures ?? 0, stuck: args.maxStuck ?? 0 };
+  let routing = await routingOf(client, args.deploymentName);
+  known(routing, target.buildId);
+  if (!routing.current || routing.current === target.buildId) {
+    throw new DeployError(
+      `build ${target.buildId}: a progressive ramp needs another build current to fall back to (current: ` +
+        `${routing.current ?? 'none'}); use rollout`,
+    );
+  }
+  const previous: WorkerBuild = { deploymentName: args.deploymentName, buildId: routing.current };
+  const report = await gate(client, args, target, io);
+  if (report.verdict === 'refuse') return { exitCode: 1, value: { gate: report, moved: false } };
+  await awaitSameTaskQueues(client, routing, target, io);
+  const since = new Date().toISOString();
+  const steps: Array<{ percent: number; health: RampHealth }> = [];
+  for (const percent of args.steps!) {
+    await assertServed(client, target, io);
+    const move =
+      percent === 100 ? { current: target.buildId } : { ramp: { buildId: target.buildId, percentage: percent } };
+    routing = await moveNewRuns(client, routing, move, { identity: io.identity });
+    io.say(
+      percent === 100 ? `Build ${target.buildId} is current` : `Build ${target.buildId} takes ${percent} % of new runs`,
+    );
+    await new Promise((r) => setTimeout(r, (args.pauseSeconds ?? 0) * 1000));
+    const health = await rampHealth(client, args.taskQueue, target, since, args.stuckAfterSeconds ?? 60);
+    steps.push({ percent, health });
+    io.say(
+      `  after ${args.pauseSeconds} s: ${health.runs} runs on it, ${health.failures} failing (limit ` +
+        `${limits.failures}), ${health.stuck} stuck (limit ${limits.stuck})`,
+    );
+    if (health.failures > limits.failures || health.stuck > limits.stuck) {
+      await undo(client, routing, previous, percent === 100, io);
+      return { exitCode: 1, value: { gate: report, steps, rolledBack: true, current: previous.buildId } };
+    }
+  }
+  const last = args.steps!.at(-1)!;
+  io.say(last === 100 ? 'Ramp complete' : `Ramp held at ${last} %: \`rollout\` makes the build current`);
+  return { exitCode: 0, value: { gate: report, steps, rolledBack: false } };
+}
