@@ -44,6 +44,7 @@ export const SDK_PRELOAD_MODULES: readonly string[] = [
  */
 export const OWN_PRELOAD_MODULES: readonly string[] = [
   require.resolve('./api/contract/definitions'),
+  require.resolve('./api/contract/messages'),
   require.resolve('./runtime/observability/definitions'),
   require.resolve('./api/values/timestamp'),
   require.resolve('./runtime/rules/schedule'),

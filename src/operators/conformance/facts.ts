@@ -3,55 +3,12 @@
  * every order and package read), and following an order with QueryOrders while it settles.
  */
 import { isTerminalOrderStatus } from '../../runtime/config/supplier-profile';
-import type { CancelData, HotelOrder, RoomRatePkg } from '../../runtime/supplier/schemas';
+import type { HotelOrder } from '../../runtime/supplier/schemas';
 import { attempt } from './scenarios/common';
 import { describeError } from './session';
-import type { RunContext } from './types';
+import type { Facts, RunContext, UnreadableSeen } from './types';
 
-/** The order the kit booked and follows through cancellation. */
-export interface MainOrder {
-  customerReferenceNo: string;
-  ratePkgId: string;
-  /** Book's answer; undefined when Book answered an error and the order is looked for with QueryOrders. */
-  booked?: HotelOrder;
-  bookedAtMs: number;
-  /** The order as last listed, once settled. */
-  settled?: HotelOrder;
-  /** Statuses in the order seen: Book's answer, then each new one QueryOrders listed. */
-  statuses: number[];
-  /** Milliseconds from Book's answer to the first QueryOrders that listed it; undefined while never listed. */
-  listedAfterMs?: number;
-}
-
-export interface Facts {
-  main?: MainOrder;
-  /** The Cancel of the main order: its answer, the fee the product's rule quoted before it, the statuses after. */
-  cancel?: {
-    answer?: CancelData;
-    quotedFee?: { amount: number; currency: string } | null;
-    statuses: number[];
-    settled?: HotelOrder;
-  };
-  /** A Cancel with a wrong supplier reference changed the order. */
-  cancelledByWrongReference?: boolean;
-  /** The status an order rejected at Book ended in, when one was made. */
-  rejectedStatus?: number;
-  /** CheckAvail statuses seen: the available package's, and the sold-out scenario's. */
-  checkAvail: { available?: number; unavailable?: number };
-  /** Every order and rate package read, for the field and timestamp clauses. */
-  orders: HotelOrder[];
-  packages: RoomRatePkg[];
-  /** The most orders one QueryOrders answer listed, for the page-size clause. */
-  largestListing?: number;
-  /** Time windows a QueryOrders answer showed the supplier does not apply (listed for a window that excludes it). */
-  windowsIgnored: string[];
-  /** The main order once settled, as sent (nulls included: the product's reading drops them), for the type clause. */
-  rawOrders: Record<string, unknown>[];
-  /** Orders listed under a reference the kit sent that the product could not read: orders that exist all the same. */
-  unreadable: Record<string, UnreadableSeen>;
-  /** References of orders the kit made, for the report (a test environment's orders to clean up). */
-  references: string[];
-}
+export type { Facts, MainOrder, UnreadableSeen } from './types';
 
 export function emptyFacts(): Facts {
   return {
@@ -63,14 +20,6 @@ export function emptyFacts(): Facts {
     unreadable: {},
     rawOrders: [],
   };
-}
-
-/** An order listed under a reference, unreadable to the product: what is wrong, and its status as sent. */
-export interface UnreadableSeen {
-  issues: string[];
-  /** The status as the supplier sent it (JSON), when a read as sent found it. */
-  statusAsSent?: string;
-  supplierReferenceNo?: string;
 }
 
 /** How following an order ended. */

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { request } from 'undici';
-import { createDriftReporter, type DriftReporter } from '../../runtime/supplier/drift';
+import { createDriftReporter } from '../../runtime/supplier/drift';
 import { isSupplierError } from '../../runtime/supplier/errors';
 import { createHttpSupplierClient } from '../../runtime/supplier/http-client';
 import type { CallContext, SupplierClient, TokenProvider } from '../../runtime/supplier/interface';
@@ -15,7 +15,9 @@ import type { SupplierProfile } from '../../runtime/config/supplier-profile';
 import { SupplierRateLimiter } from '../../runtime/supplier/rate-limiter';
 import { staticToken, ticketTokens } from '../../runtime/supplier/token';
 import type { SupplierCredentials } from '../../runtime/config/index';
-import type { RequestRecord } from './types';
+import type { OrderAsSent, RequestRecord, Session } from './types';
+
+export type { OrderAsSent, Session } from './types';
 
 export interface SessionOptions {
   baseUrl: string;
@@ -29,40 +31,9 @@ export interface SessionOptions {
   testFlags?: string;
 }
 
-/** An order as the supplier sent it: the fields the kit reports and cleans up with, whatever their types. */
-export interface OrderAsSent {
-  status: unknown;
-  supplierReferenceNo?: unknown;
-  /** The whole order as sent, nulls included. */
-  raw: Record<string, unknown>;
-}
-
 /** Thrown to end the run early: the budget is spent or the supplier rate limited a request. */
 export class StopRun extends Error {
   override readonly name = 'StopRun';
-}
-
-/** The operations a scenario calls, each recorded against the clause running. */
-export interface Session {
-  supplier: SupplierClient;
-  /** A client that sends `token` as is (an invalid one, for the refusal clause), on the same budget and record. */
-  withToken(token: string): SupplierClient;
-  /** A fresh `Session-Id` and the kit's Trace-Id, with `test` flags merged with the run's. */
-  context(test?: string): CallContext;
-  /** Informational fields that drifted from the spec's shapes, as `operation path`, over the whole run. */
-  drift: DriftReporter;
-  /** Starts recording for a clause; returns its records so far (the same array, filled as it runs). */
-  begin(): RequestRecord[];
-  /**
-   * QueryOrders by one reference, read as sent (no schema): the orders listed under it with their status and
-   * supplier reference whatever their types, for an order the product's reading could not take.
-   */
-  ordersAsSent(ref: string): Promise<OrderAsSent[]>;
-  /** Requests sent so far. */
-  sent(): number;
-  /** Why the run stopped early, if it did. */
-  stopped(): string | undefined;
-  close(): Promise<void>;
 }
 
 export function createSession(options: SessionOptions): Session {

@@ -4,8 +4,9 @@
  * profile off from the report alone.
  */
 import type { SupplierProfile } from '../../runtime/config/supplier-profile';
-import type { Facts } from './facts';
-import type { Session } from './session';
+import type { DriftReporter } from '../../runtime/supplier/drift';
+import type { CallContext, SupplierClient } from '../../runtime/supplier/interface';
+import type { CancelData, HotelOrder, RoomRatePkg } from '../../runtime/supplier/schemas';
 
 /**
  * `pass`: the supplier does what the profile expects; `differs`: it does not, and either a proposed profile
@@ -102,4 +103,88 @@ export interface ManualScenario {
   title: string;
   expected: (profile: SupplierProfile) => string;
   steps: string[];
+}
+
+/** The order the kit booked and follows through cancellation. */
+export interface MainOrder {
+  customerReferenceNo: string;
+  ratePkgId: string;
+  /** Book's answer; undefined when Book answered an error and the order is looked for with QueryOrders. */
+  booked?: HotelOrder;
+  bookedAtMs: number;
+  /** The order as last listed, once settled. */
+  settled?: HotelOrder;
+  /** Statuses in the order seen: Book's answer, then each new one QueryOrders listed. */
+  statuses: number[];
+  /** Milliseconds from Book's answer to the first QueryOrders that listed it; undefined while never listed. */
+  listedAfterMs?: number;
+}
+
+/** An order listed under a reference, unreadable to the product: what is wrong, and its status as sent. */
+export interface UnreadableSeen {
+  issues: string[];
+  /** The status as the supplier sent it (JSON), when a read as sent found it. */
+  statusAsSent?: string;
+  supplierReferenceNo?: string;
+}
+
+export interface Facts {
+  main?: MainOrder;
+  /** The Cancel of the main order: its answer, the fee the product's rule quoted before it, the statuses after. */
+  cancel?: {
+    answer?: CancelData;
+    quotedFee?: { amount: number; currency: string } | null;
+    statuses: number[];
+    settled?: HotelOrder;
+  };
+  /** A Cancel with a wrong supplier reference changed the order. */
+  cancelledByWrongReference?: boolean;
+  /** The status an order rejected at Book ended in, when one was made. */
+  rejectedStatus?: number;
+  /** CheckAvail statuses seen: the available package's, and the sold-out scenario's. */
+  checkAvail: { available?: number; unavailable?: number };
+  /** Every order and rate package read, for the field and timestamp clauses. */
+  orders: HotelOrder[];
+  packages: RoomRatePkg[];
+  /** The most orders one QueryOrders answer listed, for the page-size clause. */
+  largestListing?: number;
+  /** Time windows a QueryOrders answer showed the supplier does not apply (listed for a window that excludes it). */
+  windowsIgnored: string[];
+  /** The main order once settled, as sent (nulls included: the product's reading drops them), for the type clause. */
+  rawOrders: Record<string, unknown>[];
+  /** Orders listed under a reference the kit sent that the product could not read: orders that exist all the same. */
+  unreadable: Record<string, UnreadableSeen>;
+  /** References of orders the kit made, for the report (a test environment's orders to clean up). */
+  references: string[];
+}
+
+/** An order as the supplier sent it: the fields the kit reports and cleans up with, whatever their types. */
+export interface OrderAsSent {
+  status: unknown;
+  supplierReferenceNo?: unknown;
+  /** The whole order as sent, nulls included. */
+  raw: Record<string, unknown>;
+}
+
+/** The operations a scenario calls, each recorded against the clause running. */
+export interface Session {
+  supplier: SupplierClient;
+  /** A client that sends `token` as is (an invalid one, for the refusal clause), on the same budget and record. */
+  withToken(token: string): SupplierClient;
+  /** A fresh `Session-Id` and the kit's Trace-Id, with `test` flags merged with the run's. */
+  context(test?: string): CallContext;
+  /** Informational fields that drifted from the spec's shapes, as `operation path`, over the whole run. */
+  drift: DriftReporter;
+  /** Starts recording for a clause; returns its records so far (the same array, filled as it runs). */
+  begin(): RequestRecord[];
+  /**
+   * QueryOrders by one reference, read as sent (no schema): the orders listed under it with their status and
+   * supplier reference whatever their types, for an order the product's reading could not take.
+   */
+  ordersAsSent(ref: string): Promise<OrderAsSent[]>;
+  /** Requests sent so far. */
+  sent(): number;
+  /** Why the run stopped early, if it did. */
+  stopped(): string | undefined;
+  close(): Promise<void>;
 }

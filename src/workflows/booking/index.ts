@@ -16,7 +16,7 @@
  */
 import { CancellationScope, setCurrentDetails, setHandler, setWorkflowOptions, upsertMemo } from '@temporalio/workflow';
 import { pinnedWhenVersioned } from '../versioning';
-import { bookingStateQuery } from '../../api/contract/definitions';
+import { bookingStateQuery } from '../../api/contract/messages';
 import type { BookingOutcome, BookingState } from '../../api/contract/index';
 import { queryOrderActivity } from './proxies';
 import { checkAvailabilityAndPrice } from './availability';

@@ -1,6 +1,6 @@
 /** What reaches a running booking from outside: a price approval, supplier hints, a cancel request. */
 import { CancellationScope, setHandler } from '@temporalio/workflow';
-import { approvePriceChangeUpdate, supplierOrderUpdateSignal } from '../../api/contract/definitions';
+import { approvePriceChangeUpdate, supplierOrderUpdateSignal } from '../../api/contract/messages';
 import type { PriceApproval } from '../../api/contract/index';
 import type { Money } from '../../api/values/index';
 import { fmt, type BookingRun } from './run';

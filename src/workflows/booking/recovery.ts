@@ -20,7 +20,6 @@ import { decideOnOrder, sendBook } from './book';
 import { withoutResume, type BookingWorkflowInput, type RecoverySchedule } from './input';
 import { countRecoveryPoll } from '../counters';
 import { describe, setStage, unresolvedOutcome, type BookingRun } from './run';
-import type { bookingWorkflow } from './index';
 
 /** Polls kept in state (and carried over continue-as-new); older ones are dropped. */
 const MAX_POLLS_KEPT = 200;
@@ -49,7 +48,7 @@ export async function recover(
       when: 'before-wait',
       async to() {
         await condition(allHandlersFinished);
-        return continueAsNew<typeof bookingWorkflow>({
+        return continueAsNew<(input: BookingWorkflowInput) => Promise<BookingOutcome>>({
           ...withoutResume(input),
           resume: { state, ...place, request: run.request, recovery },
         });

@@ -5,22 +5,12 @@
  * ends the run `cancelled`; anything else at the deadline (not listed, pending, CancelFailed) ends `cancel-not-done`, for
  * a person (run.ts, forTheSystem), as does a Cancel the supplier refused.
  */
-import type { AutoCancel, OrderOutcome, PollRecord } from '../../api/contract/index';
+import type { AutoCancel, OrderOutcome } from '../../api/contract/index';
 import type { AcceptedFee } from '../../runtime/rules/cancel-fee';
 import { followOrder } from '../follow';
 import { cancelOrder, continueWith } from './cancel';
-import type { OrderWorkflowArgs } from './index';
+import type { OrderWorkflowArgs, WaitState } from './carry';
 import { readOrder, recordOutcome, setOrderStage, type OrderRun } from './run';
-
-/** Where an automatic cancellation's wait for its order stands; carried over continue-as-new. */
-export interface WaitState {
-  anchorMs: number;
-  /** The next read's place on the recovery schedule (0: at once). */
-  nextIndex: number;
-  deadlineMs: number;
-  /** The wait's reads, for the spacing of hint-triggered ones (absent in a wait carried by an older run). */
-  reads?: PollRecord[];
-}
 
 /** Takes one automatic cancellation: joined to the cancellation this run already took, or carried out. */
 export async function takeAutoCancel(run: OrderRun, auto: AutoCancel, input: OrderWorkflowArgs): Promise<void> {

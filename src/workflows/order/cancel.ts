@@ -28,28 +28,12 @@ import { countFromSend, followOrder, maySendAgain } from '../follow';
 import { cancelActivity, earlierCancelSends } from './proxies';
 import { failureType } from '../failure';
 import { describeOrder, fee, feeClock, feeSoon, quoteAt, readOrder, setOrderStage, type OrderRun } from './run';
-import type { OrderCarry, OrderWorkflowArgs, orderWorkflow } from './index';
+import type { CancelPlan, FollowState, OrderCarry, OrderWorkflowArgs } from './carry';
 
 /** How long the first send keeps trying while the supplier refuses before any work (429): Book's figure. */
 const REFUSALS_FOR_MS = 10 * 60_000;
 /** The longest a caller's update is held by such refusals before it is answered `cancel-refused`, with the wait. */
 const CALLER_HOLD_MS = 10_000;
-
-export interface CancelPlan {
-  reason: string;
-  requestedBy?: string;
-  origin: CancellationRecord['origin'];
-  accepted: AcceptedFee;
-}
-
-/** Where a cancellation's follow-up stands; carried over continue-as-new. */
-export interface FollowState {
-  anchorMs: number;
-  nextIndex: number;
-  deadlineMs: number;
-  /** Whether the last send that reached the supplier ended unclear (then it may be sent again). */
-  ambiguous: boolean;
-}
 
 /**
  * How a cancellation's first send went: the answer a caller gets, and either the run's outcome (nothing was sent, or
@@ -202,7 +186,7 @@ export async function continueWith(
   refuseQueued(run, 'The order run continues as new while it follows a cancellation: ask again');
   await condition(allHandlersFinished);
   const autoAsked = run.autoAsked ?? run.autoCancels[0]?.origin;
-  return continueAsNew<typeof orderWorkflow>({
+  return continueAsNew<(input: OrderWorkflowArgs) => Promise<OrderOutcome>>({
     ...input,
     carry: {
       state: run.state,

@@ -20,29 +20,16 @@ import {
 } from '@temporalio/workflow';
 import { orderInputIssues, refuseInput } from '../input-guard';
 import { pinnedWhenVersioned } from '../versioning';
-import type { AutoCancel, OrderCheck, OrderOutcome, OrderState, OrderWorkflowInput } from '../../api/contract/index';
-import { cancelOnItsOwn, takeAutoCancel, type WaitState } from './auto-cancel';
-import { follow, type CancelPlan, type FollowState } from './cancel';
+import type { OrderCheck, OrderOutcome } from '../../api/contract/index';
+import { cancelOnItsOwn, takeAutoCancel } from './auto-cancel';
+import { follow } from './cancel';
+import type { OrderCarry, OrderWorkflowArgs } from './carry';
 import { listenOrder } from './messages';
 import { finishOrder, newOrderRun, onAccount, recordOutcome, type OrderRun } from './run';
 import { checkOrderStart } from './proxies';
+
+export type { OrderCarry, OrderWorkflowArgs } from './carry';
 import { answerNotOurs, answerRequest, checkOrder } from './work';
-
-/** What a run hands over continue-as-new (internal): the order's state and the cancellation it follows or awaits. */
-export interface OrderCarry {
-  state: OrderState;
-  /** The system asked for the cancellation (run.autoAsked). */
-  autoAsked?: AutoCancel['origin'];
-  /** A cancellation sent, being followed to its end. */
-  cancel?: { plan: CancelPlan; follow: FollowState };
-  /** An automatic cancellation waiting for its order to be cancellable. */
-  wait?: { auto: AutoCancel; from: WaitState };
-  /** The outcome the run had reached (a check's changed-by-supplier, say): the new run's weighs against it. */
-  outcome?: OrderOutcome;
-}
-
-/** The input, and what a run carries over continue-as-new. */
-export type OrderWorkflowArgs = OrderWorkflowInput & { carry?: OrderCarry };
 
 /**
  * PINNED: a run that sent Cancel follows it on the build that sent it, up to a day, through continue-as-new.

@@ -10,7 +10,7 @@ import {
   operatorCheckOrderSignal,
   orderStateQuery,
   supplierOrderUpdateSignal,
-} from '../../api/contract/definitions';
+} from '../../api/contract/messages';
 import type { AutoCancel, CancelBookingAnswer, CancelBookingRequest, OrderCheck } from '../../api/contract/index';
 import type { Money } from '../../api/values/index';
 import type { OrderRun, QueuedRequest } from './run';

@@ -6,8 +6,8 @@
 import type { OrderCheck, OrderOutcome } from '../../api/contract/index';
 import { feeWithin, sameFee } from '../../runtime/rules/cancel-fee';
 import { bookingInProgress, judgeOrder } from './proxies';
-import { follow, sendFirst, type CancelPlan } from './cancel';
-import type { OrderWorkflowArgs } from './index';
+import { follow, sendFirst } from './cancel';
+import type { CancelPlan, OrderWorkflowArgs } from './carry';
 import {
   fee,
   feeClock,
