@@ -28,6 +28,7 @@ const GROUPS: ReadonlyArray<{ title: string; intro?: string; keys: readonly stri
       'SUPPLIER_APP_KEY',
       'SUPPLIER_APP_SECRET',
       'SUPPLIER_PROFILE',
+      'SUPPLIER_ACCOUNTS_FILE',
       'SUPPLIER_MAX_CONNECTIONS',
       'SUPPLIER_RATE_LIMIT',
       'SUPPLIER_QUERY_BATCH_WINDOW_MS',
@@ -114,6 +115,10 @@ const MEANINGS: Readonly<Record<string, string>> = {
     'never silently ignored. Each client timeout must sit 10 s below the timeout of every activity that sends that call ' +
     "(CheckAvail 30 s, Book 120 s, QueryOrders 30 s for a booking's poll and the sweep's listing, Cancel 30 s: so Book ≤ 110 s, " +
     'the others ≤ 20 s), so the client classifies a slow answer first and a timed-out activity never runs beside its own request',
+  SUPPLIER_ACCOUNTS_FILE:
+    'a JSON file of several supplier accounts (id, base URL, credential files, profile, partners): each with its own ' +
+    "queues, limiter and tokens; a booking names one in `supplier` or takes its partner's default ([suppliers.md](suppliers.md)). " +
+    'A bad account is named at start and left out',
   SUPPLIER_MAX_CONNECTIONS: 'pooled keep-alive connections to the supplier',
   SUPPLIER_RATE_LIMIT:
     "`on`: every request waits for a token of the profile's `rateLimits` (per operation and overall, per worker process), " +

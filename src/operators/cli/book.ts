@@ -215,6 +215,7 @@ export async function runBook(values: FlagValues): Promise<number> {
     guests: [
       { roomIndex: 0, firstName: 'Demo', lastName: 'Traveller', nationalityCode: 'US', age: 30, isChild: false },
     ],
+    ...(values.supplier ? { supplier: values.supplier } : {}),
     ...(values['expected-price'] ? { expectedPrice: parseMoney(values['expected-price']) } : {}),
     ...(values['on-price-exceeded'] || values['max-increase-percent']
       ? {

@@ -16,6 +16,11 @@ export const FLAGS = {
     help: 'rate package (default pkg-demo-deluxe)',
   },
   'expected-price': { type: 'string', value: '<amount><currency>', help: 'the price the user saw, e.g. 180USD' },
+  supplier: {
+    type: 'string',
+    value: '<account>',
+    help: "the supplier account to book on (SUPPLIER_ACCOUNTS_FILE); default: the partner's",
+  },
   'on-price-exceeded': {
     type: 'string',
     value: 'reject|ask',
@@ -84,6 +89,7 @@ export const VERBS = {
     flags: [
       'ref',
       'rate-pkg',
+      'supplier',
       'expected-price',
       'on-price-exceeded',
       'max-increase-percent',

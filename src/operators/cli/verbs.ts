@@ -242,6 +242,7 @@ function bookingLines(b: NonNullable<StatusReport['booking']>): string[] {
   lines.push(`  build: ${describeRunBuild(b.build)}`);
   const s = b.state;
   if (s) {
+    if (s.supplier) lines.push(`  supplier account: ${s.supplier}`);
     lines.push(`  book attempts: ${s.bookAttempts.length}, polls: ${s.polls.length}`);
     if (s.expectedPrice) lines.push(`  expected price: ${formatMoney(s.expectedPrice)}`);
     if (s.currentPrice) lines.push(`  current price: ${formatMoney(s.currentPrice)}`);
