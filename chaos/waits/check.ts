@@ -57,8 +57,9 @@ export interface WaitsFigures {
   longestWaitMs: { book: number; cancel: number; ceiling: number };
   /** The shortest: a day's hint cut to the ceiling is waited in full (a shorter one would not honour it). */
   shortestWaitMs: { book: number; cancel: number };
-  /** The longest a caller's confirm took to be answered, against the hold. */
+  /** The longest a caller's confirm took to be answered, and the longest of those answered `cancel-refused`. */
   longestCallerAnswerMs: number;
+  longestCallerRefusalMs: number;
   /** The longest gap between a 429 and the next Book or Cancel of its reference, as the supplier saw it. */
   longestSupplierGapMs: { book: number; cancel: number };
   refusalWaits: number;
@@ -254,6 +255,7 @@ export function checkWaits(
   // Every overlapping request answered.
   const asks: Record<string, number> = {};
   let longestCallerAnswerMs = 0;
+  let longestCallerRefusalMs = 0;
   for (const o of observations) {
     for (const a of o.asks) {
       const key = `${a.what} → ${a.answer.startsWith('error:') ? 'error' : a.answer.startsWith('signalled:') ? 'signalled' : a.answer}`;
@@ -261,6 +263,8 @@ export function checkWaits(
       if (a.answer.startsWith('error:')) flag(o.customerReferenceNo, `${a.what} got no answer: ${a.answer}`);
       if (o.kind === 'callerCancelRetryAfter' && a.what === 'confirm')
         longestCallerAnswerMs = Math.max(longestCallerAnswerMs, a.ms);
+      if (o.kind === 'callerCancelRetryAfter' && a.answer === 'cancel-refused')
+        longestCallerRefusalMs = Math.max(longestCallerRefusalMs, a.ms);
     }
   }
 
@@ -296,6 +300,7 @@ export function checkWaits(
       cancel: Math.min(...waits.filter((w) => w.after === 'sendCancel').map((w) => w.ms)),
     },
     longestCallerAnswerMs,
+    longestCallerRefusalMs,
     longestSupplierGapMs: gaps,
     refusalWaits: waits.length,
     replayed: replay.replayed,

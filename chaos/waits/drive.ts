@@ -115,7 +115,10 @@ async function confirm(obs: WaitObservation, o: DriveOptions, request: CancelBoo
     });
     answer = a.kind;
   } catch (err) {
-    answer = err instanceof WorkflowUpdateFailedError ? `update-failed:${failureType(err)}` : `error:${message(err)}`;
+    answer =
+      err instanceof WorkflowUpdateFailedError
+        ? `update-failed:${failureType(err)}`
+        : `error:${grpcCode(err)}${message(err)}`;
   }
   const ms = Date.now() - t;
   // The run the request went to: the one it started, else the one it joined (described at once, as chaos/cancel.ts).
@@ -287,6 +290,14 @@ function detail(o: OrderOutcome): string {
 function failureType(err: WorkflowUpdateFailedError): string {
   const cause = err.cause as { type?: string; message?: string } | undefined;
   return cause?.type ?? cause?.message ?? err.message;
+}
+
+/** The gRPC status an error carries (its own or its cause's), as `code N: `; empty without one. */
+function grpcCode(err: unknown): string {
+  for (let e = err as { code?: unknown; cause?: unknown } | undefined; e; e = e.cause as typeof e) {
+    if (typeof e.code === 'number') return `code ${e.code}: `;
+  }
+  return '';
 }
 
 function message(err: unknown): string {

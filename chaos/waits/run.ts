@@ -247,7 +247,7 @@ export function formatWaits(r: WaitsReport): string {
     `bookings ${f.bookings} (${JSON.stringify(r.kinds)}), runs ${f.runs} (${f.continuedAsNew} continued as new), kills ${r.kills}`,
     `booking outcomes ${JSON.stringify(f.bookingOutcomes)}; cancellations ${f.cancellations}: ${JSON.stringify(f.orderOutcomes)}`,
     `refusal waits ${f.refusalWaits}: longest Book ${f.longestWaitMs.book} ms, Cancel ${f.longestWaitMs.cancel} ms, ceiling ${f.longestWaitMs.ceiling} ms; shortest Book ${f.shortestWaitMs.book} ms, Cancel ${f.shortestWaitMs.cancel} ms`,
-    `supplier's longest gap after a 429: Book ${f.longestSupplierGapMs.book} ms, Cancel ${f.longestSupplierGapMs.cancel} ms; longest caller confirm ${f.longestCallerAnswerMs} ms`,
+    `supplier's longest gap after a 429: Book ${f.longestSupplierGapMs.book} ms, Cancel ${f.longestSupplierGapMs.cancel} ms; longest caller confirm ${f.longestCallerAnswerMs} ms (refused: ${f.longestCallerRefusalMs} ms)`,
     `requests: ${JSON.stringify(f.asks)}`,
     `replayed ${f.replayed} histories; orders twice ${f.ordersTwice}; Cancels taken ${f.cancelsTaken}`,
     ...r.violations.slice(0, 40).map((v) => `  VIOLATION ${v}`),
