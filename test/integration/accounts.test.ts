@@ -9,10 +9,12 @@
  * A booking goes where it says, or to its partner's default; one naming an account its partner may not use is
  * refused before any request; its order run cancels on the account the booking was made on.
  */
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
+import { promisify } from 'node:util';
 import type { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { startSandbox, type Sandbox } from '../../dev/sandbox/server';
@@ -27,6 +29,7 @@ import { startConformanceSupplier } from '../fixtures/conformance-supplier';
 import type { SpecSupplier } from '../fixtures/spec-supplier';
 import { bookingRequest } from '../harness/booking';
 import { expectWorkerWarnings } from '../harness/quiet-worker-logs';
+import { expectExit, inheritedEnv, runProgram } from '../harness/program';
 import { connectDevServer, workflowBundle } from '../harness/temporal';
 
 const SECRET_TOKEN = 'beta-token-never-logged';
@@ -180,3 +183,54 @@ test.each([
   expect(alpha.calls().length).toBe(alphaBefore);
   expect(beta.calls.length).toBe(betaBefore);
 });
+
+/**
+ * A caller in another language names the account as the contract says (a plain `supplier` field), with Temporal's
+ * own Python SDK and nothing of ours: the booking goes there, and one naming an account its partner may not use
+ * fails with the refusal naming the field.
+ */
+test('a Python caller names the account in its request', async () => {
+  const { stdout } = await promisify(execFile)('bash', ['scripts/install-clients.sh', 'python'], {
+    cwd: path.resolve(__dirname, '../..'),
+    timeout: 600_000,
+  });
+  const python = stdout.trim().split('\n').pop()!;
+  expectWorkerWarnings(/^WARN Workflow failed/);
+  const script = `
+import asyncio, json, sys, uuid
+from temporalio.client import Client, WorkflowFailureError
+async def main():
+    client = await Client.connect(sys.argv[1])
+    results = {}
+    for supplier in ["beta", "gamma"]:
+        ref = str(uuid.uuid4())
+        request = {"customerReferenceNo": ref, "ratePkgId": "pkg-standard-double", "supplier": supplier,
+                   "holder": {"firstName": "Ada", "lastName": "Py", "email": "ada@example.com",
+                              "phone": {"countryCode": "GB", "countryNumber": 44, "number": "2071234567"}},
+                   "guests": [{"roomIndex": 0, "firstName": "Ada", "lastName": "Py", "nationalityCode": "GB",
+                               "age": 36, "isChild": False}],
+                   "recovery": {"testing": True, "delaysSeconds": [1], "repeatEverySeconds": 1}}
+        handle = await client.start_workflow("bookingWorkflow", request, id="booking:" + ref, task_queue=sys.argv[2])
+        try:
+            outcome = await handle.result()
+            results[supplier] = {"ref": ref, "kind": outcome["kind"]}
+        except WorkflowFailureError as err:
+            results[supplier] = {"ref": ref, "failed": str(err.cause)}
+    print(json.dumps(results))
+asyncio.run(main())
+`;
+  const run = await runProgram(python, ['-c', script, process.env.TEST_DEV_SERVER_ADDRESS!, taskQueue], {
+    env: inheritedEnv(),
+    cwd: dir,
+    timeoutMs: 120_000,
+  });
+  expectExit(run, 0, 'the Python caller');
+  const results = JSON.parse(run.stdout.trim().split('\n').pop()!) as Record<
+    string,
+    { ref: string; kind?: string; failed?: string }
+  >;
+  expect(results.beta?.kind).toBe('confirmed');
+  expect(beta.callsOf('book').filter((c) => c.body.customerReferenceNo === results.beta?.ref)).toHaveLength(1);
+  expect(results.gamma?.failed).toContain('supplier: the account "gamma" is not open to this partner');
+  expect(gamma.orders()).toHaveLength(0);
+}, 300_000);

@@ -102,6 +102,9 @@ type Request struct {
 	// OnCancelAfterBook: when the booking is confirmed after its caller cancelled it, "report" it (default),
 	// "cancel" it, or "cancel-if-free".
 	OnCancelAfterBook string `json:"onCancelAfterBook,omitempty"`
+	// Supplier: the supplier account to book on (an id of the worker's SUPPLIER_ACCOUNTS_FILE); empty: the
+	// partner's default. One the partner may not use is refused before anything is sent.
+	Supplier string `json:"supplier,omitempty"`
 }
 
 // The kinds of Outcome: every way a booking ends, returned as a value (never a workflow failure).

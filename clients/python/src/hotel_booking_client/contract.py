@@ -103,6 +103,9 @@ class BookingRequest(TypedDict):
     # When the booking is confirmed after its caller cancelled it: report it (default), cancel it, or cancel it
     # only while that is free.
     onCancelAfterBook: NotRequired[Literal["report", "cancel-if-free", "cancel"]]
+    # The supplier account to book on (an id of the worker's SUPPLIER_ACCOUNTS_FILE); absent: the partner's default.
+    # One the partner may not use is refused before anything is sent.
+    supplier: NotRequired[str]
 
 
 class CancelFee(TypedDict):
