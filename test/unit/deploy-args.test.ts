@@ -28,6 +28,7 @@ test('the usage text names every step and flag the parser takes', () => {
     'drain',
     'rollback',
     'move',
+    'settings',
     '--deployment',
     '--task-queue',
   ]) {

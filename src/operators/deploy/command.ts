@@ -6,7 +6,7 @@ import { parseArgs } from 'node:util';
 import { DEFAULT_TASK_QUEUE } from '../../api/contract/index';
 import { BUILD_ID_PATTERN, defaultBuildId, DEPLOYMENT_NAME_PATTERN } from '../../runtime/config/build';
 
-export const DEPLOY_STEPS = ['status', 'gate', 'rollout', 'ramp', 'drain', 'rollback', 'move'] as const;
+export const DEPLOY_STEPS = ['status', 'gate', 'rollout', 'ramp', 'drain', 'rollback', 'move', 'settings'] as const;
 export type DeployStep = (typeof DEPLOY_STEPS)[number];
 
 /** The server's own visibility grace period for drainage (matching.wv.VersionDrainageStatusVisibilityGracePeriod). */
@@ -62,6 +62,9 @@ Steps:
                                      again: exit 1)
   move     --from A --to B           every open run pinned to A replayed against B's code (--bundle), then, if all
                                      replay and B is served, each pinned to B: for a build that is lost
+  settings                           from the fleet's configuration (the workers' environment): each QueryOrders
+                                     queue's rate limit set at queue level (it outranks every worker's), and the
+                                     sweep Schedule written and marked as the deploy's (workers leave it alone)
   rollback [--build-id A]            the gate for A, then A current again (default: the build that was current
                                      just before the present one, never one that only ramped; needs A's --bundle)
 

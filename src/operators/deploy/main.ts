@@ -26,6 +26,7 @@ import { drainStep } from './drain';
 import { gate } from './gate-code';
 import { moveStep } from './move';
 import { progressiveRamp } from './ramp';
+import { settingsStep } from './settings';
 import { assertServed, awaitSameTaskQueues, known, moveNewRuns, rollbackTarget, routingOf } from './moves';
 import { openRunsOn } from './routing';
 
@@ -95,6 +96,8 @@ export async function runDeployStep(client: Client, args: DeployArgs, io: Deploy
       return drainStep(client, args, io);
     case 'move':
       return moveStep(client, args, io);
+    case 'settings':
+      return settingsStep(client, args, io);
   }
 }
 

@@ -1,8 +1,11 @@
 /**
- * The reconciliation sweep's Temporal Schedule, created by the worker at start (RECONCILIATION_SCHEDULE=on)
- * and safe to create again: one schedule per booking task queue (`reconciliation:<queue>`); an existing one
- * is updated to the configured interval and input, so a changed configuration takes effect on the next deploy.
- * Overlapping runs are skipped: a slow sweep is never joined by a second one.
+ * The reconciliation sweep's Temporal Schedule: one per booking task queue (`reconciliation:<queue>`), its input and
+ * interval from the fleet's configuration. Overlapping runs are skipped: a slow sweep is never joined by a second one.
+ *
+ * One owner: `npm run deploy -- settings` writes it (owner 'deploy'), once per deployment, and marks it so in the
+ * Schedule's note. A worker at start (RECONCILIATION_SCHEDULE=on, owner 'worker') creates it when it is missing, and
+ * updates one no deploy has set (a fleet that never runs the deploy), but leaves one the deploy set alone: an old
+ * build's worker restarting would otherwise put back its own input over the current one's.
  */
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleOptions } from '@temporalio/client';
 import { SWEEP_WORKFLOW_TYPE, sweepScheduleId } from '../../api/contract/definitions';
@@ -14,13 +17,23 @@ export interface SweepScheduleOptions {
   taskQueue: string;
   reconciliation: ReconciliationConfig;
   profile: SupplierProfile;
+  /** Who writes: a worker at start (the default) never overwrites what the deploy set. */
+  owner?: 'worker' | 'deploy';
+  /** The deploy's operator identity, written in the note beside the owner mark. */
+  identity?: string;
 }
 
-/** Creates the schedule, or brings an existing one up to date; returns its id and whether it was created. */
+/** The start of the Schedule's note when the deploy set it: workers leave such a Schedule as it is. */
+export const DEPLOY_OWNED_NOTE = 'Set by npm run deploy -- settings';
+
+/**
+ * Creates the schedule, or brings an existing one up to date (a worker: unless the deploy set it); returns its id,
+ * whether it was created, and `keptDeploys` when a worker left the deploy's Schedule as it was.
+ */
 export async function ensureReconciliationSchedule(
   client: Client,
-  { taskQueue, reconciliation: r, profile }: SweepScheduleOptions,
-): Promise<{ scheduleId: string; created: boolean }> {
+  { taskQueue, reconciliation: r, profile, owner = 'worker', identity }: SweepScheduleOptions,
+): Promise<{ scheduleId: string; created: boolean; keptDeploys?: true }> {
   const scheduleId = sweepScheduleId(taskQueue);
   const input: SweepWorkflowInput = {
     lookbackMinutes: r.lookbackMinutes,
@@ -43,6 +56,7 @@ export async function ensureReconciliationSchedule(
       staticSummary: `Reconciliation sweep · last ${r.lookbackMinutes} min of bookings`,
     },
     policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: `${r.everyMinutes} minutes` },
+    ...(owner === 'deploy' ? { state: { note: deployNote(identity) } } : {}),
   } satisfies ScheduleOptions;
   try {
     await client.schedule.create(options);
@@ -50,11 +64,20 @@ export async function ensureReconciliationSchedule(
   } catch (err) {
     if (!(err instanceof ScheduleAlreadyRunning)) throw err;
   }
-  await client.schedule.getHandle(scheduleId).update((previous) => ({
+  const handle = client.schedule.getHandle(scheduleId);
+  if (owner === 'worker' && (await handle.describe()).state.note?.startsWith(DEPLOY_OWNED_NOTE)) {
+    return { scheduleId, created: false, keptDeploys: true };
+  }
+  await handle.update((previous) => ({
     ...previous,
     spec: options.spec,
     action: options.action,
     policies: { ...previous.policies, ...options.policies },
+    ...(owner === 'deploy' ? { state: { ...previous.state, note: deployNote(identity) } } : {}),
   }));
   return { scheduleId, created: false };
+}
+
+function deployNote(identity: string | undefined): string {
+  return `${DEPLOY_OWNED_NOTE}${identity ? ` by ${identity}` : ''}: workers leave it as it is`;
 }
