@@ -393,11 +393,7 @@ export async function createWorkerFromConfig(
     taskQueue: overrides.taskQueue ?? config.taskQueue,
     workflowType: WORKFLOW_TYPE,
   });
-  const stackOptions = {
-    drift: countedDrift(createDriftReporter(runtimeDriftLog), meters),
-    observer: createSupplierObserver(meters),
-  };
-  const { supplier, orders, close } = createSupplierStack(config.supplier, stackOptions);
+  const drift = countedDrift(createDriftReporter(runtimeDriftLog), meters);
   // Each account its own client, rate limiter, tokens and QueryOrders coalescer: nothing shared but the process.
   for (const line of config.accounts?.leftOut ?? [])
     Runtime.instance().logger.warn(`Supplier account left out: ${line}`);
@@ -405,11 +401,16 @@ export async function createWorkerFromConfig(
     account,
     stack: createSupplierStack(
       { ...account, ...(config.supplier.queryBatch ? { queryBatch: config.supplier.queryBatch } : {}) },
-      stackOptions,
+      { drift, observer: createSupplierObserver(meters, account.id) },
     ),
   }));
+  // The worker's own supplier, unless it is the first account (no SUPPLIER_* credential): then that account's stack,
+  // so one credential never has two rate limiters in one process.
+  const shared = accountStacks.find(({ account }) => account.id === config.supplier.account)?.stack;
+  const { supplier, orders, close } =
+    shared ?? createSupplierStack(config.supplier, { drift, observer: createSupplierObserver(meters) });
   const closeAll = async () => {
-    await Promise.allSettled([close(), ...accountStacks.map(({ stack }) => stack.close())]);
+    await Promise.allSettled([...(shared ? [] : [close()]), ...accountStacks.map(({ stack }) => stack.close())]);
   };
   try {
     const worker = await createBookingWorker({

@@ -127,6 +127,8 @@ test('the file is read at start: a bad account is named and left out, never with
     ),
   ]);
   expect(JSON.stringify(config.accounts?.leftOut)).not.toContain(SECRET_TOKEN);
+  // No SUPPLIER_* credential: the first account also serves bookings that name none, with its one stack.
+  expect(config.supplier.account).toBe('alpha');
 });
 
 test("a booking naming an account books there, with that account's profile, and its order is cancelled there", async () => {

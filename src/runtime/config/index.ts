@@ -159,6 +159,8 @@ export interface AppConfig {
     rateLimit?: boolean;
     /** Sent with Book for order-status callbacks; none when absent. */
     callbackUrl?: string;
+    /** This is the accounts file's first account (no SUPPLIER_* credential given): one stack serves both. */
+    account?: string;
   };
   /** The accounts of SUPPLIER_ACCOUNTS_FILE, each with its own queues, limiter and tokens; absent: `supplier` alone. */
   accounts?: AccountsReading;
@@ -299,6 +301,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       },
       rateLimit: e.SUPPLIER_RATE_LIMIT === 'on',
       ...(e.SUPPLIER_CALLBACK_URL ? { callbackUrl: e.SUPPLIER_CALLBACK_URL } : {}),
+      ...(first && credentials === first.credentials ? { account: first.id } : {}),
     },
     callbacks: callbacksOf(e),
     reconciliation: {
