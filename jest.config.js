@@ -12,7 +12,8 @@
  *               below on it, and the chaos run's prod mode at smoke size
  * TEST_TEMPORAL_ENGINE=prod runs the whole integration (and e2e) tier on the production topology instead of
  * the dev server: `TEST_TEMPORAL_ENGINE=prod npm run test:integration`.
- * Servers are started once per run by test/harness/global-setup.ts and shared by the files.
+ * Servers are started once per run by test/harness/global-setup.ts: a time-skipping server and a dev server per
+ * Jest worker, shared by the files that worker runs one after another (one worker unless the run is --maxWorkers N).
  */
 // Every tier runs in a time zone that is not UTC, with daylight saving, as a worker may: code that reads a
 // timestamp in the machine's zone (Date.parse of a value without an offset) then fails here instead of moving a
@@ -20,12 +21,16 @@
 // inherit it; test/unit/timezone.test.ts fails if it is gone.
 process.env.TZ = 'America/New_York';
 
+// Every file reaches the servers of the Jest worker it runs in (test/harness/use-worker-servers.ts).
+const workerServers = '<rootDir>/test/harness/use-worker-servers.ts';
+
 const tier = (name, extra = {}) => ({
   displayName: name,
   testMatch: [`<rootDir>/test/${name}/**/*.test.ts`],
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json' }] },
   testEnvironment: 'node',
   ...extra,
+  setupFiles: [workerServers, ...(extra.setupFiles ?? [])],
 });
 
 // Tiers that run workers or activities: their WARN/ERROR lines print unless the test declared them expected
@@ -45,6 +50,26 @@ const ON_PROD_ENGINE = [
   '<rootDir>/test/e2e/web-ui.test.ts',
 ];
 
+/** The tiers this run selected with --selectProjects (every tier when none), as global-setup reads them. */
+function selectedTiers() {
+  const argv = process.argv;
+  const i = argv.findIndex((a) => a === '--selectProjects' || a.startsWith('--selectProjects='));
+  if (i < 0) return ['unit', 'supplier', 'workflow', 'integration', 'replay', 'e2e', 'security', 'prod'];
+  const names = argv[i].includes('=') ? [argv[i].split('=')[1]] : [];
+  for (let j = i + 1; j < argv.length && !argv[j].startsWith('-'); j++) names.push(argv[j]);
+  return names;
+}
+
+// The tiers whose files need no Temporal server run two files at a time (the runs of `npm run test:quick`): their
+// files share nothing, and most of their time is spent waiting on listeners and timers, not on the 2 cores. A run
+// with a Temporal tier runs one file at a time. Each Jest worker has servers of its own (global-setup), so
+// `--maxWorkers 2` shares no server between files there too, but on this shared 2-core machine such runs failed
+// tests that need the machine's speed (a control that must outrun the supplier's rate limit, the chaos smoke's
+// deadlines, an update held until a worker starts); and the prod tier's files share one production cluster whose
+// nodes its chaos files restart.
+const NO_TEMPORAL_SERVER = ['unit', 'supplier', 'security', 'replay'];
+const twoAtATime = selectedTiers().every((t) => NO_TEMPORAL_SERVER.includes(t));
+
 module.exports = {
   projects: [
     tier('unit'),
@@ -63,6 +88,6 @@ module.exports = {
   globalSetup: '<rootDir>/test/harness/global-setup.ts',
   globalTeardown: '<rootDir>/test/harness/global-teardown.ts',
   testTimeout: 120_000,
-  // One test file at a time: time skipping is global to the shared test server, and the machine has 2 cores.
-  maxWorkers: 1,
+  testSequencer: '<rootDir>/test/harness/longest-first.js',
+  maxWorkers: twoAtATime ? 2 : 1,
 };

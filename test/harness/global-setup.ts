@@ -1,12 +1,16 @@
 /**
- * Starts the real Temporal servers once per test run, shared by every test file:
+ * Starts the real Temporal servers once per test run, shared by the test files:
  *  - the Java time-skipping test server, for the `workflow` tier;
  *  - the Temporal CLI dev server (search attributes registered), for the `integration` tier, or with
  *    TEST_TEMPORAL_ENGINE=prod the production topology instead (PostgreSQL, two server nodes: dev/prod);
  *  - the production topology for the `prod` tier, which runs a set of integration files on it;
  * and bundles the workflow code once, so each file's workers start in milliseconds.
- * Addresses reach the test files through environment variables (see ./temporal.ts).
+ * Jest runs up to maxWorkers files at once (see jest.config.js): each worker gets a time-skipping server and a dev
+ * server of its own, so a file that skips time, or lists and counts the namespace, sees no other file's workflows.
+ * Addresses reach the test files through environment variables, one set per worker (`_1`, `_2`, ...), which
+ * ./use-worker-servers.ts turns into the plain names for the worker a file runs in (see ./temporal.ts).
  */
+import type { Config } from '@jest/types';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { SearchAttributeType } from '@temporalio/common';
@@ -74,11 +78,56 @@ function selectedTiers(): string[] {
   return [...inline, ...following];
 }
 
-export default async function globalSetup(): Promise<void> {
+/** A time-skipping test server with the search attributes the workflows upsert. */
+async function startTimeSkipping(): Promise<TestWorkflowEnvironment> {
+  const env = await TestWorkflowEnvironment.createTimeSkipping({
+    server: { executable: resolveServerExecutable('test-server') },
+  });
+  // The Java test server takes no search-attribute flags, but its operator service registers them;
+  // without them every upsert from the workflow is rejected and workflow tasks retry forever.
+  await env.connection.operatorService.addSearchAttributes({
+    namespace: env.namespace ?? 'default',
+    searchAttributes: {
+      [BookingStageKey.name]: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
+      [CustomerReferenceNoKey.name]: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
+    },
+  });
+  return env;
+}
+
+/** A CLI dev server with its Web UI, the search attributes and the settings `npm start` runs it with. */
+async function startDevServer(): Promise<{ env: TestWorkflowEnvironment; uiUrl: string }> {
+  const uiPort = await freePort();
+  const env = await TestWorkflowEnvironment.createLocal({
+    server: {
+      executable: resolveServerExecutable('cli'),
+      ui: true,
+      uiPort,
+      searchAttributes: [
+        { name: BookingStageKey.name, type: SearchAttributeType.KEYWORD },
+        { name: CustomerReferenceNoKey.name, type: SearchAttributeType.KEYWORD },
+      ],
+      // The settings `npm start` and docker-compose run the server with (eager activity execution).
+      extraArgs: dynamicConfigArgs(),
+    },
+  });
+  return { env, uiUrl: `http://127.0.0.1:${uiPort}` };
+}
+
+/** Sets `name` for each worker (`name_1`, ...) and the plain `name` to the first, for a file run alone. */
+function perWorker(name: string, values: string[]): void {
+  values.forEach((value, i) => (process.env[`${name}_${i + 1}`] = value));
+  process.env[name] = values[0];
+}
+
+export default async function globalSetup(globalConfig?: Config.GlobalConfig): Promise<void> {
   const tiers = selectedTiers();
   const needs = (...names: string[]) => names.some((n) => tiers.includes(n));
   const started: TestWorkflowEnvironment[] = [];
   (globalThis as Record<string, unknown>).__temporalEnvs = started;
+  // One set of servers per worker Jest may run (JEST_WORKER_ID is 1..maxWorkers).
+  const workers = Math.max(1, globalConfig?.maxWorkers ?? 1);
+  const each = <T>(start: () => Promise<T>) => Promise.all(Array.from({ length: workers }, start));
 
   if (needs('workflow', 'integration', 'replay', 'e2e', 'prod')) {
     const t0 = Date.now();
@@ -96,21 +145,13 @@ export default async function globalSetup(): Promise<void> {
   }
   if (needs('workflow')) {
     const t0 = Date.now();
-    const env = await TestWorkflowEnvironment.createTimeSkipping({
-      server: { executable: resolveServerExecutable('test-server') },
-    });
-    started.push(env);
-    // The Java test server takes no search-attribute flags, but its operator service registers them;
-    // without them every upsert from the workflow is rejected and workflow tasks retry forever.
-    await env.connection.operatorService.addSearchAttributes({
-      namespace: env.namespace ?? 'default',
-      searchAttributes: {
-        [BookingStageKey.name]: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
-        [CustomerReferenceNoKey.name]: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
-      },
-    });
-    process.env.TEST_TIME_SKIPPING_ADDRESS = env.address;
-    log(`time-skipping test server on ${env.address} in ${Date.now() - t0} ms`);
+    const envs = await each(startTimeSkipping);
+    started.push(...envs);
+    perWorker(
+      'TEST_TIME_SKIPPING_ADDRESS',
+      envs.map((env) => env.address),
+    );
+    log(`${workers} time-skipping test server(s) on ${envs.map((e) => e.address).join(', ')} in ${Date.now() - t0} ms`);
   }
   if (needs('prod') || (needs('integration', 'e2e') && integrationEngine() === 'prod')) {
     const t0 = Date.now();
@@ -121,30 +162,24 @@ export default async function globalSetup(): Promise<void> {
       `production engine (PostgreSQL + ${cluster.nodes.length} nodes) on ${cluster.address} in ${Date.now() - t0} ms`,
     );
     if (integrationEngine() === 'prod') {
-      process.env.TEST_DEV_SERVER_ADDRESS = cluster.address;
-      process.env.TEST_DEV_SERVER_UI_URL = uiUrl;
+      // One cluster for every worker (jest.config.js runs one file at a time on it).
+      perWorker('TEST_DEV_SERVER_ADDRESS', [cluster.address]);
+      perWorker('TEST_DEV_SERVER_UI_URL', [uiUrl]);
     }
   }
   if (needs('integration', 'e2e') && integrationEngine() === 'dev') {
     const t0 = Date.now();
-    const uiPort = await freePort();
-    const env = await TestWorkflowEnvironment.createLocal({
-      server: {
-        executable: resolveServerExecutable('cli'),
-        ui: true,
-        uiPort,
-        searchAttributes: [
-          { name: BookingStageKey.name, type: SearchAttributeType.KEYWORD },
-          { name: CustomerReferenceNoKey.name, type: SearchAttributeType.KEYWORD },
-        ],
-        // The settings `npm start` and docker-compose run the server with (eager activity execution).
-        extraArgs: dynamicConfigArgs(),
-      },
-    });
-    started.push(env);
-    process.env.TEST_DEV_SERVER_ADDRESS = env.address;
-    process.env.TEST_DEV_SERVER_UI_URL = `http://127.0.0.1:${uiPort}`;
-    log(`dev server on ${env.address} (Web UI on ${uiPort}) in ${Date.now() - t0} ms`);
+    const servers = await each(startDevServer);
+    started.push(...servers.map((s) => s.env));
+    perWorker(
+      'TEST_DEV_SERVER_ADDRESS',
+      servers.map((s) => s.env.address),
+    );
+    perWorker(
+      'TEST_DEV_SERVER_UI_URL',
+      servers.map((s) => s.uiUrl),
+    );
+    log(`${workers} dev server(s) on ${servers.map((s) => s.env.address).join(', ')} in ${Date.now() - t0} ms`);
   }
 }
 
