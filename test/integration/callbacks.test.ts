@@ -111,7 +111,12 @@ test('a callback brings the deciding poll forward: confirmed by a QueryOrders po
 });
 
 test('without callbacks the same booking waits for its scheduled poll', async () => {
-  const request = bookingRequest({ test: 'book=504AfterCreate&outcome=pending' });
+  // A test schedule of a poll every 5 s instead of the spec's 30 s: what is checked is that only the schedule
+  // polls (no callback, no hint), and that the deciding poll came no sooner than its time.
+  const request = bookingRequest({
+    test: 'book=504AfterCreate&outcome=pending',
+    recovery: { testing: true, delaysSeconds: [5], repeatEverySeconds: 5 },
+  });
   const ref = request.customerReferenceNo;
   const handle = await startBooking(env, plain, request);
   await pollsAtLeast(handle, 1);
@@ -120,11 +125,11 @@ test('without callbacks the same booking waits for its scheduled poll', async ()
   const outcome = await handle.result();
   expect(outcome.kind).toBe('confirmed');
   const state = await handle.query(bookingStateQuery);
-  expect(state.polls.map((p) => [p.trigger, p.status])).toEqual([
-    ['schedule', confirming],
-    ['schedule', confirmed],
-  ]);
-  expect(state.polls[1]!.sinceBookSeconds).toBeGreaterThanOrEqual(30);
+  // On a slow machine the status may change after the 5 s poll: more polls, all scheduled, the last one deciding.
+  expect(state.polls.map((p) => p.trigger)).toEqual(state.polls.map(() => 'schedule'));
+  expect(state.polls[0]!.status).toBe(confirming);
+  expect(state.polls.at(-1)!.status).toBe(confirmed);
+  expect(state.polls.at(-1)!.sinceBookSeconds).toBeGreaterThanOrEqual(5);
   expect(plain.sandbox.callbacks()).toEqual([]);
 });
 
