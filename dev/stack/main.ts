@@ -13,6 +13,7 @@ import { loadConfig } from '../../src/runtime/config/index';
 import { createEncryptionCodec, newEncryptionKey } from '../../src/api/codec/encryption';
 import { startCodecServer } from '../../src/servers/codec/server';
 import { SANDBOX_PROFILE, startSandbox } from '../sandbox/server';
+import { SupplierProfile } from '../../src/runtime/config/supplier-profile';
 import { randomBytes } from 'node:crypto';
 import { Client } from '@temporalio/client';
 import { dataConverterFor } from '../../src/api/codec/config';
@@ -31,6 +32,8 @@ const StackEnv = z.object({
   STACK_UI_PORT: z.coerce.number().int().positive().default(8233),
   /** Port of the sandbox supplier. */
   STACK_SANDBOX_PORT: z.coerce.number().int().nonnegative().default(8787),
+  /** Port of the second sandbox supplier (account `sandbox-b`: its own status numbers and page size). */
+  STACK_SANDBOX_B_PORT: z.coerce.number().int().nonnegative().default(8788),
   /** Where the dev server keeps its SQLite database (and the stack's own encryption key). */
   STACK_DATA_DIR: z.string().default(path.resolve(__dirname, '../../.data')),
   /** Port of the codec server the Web UI calls to show decrypted payloads. */
@@ -52,6 +55,36 @@ export function stackEncryptionEnv(dataDir: string, env: NodeJS.ProcessEnv): Rec
     writeFileSync(file, `stack-${new Date().toISOString().slice(0, 10)}:${newEncryptionKey()}\n`, { mode: 0o600 });
   }
   return { PAYLOAD_ENCRYPTION_KEYS: readFileSync(file, 'utf8').trim() };
+}
+
+/**
+ * The second sandbox's profile: a supplier that numbers its statuses its own way and pages QueryOrders at 200, as
+ * a second platform would. Its account's profile says so; nothing else in the product knows it.
+ */
+export const SANDBOX_B_PROFILE = {
+  ...SANDBOX_PROFILE,
+  orderStatus: { unknown: 10, confirming: 11, confirmed: 12, cancelled: 13, failed: 14, cancelFailed: 15 },
+  checkAvailStatus: { available: 0, unavailable: 9 },
+  queryOrders: { pageSize: 200 },
+} as const;
+
+/**
+ * The stack's two supplier accounts (SUPPLIER_ACCOUNTS_FILE), written beside the database with their credential
+ * files: `sandbox` (every partner's default) and `sandbox-b`. `npm run book -- --supplier sandbox-b` books on the second.
+ */
+function writeStackAccounts(dataDir: string, urls: { sandbox: string; sandboxB: string }): string {
+  const dir = path.join(dataDir, 'accounts');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(path.join(dir, 'app-key'), 'sandbox-app\n', { mode: 0o600 });
+  writeFileSync(path.join(dir, 'app-secret'), 'sandbox-secret\n', { mode: 0o600 });
+  const credentials = { appKeyFile: 'app-key', appSecretFile: 'app-secret' };
+  const file = path.join(dir, 'accounts.json');
+  const accounts = [
+    { id: 'sandbox', baseUrl: urls.sandbox, credentials, profile: SANDBOX_PROFILE, partners: ['*'] },
+    { id: 'sandbox-b', baseUrl: urls.sandboxB, credentials, profile: SANDBOX_B_PROFILE, partners: ['*'] },
+  ];
+  writeFileSync(file, `${JSON.stringify({ accounts }, null, 2)}\n`);
+  return file;
 }
 
 async function main(): Promise<void> {
@@ -78,18 +111,36 @@ async function main(): Promise<void> {
     const callbackSecret = process.env.SUPPLIER_CALLBACK_SECRET ?? randomBytes(24).toString('hex');
     const sandbox = await startSandbox({ port: env.STACK_SANDBOX_PORT, callbackSecret });
     stops.push(() => sandbox.close());
+    const sandboxB = await startSandbox({
+      port: env.STACK_SANDBOX_B_PORT,
+      callbackSecret,
+      profile: SupplierProfile.parse(SANDBOX_B_PROFILE),
+    });
+    stops.push(() => sandboxB.close());
+    // Two accounts, unless the environment names its own supplier: then that one alone, as before.
+    const ownSupplier = ['SUPPLIER_ACCOUNTS_FILE', 'SUPPLIER_TOKEN', 'SUPPLIER_APP_KEY'].some((k) => process.env[k]);
+    const accounts = ownSupplier
+      ? {
+          SUPPLIER_APP_KEY: 'sandbox-app',
+          SUPPLIER_APP_SECRET: 'sandbox-secret',
+          SUPPLIER_PROFILE: JSON.stringify(SANDBOX_PROFILE),
+        }
+      : {
+          SUPPLIER_ACCOUNTS_FILE: writeStackAccounts(env.STACK_DATA_DIR, {
+            sandbox: sandbox.url,
+            sandboxB: sandboxB.url,
+          }),
+        };
     const callbacksPort = process.env.CALLBACKS_PORT ?? '8236';
 
     const config = loadConfig({
-      SUPPLIER_APP_KEY: 'sandbox-app',
-      SUPPLIER_APP_SECRET: 'sandbox-secret',
+      ...accounts,
       // Metrics on by default here, on this machine only: the numbers of the bookings you make move at once.
       WORKER_METRICS_PORT: '9464',
       WORKER_METRICS_HOST: '127.0.0.1',
       // A dev stack against the sandbox: bookings may scale the recovery schedule down (`recovery.testing`)
       // to watch a re-send in minutes. RECOVERY_TESTING=off in the environment turns it off.
       RECOVERY_TESTING: 'on',
-      SUPPLIER_PROFILE: JSON.stringify(SANDBOX_PROFILE),
       ...process.env,
       ...encryptionEnv,
       TEMPORAL_ADDRESS: server.address,
@@ -152,6 +203,11 @@ async function main(): Promise<void> {
         `  Temporal gRPC     ${server.address}`,
         `  Temporal Web UI   ${server.uiUrl}`,
         `  Sandbox supplier  ${sandbox.url}  (inspect: ${sandbox.url}/_sandbox/orders)`,
+        ...(ownSupplier
+          ? []
+          : [
+              `  Second supplier   ${sandboxB.url}  (account sandbox-b, its own status numbers: npm run book -- --supplier sandbox-b)`,
+            ]),
         `  Codec server      ${codec.url}  (payloads encrypted with key "${config.encryption!.activeKeyId}"; the Web UI decodes through it)`,
         ...(process.env.CODEC_SERVER_TOKEN
           ? [

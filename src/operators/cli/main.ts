@@ -99,12 +99,21 @@ async function main(args: string[]): Promise<number> {
   }
 }
 
+/**
+ * The error and the cause it wraps: a workflow that failed says why in its cause (a booking refused for its input
+ * names the field there), which "Workflow execution failed" alone hides.
+ */
+function withCause(err: Error): string {
+  const cause = err.cause instanceof Error ? err.cause.message : undefined;
+  return cause && !err.message.includes(cause) ? `${err.message}: ${cause}` : err.message;
+}
+
 const args = process.argv.slice(2);
 main(args).then(
   (code) => process.exit(code),
   (err: unknown) => {
     const code = err instanceof CliError ? err.exitCode : EXIT.USAGE;
-    const message = err instanceof Error ? err.message : String(err);
+    const message = err instanceof Error ? withCause(err) : String(err);
     console.error(message);
     // --json: still one object on stdout (nothing else was printed there before an error). Read from the raw
     // arguments, since a command line that did not parse has no values.
