@@ -132,6 +132,13 @@ export async function createBookingWorker(deps: BookingWorkerDeps): Promise<Book
     account,
     booking: bookingActivitiesOf(account.supplier, account.profile, account.orders),
     order: orderActivitiesOf(account.supplier, account.profile),
+    // The account's own sweep lists it with its own credential, on its own QueryOrders queue.
+    listing: createReconciliationActivities({
+      supplier: account.supplier,
+      profile: account.profile,
+      temporal: { services: deps.connection, namespace: deps.namespace },
+      ...(deps.meters ? { meters: deps.meters } : {}),
+    }).listOrdersBooked,
   }));
   const activities = {
     ...own,
@@ -187,13 +194,13 @@ export async function createBookingWorker(deps: BookingWorkerDeps): Promise<Book
   );
   // Each account's calls on queues of its own, so one that is slow, refusing or down holds only its own slots.
   const accountWorkers: Worker[] = [];
-  for (const { account, booking, order } of accounts) {
+  for (const { account, booking, order, listing } of accounts) {
     const calls = supplierTaskQueue(deps.taskQueue, account.id);
     for (const options of [
       { taskQueue: calls, activities: { book: booking.book, sendCancel: order.sendCancel } },
       {
         taskQueue: queryOrdersTaskQueue(calls),
-        activities: { queryOrder: booking.queryOrder },
+        activities: { queryOrder: booking.queryOrder, listOrdersBooked: listing },
         // The account's own QueryOrders limit, for every worker that serves it (one application key).
         maxTaskQueueActivitiesPerSecond: account.profile.rateLimits.queryOrders,
       },
@@ -314,7 +321,10 @@ export const runtimeDriftLog: DriftLog = (message, meta) => Runtime.instance().l
  * backoff until it succeeds or the worker stops; a service without the Schedule API is one WARN, not retried.
  * Returns what stops the retries.
  */
-function keepReconciliationSchedule(config: AppConfig, options: { client: Client; taskQueue: string }): () => void {
+function keepReconciliationSchedule(
+  config: AppConfig,
+  options: { client: Client; taskQueue: string; account?: { id: string; profile: SupplierProfile } },
+): () => void {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   const attempt = async (nextDelayMs: number): Promise<void> => {
@@ -322,7 +332,8 @@ function keepReconciliationSchedule(config: AppConfig, options: { client: Client
       const { scheduleId, created } = await ensureReconciliationSchedule(options.client, {
         taskQueue: options.taskQueue,
         reconciliation: config.reconciliation!,
-        profile: config.supplier.profile,
+        profile: options.account?.profile ?? config.supplier.profile,
+        ...(options.account ? { supplier: options.account.id } : {}),
       });
       if (!stopped) say(config, `Reconciliation sweep schedule "${scheduleId}" ${created ? 'created' : 'up to date'}`);
     } catch (err) {
@@ -348,6 +359,26 @@ function keepReconciliationSchedule(config: AppConfig, options: { client: Client
     stopped = true;
     clearTimeout(timer);
   };
+}
+
+/**
+ * The sweep's Schedules: the worker's own supplier's, and each other account's (listed with its credential, judged
+ * by its profile). The first account, when it is the worker's own supplier, is swept by the first Schedule alone.
+ */
+function keepSchedules(connection: NativeConnection, config: AppConfig, overrides: { taskQueue?: string }): () => void {
+  const client = new Client({
+    connection,
+    namespace: config.temporal.namespace,
+    dataConverter: dataConverterFor(config.encryption),
+  });
+  const taskQueue = overrides.taskQueue ?? config.taskQueue;
+  const stops = [
+    keepReconciliationSchedule(config, { client, taskQueue }),
+    ...(config.accounts?.accounts ?? [])
+      .filter((account) => account.id !== config.supplier.account)
+      .map((account) => keepReconciliationSchedule(config, { client, taskQueue, account })),
+  ];
+  return () => stops.forEach((stop) => stop());
 }
 
 /** A booking worker built from the configuration, and what closes the supplier stack it uses. */
@@ -376,16 +407,7 @@ export async function createWorkerFromConfig(
     if (mismatch) throw new Error(mismatch);
   }
   await reportReadiness(connection, config);
-  const stopSchedule = config.reconciliation?.schedule
-    ? keepReconciliationSchedule(config, {
-        client: new Client({
-          connection,
-          namespace: config.temporal.namespace,
-          dataConverter: dataConverterFor(config.encryption),
-        }),
-        taskQueue: overrides.taskQueue ?? config.taskQueue,
-      })
-    : () => {};
+  const stopSchedule = config.reconciliation?.schedule ? keepSchedules(connection, config, overrides) : () => {};
   // The runtime's meter: the Prometheus endpoint when metrics are on, else a no-op.
   const meters = new BookingMeters(Runtime.instance().metricMeter);
   meters.initialize({

@@ -107,6 +107,10 @@ export function sweepInputIssues(input: unknown): string[] {
   if (!isObject(statuses) || codes.some((c) => !isInt(statuses[c]))) {
     issues.push(`statuses: must give a whole number for each of ${codes.join(', ')}`);
   }
+  const supplier = input['supplier'];
+  if (supplier !== undefined && !(typeof supplier === 'string' && SUPPLIER_ACCOUNT_PATTERN.test(supplier))) {
+    issues.push('supplier: must be a supplier account id');
+  }
   return issues;
 }
 

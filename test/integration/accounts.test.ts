@@ -24,10 +24,13 @@ import { runConformance } from '../../src/operators/conformance/run';
 import { loadConfig, type AppConfig } from '../../src/runtime/config/index';
 import { defaultSupplierProfile } from '../../src/runtime/config/supplier-profile';
 import { createWorkerFromConfig, type ConfiguredWorker } from '../../src/worker';
+import { createHttpSupplierClient } from '../../src/runtime/supplier/http-client';
+import { staticToken } from '../../src/runtime/supplier/token';
+import type { SweepWorkflowInput } from '../../src/runtime/rules/sweep-classify';
 import type { bookingWorkflow } from '../../src/workflows';
 import { startConformanceSupplier } from '../fixtures/conformance-supplier';
 import type { SpecSupplier } from '../fixtures/spec-supplier';
-import { bookingRequest } from '../harness/booking';
+import { bookingRequest, guests, holder } from '../harness/booking';
 import { expectWorkerWarnings } from '../harness/quiet-worker-logs';
 import { expectExit, inheritedEnv, runProgram } from '../harness/program';
 import { connectDevServer, workflowBundle } from '../harness/temporal';
@@ -236,3 +239,40 @@ asyncio.run(main())
   expect(results.gamma?.failed).toContain('supplier: the account "gamma" is not open to this partner');
   expect(gamma.orders()).toHaveLength(0);
 }, 300_000);
+
+/**
+ * Each account is swept on its own: a sweep of beta lists beta with beta's credential on beta's QueryOrders queue, and
+ * judges its orders by beta's statuses; an order made at beta by nobody's booking is its orphan. alpha hears nothing.
+ */
+test("an account's sweep lists that account alone and finds its orphans", async () => {
+  const profile = config.accounts!.accounts.find((a) => a.id === 'beta')!.profile;
+  const direct = createHttpSupplierClient({ baseUrl: beta.url, profile, tokens: staticToken('conformance-token') });
+  const orphan = randomUUID();
+  try {
+    await direct.book(
+      { customerReferenceNo: orphan, ratePkgId: 'pkg-standard-double', holder, guests },
+      { sessionId: `orphan-${orphan}`, traceId: 'accounts-test' },
+    );
+  } finally {
+    await direct.close();
+  }
+  const alphaListings = alpha.calls('queryOrders').length;
+  const betaListings = beta.callsOf('queryOrders').length;
+  const input: SweepWorkflowInput = {
+    lookbackMinutes: 60,
+    settleMinutes: 0,
+    sliceMinutes: 60,
+    cancelOrphans: false,
+    checkInHours: 1,
+    statuses: profile.orderStatus,
+    supplier: 'beta',
+  };
+  const result = await client.workflow.execute('reconciliationSweepWorkflow', {
+    taskQueue,
+    workflowId: `reconciliation:${taskQueue}@beta:${randomUUID().slice(0, 8)}`,
+    args: [input],
+  });
+  expect(result.orphans.map((o: { customerReferenceNo: string }) => o.customerReferenceNo)).toContain(orphan);
+  expect(beta.callsOf('queryOrders').length).toBeGreaterThan(betaListings);
+  expect(alpha.calls('queryOrders').length).toBe(alphaListings);
+});

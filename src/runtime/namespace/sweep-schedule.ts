@@ -8,7 +8,7 @@
  * build's worker restarting would otherwise put back its own input over the current one's.
  */
 import { ScheduleAlreadyRunning, ScheduleOverlapPolicy, type Client, type ScheduleOptions } from '@temporalio/client';
-import { SWEEP_WORKFLOW_TYPE, sweepScheduleId } from '../../api/contract/definitions';
+import { SWEEP_WORKFLOW_TYPE, supplierTaskQueue, sweepScheduleId } from '../../api/contract/definitions';
 import type { ReconciliationConfig } from '../config/index';
 import type { SupplierProfile } from '../config/supplier-profile';
 import type { SweepWorkflowInput } from '../rules/sweep-classify';
@@ -21,6 +21,11 @@ export interface SweepScheduleOptions {
   owner?: 'worker' | 'deploy';
   /** The deploy's operator identity, written in the note beside the owner mark. */
   identity?: string;
+  /**
+   * A supplier account (SUPPLIER_ACCOUNTS_FILE): its own Schedule (`reconciliation:<queue>@<account>`), whose sweeps
+   * list that account with its credential and judge its orders by its profile's statuses.
+   */
+  supplier?: string;
 }
 
 /** The start of the Schedule's note when the deploy set it: workers leave such a Schedule as it is. */
@@ -32,9 +37,9 @@ export const DEPLOY_OWNED_NOTE = 'Set by npm run deploy -- settings';
  */
 export async function ensureReconciliationSchedule(
   client: Client,
-  { taskQueue, reconciliation: r, profile, owner = 'worker', identity }: SweepScheduleOptions,
+  { taskQueue, reconciliation: r, profile, owner = 'worker', identity, supplier }: SweepScheduleOptions,
 ): Promise<{ scheduleId: string; created: boolean; keptDeploys?: true }> {
-  const scheduleId = sweepScheduleId(taskQueue);
+  const scheduleId = sweepScheduleId(supplier ? supplierTaskQueue(taskQueue, supplier) : taskQueue);
   const input: SweepWorkflowInput = {
     lookbackMinutes: r.lookbackMinutes,
     settleMinutes: r.settleMinutes,
@@ -43,6 +48,7 @@ export async function ensureReconciliationSchedule(
     ...(r.orphanFeeCeiling ? { orphanFeeCeiling: r.orphanFeeCeiling } : {}),
     ...(r.checkInHours ? { checkInHours: r.checkInHours } : {}),
     statuses: profile.orderStatus,
+    ...(supplier ? { supplier } : {}),
   };
   const options = {
     scheduleId,
@@ -53,7 +59,7 @@ export async function ensureReconciliationSchedule(
       taskQueue,
       workflowId: scheduleId,
       args: [input],
-      staticSummary: `Reconciliation sweep · last ${r.lookbackMinutes} min of bookings`,
+      staticSummary: `Reconciliation sweep${supplier ? ` of ${supplier}` : ''} · last ${r.lookbackMinutes} min of bookings`,
     },
     policies: { overlap: ScheduleOverlapPolicy.SKIP, catchupWindow: `${r.everyMinutes} minutes` },
     ...(owner === 'deploy' ? { state: { note: deployNote(identity) } } : {}),

@@ -40,7 +40,11 @@ export interface StatusCodes {
 }
 
 /** What the sweep's Schedule starts each sweep with: the caller-facing settings and the profile's statuses. */
-export type SweepWorkflowInput = SweepInput & { statuses: StatusCodes };
+export type SweepWorkflowInput = SweepInput & {
+  statuses: StatusCodes;
+  /** The supplier account this sweep lists (its own Schedule per account); absent: the worker's own supplier. */
+  supplier?: string;
+};
 
 export type Finding =
   { verdict: 'ok' } | { verdict: 'orphan'; reason: string } | { verdict: 'mismatch'; reason: string };

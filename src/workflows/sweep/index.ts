@@ -21,7 +21,12 @@ import { pinnedWhenVersioned } from '../versioning';
 import type { OrderActivities } from '../../activities/types';
 import type { ReconciliationActivities } from '../../activities/types';
 import type { SweepFilter } from '../../activities/types';
-import { ACTIVITY_TIMEOUT_SECONDS, BookingStageKey, queryOrdersTaskQueue } from '../../api/contract/definitions';
+import {
+  ACTIVITY_TIMEOUT_SECONDS,
+  BookingStageKey,
+  queryOrdersTaskQueue,
+  supplierTaskQueue,
+} from '../../api/contract/definitions';
 import type { SweepFinding, SweepResult } from '../../api/contract/index';
 import type { Money } from '../../api/values/index';
 import { classifyOrder, slices, type SweepWorkflowInput } from '../../runtime/rules/sweep-classify';
@@ -44,10 +49,14 @@ interface Listed {
   requests: number;
 }
 
-/** The listing, on the rate-limited QueryOrders queue beside the sweep's own (the fleet-wide cap). */
-function listingActivity(): ReconciliationActivities['listOrdersBooked'] {
+/**
+ * The listing, on the rate-limited QueryOrders queue beside the sweep's own (the fleet-wide cap), or, for a sweep of
+ * one supplier account, on that account's (its own limit, its own credential).
+ */
+function listingActivity(supplier: string | undefined): ReconciliationActivities['listOrdersBooked'] {
+  const calls = supplier ? supplierTaskQueue(workflowInfo().taskQueue, supplier) : workflowInfo().taskQueue;
   return proxyActivities<ReconciliationActivities>({
-    taskQueue: queryOrdersTaskQueue(workflowInfo().taskQueue),
+    taskQueue: queryOrdersTaskQueue(calls),
     startToCloseTimeout: `${ACTIVITY_TIMEOUT_SECONDS.listOrders} seconds`,
     scheduleToCloseTimeout: '10 minutes',
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
@@ -71,7 +80,7 @@ export async function reconciliationSweepWorkflow(input: SweepWorkflowInput): Pr
   const nowMs = Date.now();
   const endMs = nowMs - input.settleMinutes * 60_000;
   const startMs = endMs - input.lookbackMinutes * 60_000;
-  const listed = await listAll(windowsToList(input, startMs, endMs, nowMs));
+  const listed = await listAll(windowsToList(input, startMs, endMs, nowMs), input.supplier);
   const { orphans, mismatches } = await judge(input, listed.orders);
   const window = { start: new Date(startMs).toISOString(), end: new Date(endMs).toISOString() };
   report(listed, orphans, mismatches, window);
@@ -100,9 +109,9 @@ function windowsToList(input: SweepWorkflowInput, startMs: number, endMs: number
  * replaced by its halves, listed next; a listing refused for good (a 400, a minimal slice still too large) leaves
  * its window unseen, which is a finding, not a reason to stop.
  */
-async function listAll(listings: Listing[]): Promise<Listed> {
+async function listAll(listings: Listing[], supplier: string | undefined): Promise<Listed> {
   const traceId = workflowInfo().workflowId;
-  const listOrdersBooked = listingActivity();
+  const listOrdersBooked = listingActivity(supplier);
   const listed: Listed = { orders: new Map(), failedSlices: [], unreadable: 0, requests: 0 };
   const pending = [...listings];
   for (let listing = pending.shift(); listing; listing = pending.shift()) {
