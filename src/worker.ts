@@ -329,13 +329,14 @@ function keepReconciliationSchedule(
   let timer: NodeJS.Timeout | undefined;
   const attempt = async (nextDelayMs: number): Promise<void> => {
     try {
-      const { scheduleId, created } = await ensureReconciliationSchedule(options.client, {
+      const { scheduleId, created, keptDeploys } = await ensureReconciliationSchedule(options.client, {
         taskQueue: options.taskQueue,
         reconciliation: config.reconciliation!,
         profile: options.account?.profile ?? config.supplier.profile,
         ...(options.account ? { supplier: options.account.id } : {}),
       });
-      if (!stopped) say(config, `Reconciliation sweep schedule "${scheduleId}" ${created ? 'created' : 'up to date'}`);
+      const what = created ? 'created' : keptDeploys ? 'set by the deploy, left as it is' : 'up to date';
+      if (!stopped) say(config, `Reconciliation sweep schedule "${scheduleId}" ${what}`);
     } catch (err) {
       if (stopped) return;
       const unimplemented = unanswered(err, 'the Schedule API');

@@ -6,9 +6,12 @@
  *    old build's, say) leaves it as it is; a Schedule no deploy set is still brought up to date by a worker.
  */
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { temporal } from '@temporalio/proto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { queryOrdersTaskQueue, sweepScheduleId } from '../../src/api/contract/index';
+import { queryOrdersTaskQueue, supplierTaskQueue, sweepScheduleId } from '../../src/api/contract/index';
 import { parseDeployArgs } from '../../src/operators/deploy/command';
 import { settingsStep } from '../../src/operators/deploy/settings';
 import type { ReconciliationConfig } from '../../src/runtime/config/index';
@@ -103,4 +106,41 @@ test('a configuration the workers would refuse is refused, naming the variable',
   await expect(
     settingsStep(env.client, args(), io, { ...fleetEnv(3, 7), SUPPLIER_PROFILE: '{"rateLimits":' }),
   ).rejects.toThrow(/^settings reads the fleet's configuration.*SUPPLIER_PROFILE: not valid JSON/s);
+});
+
+test("with supplier accounts, each account's QueryOrders limit and sweep Schedule are the deploy's too", async () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'deploy-settings-accounts-'));
+  writeFileSync(path.join(dir, 'token'), 'not-read\n');
+  const account = (id: string, queryOrders: number) => ({
+    id,
+    baseUrl: 'http://127.0.0.1:9',
+    credentials: { tokenFile: 'token' },
+    profile: { rateLimits: { queryOrders }, orderStatus: { confirmed: 12 } },
+    partners: ['*'],
+  });
+  writeFileSync(
+    path.join(dir, 'accounts.json'),
+    JSON.stringify({ accounts: [account('own', 4), account('other', 2)] }),
+  );
+  try {
+    const result = await settingsStep(env.client, args(), io, {
+      SUPPLIER_ACCOUNTS_FILE: path.join(dir, 'accounts.json'),
+      RECONCILIATION_EVERY_MINUTES: '9',
+    });
+    const other = supplierTaskQueue(rig.taskQueue, 'other');
+    expect(result.value).toMatchObject({
+      queryOrdersLimits: expect.arrayContaining([{ queue: queryOrdersTaskQueue(other), perSecond: 2 }]),
+      // The first account is the worker's own supplier: its sweep is the queue's own Schedule, not a second one.
+      accountSchedules: [{ account: 'other', scheduleId: sweepScheduleId(other), created: true }],
+    });
+    const described = await env.client.schedule.getHandle(sweepScheduleId(other)).describe();
+    expect(described.action.type === 'startWorkflow' && described.action.args[0]).toMatchObject({
+      supplier: 'other',
+      statuses: { confirmed: 12 },
+    });
+    expect(described.action.type === 'startWorkflow' && described.action.taskQueue).toBe(rig.taskQueue);
+    await env.client.schedule.getHandle(sweepScheduleId(other)).delete();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

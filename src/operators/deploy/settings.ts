@@ -71,6 +71,7 @@ export async function settingsStep(
     limits.push({ queue, perSecond: applied });
   }
   let schedule: { scheduleId: string; created: boolean } | null = null;
+  const accountSchedules: Array<{ account: string; scheduleId: string; created: boolean }> = [];
   if (config.reconciliation?.schedule) {
     const { scheduleId, created } = await ensureReconciliationSchedule(client, {
       taskQueue: args.taskQueue,
@@ -84,6 +85,22 @@ export async function settingsStep(
       `Reconciliation sweep schedule ${scheduleId} ${created ? 'created' : 'updated'}: every ` +
         `${config.reconciliation.everyMinutes} min; workers now leave it as it is`,
     );
+    // Each other supplier account is swept on its own Schedule, as the workers keep them (src/worker.ts).
+    for (const account of config.accounts?.accounts ?? []) {
+      if (account.id === config.supplier.account) continue;
+      const own = await ensureReconciliationSchedule(client, {
+        taskQueue: args.taskQueue,
+        reconciliation: config.reconciliation,
+        profile: account.profile,
+        supplier: account.id,
+        owner: 'deploy',
+        identity: io.identity,
+      });
+      accountSchedules.push({ account: account.id, ...own });
+      io.say(
+        `Reconciliation sweep schedule ${own.scheduleId} (account ${account.id}) ${own.created ? 'created' : 'updated'}`,
+      );
+    }
   } else io.say('Reconciliation sweep schedule: off in this configuration (RECONCILIATION_SCHEDULE), left as it is');
-  return { exitCode: 0, value: { queryOrdersLimits: limits, schedule } };
+  return { exitCode: 0, value: { queryOrdersLimits: limits, schedule, accountSchedules } };
 }
