@@ -36,7 +36,7 @@ const message = (body: Buffer) => body.subarray(5, 5 + body.readUInt32BE(1));
 async function startProxy(target: string) {
   const upstream = http2.connect(`http://${target}`);
   const seen: Array<{ request: Buffer; discarded?: Buffer }> = [];
-  const state = { maskLeft: 0 };
+  const state = { maskLeft: 0, status: '2', text: MASKED };
   const server = http2.createServer();
   server.on('stream', (stream, headers) => {
     const forwarded = Object.fromEntries(
@@ -72,7 +72,7 @@ async function startProxy(target: string) {
         return;
       }
       stream.respond(
-        { ':status': 200, 'content-type': 'application/grpc', 'grpc-status': '2', 'grpc-message': MASKED },
+        { ':status': 200, 'content-type': 'application/grpc', 'grpc-status': state.status, 'grpc-message': state.text },
         { endStream: true },
       );
     });
@@ -161,4 +161,29 @@ test('a server that keeps asking is retried a few times, then its answer reaches
   const ids = proxy.updateIds().slice(before);
   expect(ids).toHaveLength(5);
   expect(new Set(ids).size).toBe(1);
+});
+
+/**
+ * The server aborts an update whose workflow task failed (a run about to continue as new met new signals: the task
+ * is failed with UNHANDLED_COMMAND and its updates aborted) with FAILED_PRECONDITION, WorkflowNotReady: nothing was
+ * accepted, and the same update asked again reaches the run that follows. Found by the chaos class of waits
+ * (seed 2026112901): two confirms got this error instead of an answer.
+ */
+test('an update aborted because its workflow task failed is asked again with the same id', async () => {
+  const ref = await confirmedReference();
+  const before = proxy.updateIds().length;
+  Object.assign(proxy.state, {
+    maskLeft: 1,
+    status: '9',
+    text: 'Unable to perform workflow execution update due to unexpected workflow task failure.',
+  });
+  try {
+    const quote = await cancelBooking(client, ref, { confirm: false }, { taskQueue: rig.taskQueue });
+    expect(quote.kind).toBe('quote');
+  } finally {
+    Object.assign(proxy.state, { maskLeft: 0, status: '2', text: MASKED });
+  }
+  const ids = proxy.updateIds().slice(before);
+  expect(ids).toHaveLength(2);
+  expect(ids[1]).toBe(ids[0]);
 });

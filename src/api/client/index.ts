@@ -242,7 +242,7 @@ const RETRY_ATTEMPTS = 5;
 const RETRY_FIRST_PAUSE_MS = 200;
 
 /**
- * True when the server answered "something went wrong, please retry": the frontend's mask over an internal error
+ * True when the server answered "something went wrong, please retry" (or aborted an update, below): the frontend's mask over an internal error
  * (gRPC UNKNOWN or INTERNAL). Temporal 1.29's history service turns a persistence error (a shard that moved to
  * another node, as on a cluster that just started; a write's condition or timeout) into a retryable code only when
  * it is a call's own error; inside an Update-With-Start's per-operation errors it stays unconverted, reaches the
@@ -252,6 +252,10 @@ export function serverAskedToRetry(err: unknown): boolean {
   for (let e = err as { code?: unknown; details?: unknown; message?: unknown; cause?: unknown } | undefined; e;) {
     const text = `${typeof e.details === 'string' ? e.details : ''} ${typeof e.message === 'string' ? e.message : ''}`;
     if ((e.code === 2 || e.code === 13) && /please retry/i.test(text)) return true;
+    // WorkflowNotReady (FAILED_PRECONDITION): the update was aborted, never accepted, because the workflow task that
+    // carried it failed (a run continuing as new as signals arrived, say). The same update id asked again reaches the
+    // run as it is now.
+    if (e.code === 9 && /update due to unexpected workflow task failure/i.test(text)) return true;
     e = e.cause as typeof e;
   }
   return false;
