@@ -10,13 +10,10 @@
 import { NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import { readFileSync } from 'node:fs';
 import type { DataConverter } from '@temporalio/common';
-import { createActivities } from './activities/booking';
-import { createReconciliationActivities } from './activities/sweep';
-import { createOrderActivities } from './activities/order';
-import { routeToAccounts } from './activities/accounts';
+import { routeToAccounts, supplierActivities } from './activities/accounts';
 import { Client } from '@temporalio/client';
 import { connectWorkerConnection } from './runtime/namespace/connect';
-import { ensureReconciliationSchedule } from './runtime/namespace/sweep-schedule';
+import { keepSchedules } from './runtime/namespace/keep-schedules';
 import { queryOrdersTaskQueue, supplierTaskQueue, WORKFLOW_TYPE } from './api/contract/definitions';
 import { dataConverterFor } from './api/codec/config';
 import { loadConfig, type AppConfig } from './runtime/config/index';
@@ -25,7 +22,7 @@ import type { SupplierProfile } from './runtime/config/supplier-profile';
 import type { QueryOrdersCoalescer } from './runtime/supplier/coalescer';
 import { createSupplierStack } from './runtime/supplier/stack';
 import { createDriftReporter, type DriftLog } from './runtime/supplier/drift';
-import { describeUnverified, ensureTemporalReady, unanswered } from './runtime/namespace/setup';
+import { reportReadiness } from './runtime/namespace/setup';
 import { BookingMeters, countedDrift, createSupplierObserver, setUpObservability } from './runtime/observability/index';
 import { bundleTracingMismatch } from './runtime/observability/tracing';
 import { workflowBundlerOptions } from './workflow-bundle';
@@ -116,30 +113,16 @@ export async function createBookingWorker(deps: BookingWorkerDeps): Promise<Book
     namespace: deps.namespace,
     ...(deps.dataConverter ? { dataConverter: deps.dataConverter } : {}),
   });
-  const bookingActivitiesOf = (supplier: SupplierClient, profile: SupplierProfile, orders?: QueryOrdersCoalescer) =>
-    createActivities({
-      supplier,
-      profile,
-      orders,
-      ...(deps.callbackUrl ? { callbackUrl: deps.callbackUrl } : {}),
-      ...(deps.recoveryTesting ? { recoveryTesting: true } : {}),
-      ...(deps.meters ? { meters: deps.meters } : {}),
-    });
-  const orderActivitiesOf = (supplier: SupplierClient, profile: SupplierProfile) =>
-    createOrderActivities({ supplier, profile, client, ...(deps.recoveryTesting ? { recoveryTesting: true } : {}) });
-  const own = bookingActivitiesOf(deps.supplier, deps.profile, deps.orders);
-  const accounts = (deps.accounts ?? []).map((account) => ({
-    account,
-    booking: bookingActivitiesOf(account.supplier, account.profile, account.orders),
-    order: orderActivitiesOf(account.supplier, account.profile),
-    // The account's own sweep lists it with its own credential, on its own QueryOrders queue.
-    listing: createReconciliationActivities({
-      supplier: account.supplier,
-      profile: account.profile,
-      temporal: { services: deps.connection, namespace: deps.namespace },
-      ...(deps.meters ? { meters: deps.meters } : {}),
-    }).listOrdersBooked,
-  }));
+  const shared = {
+    client,
+    temporal: { services: deps.connection, namespace: deps.namespace },
+    ...(deps.callbackUrl ? { callbackUrl: deps.callbackUrl } : {}),
+    ...(deps.recoveryTesting ? { recoveryTesting: true } : {}),
+    ...(deps.meters ? { meters: deps.meters } : {}),
+  };
+  const mine = supplierActivities(deps, shared);
+  const own = mine.booking;
+  const accounts = (deps.accounts ?? []).map((account) => ({ account, ...supplierActivities(account, shared) }));
   const activities = {
     ...own,
     // With accounts, a booking's first step chooses its account and checks it there (./activities/accounts.ts).
@@ -150,14 +133,9 @@ export async function createBookingWorker(deps: BookingWorkerDeps): Promise<Book
         )
       : {}),
     // Cancel, and the start of an order workflow (a booking's, the sweep's) through the worker's own connection.
-    ...orderActivitiesOf(deps.supplier, deps.profile),
+    ...mine.order,
     // The reconciliation sweep's: its supplier listing on the QueryOrders queue, its look-ups here.
-    ...createReconciliationActivities({
-      supplier: deps.supplier,
-      profile: deps.profile,
-      temporal: { services: deps.connection, namespace: deps.namespace },
-      ...(deps.meters ? { meters: deps.meters } : {}),
-    }),
+    ...mine.reconciliation,
   };
   const common = {
     connection: deps.connection,
@@ -194,13 +172,14 @@ export async function createBookingWorker(deps: BookingWorkerDeps): Promise<Book
   );
   // Each account's calls on queues of its own, so one that is slow, refusing or down holds only its own slots.
   const accountWorkers: Worker[] = [];
-  for (const { account, booking, order, listing } of accounts) {
+  for (const { account, booking, order, reconciliation } of accounts) {
     const calls = supplierTaskQueue(deps.taskQueue, account.id);
     for (const options of [
       { taskQueue: calls, activities: { book: booking.book, sendCancel: order.sendCancel } },
       {
         taskQueue: queryOrdersTaskQueue(calls),
-        activities: { queryOrder: booking.queryOrder, listOrdersBooked: listing },
+        // The account's own sweep lists it with its own credential, on its own QueryOrders queue.
+        activities: { queryOrder: booking.queryOrder, listOrdersBooked: reconciliation.listOrdersBooked },
         // The account's own QueryOrders limit, for every worker that serves it (one application key).
         maxTaskQueueActivitiesPerSecond: account.profile.rateLimits.queryOrders,
       },
@@ -288,99 +267,16 @@ export class BookingWorker {
   }
 }
 
-/**
- * Checks (and, when allowed, prepares) the namespace, and logs what it found; throws TemporalSetupError. What the
- * service cannot answer (the Java test server's operator API, a worker without the permission to read) is one
- * WARN naming it and the commands that set it up, and the worker goes on: refusing would make such a service
- * unusable, and the service has not said anything is wrong.
- */
-export async function reportReadiness(connection: NativeConnection, config: AppConfig): Promise<void> {
-  const ready = await ensureTemporalReady({
-    services: connection,
-    namespace: config.temporal.namespace,
-    register: config.worker.registerSearchAttributes !== false,
-  });
-  if (ready.registered.length > 0) {
-    say(config, `Registered search attributes ${ready.registered.join(', ')} in namespace "${ready.namespace}"`);
-  }
-  if (ready.unverified.length > 0) Runtime.instance().logger.warn(describeUnverified(ready.unverified));
-}
-
 /** A line for the person starting the worker: plain on a terminal, a JSON log line with LOG_FORMAT=json. */
 export function say(config: AppConfig, line: string): void {
   if (config.observability?.logFormat === 'json') Runtime.instance().logger.info(line);
   else console.log(line);
 }
 
+const runtimeWarn = (line: string) => Runtime.instance().logger.warn(line);
+
 /** Schema drift goes to the worker's log as a WARN, beside the SDK's own lines. */
 export const runtimeDriftLog: DriftLog = (message, meta) => Runtime.instance().logger.warn(message, meta);
-
-/**
- * Creates or updates the reconciliation sweep's Schedule without holding up polling: the sweep is a safety net,
- * bookings are not. A failure (a server node down at this moment, say) is logged as a WARN and retried with
- * backoff until it succeeds or the worker stops; a service without the Schedule API is one WARN, not retried.
- * Returns what stops the retries.
- */
-function keepReconciliationSchedule(
-  config: AppConfig,
-  options: { client: Client; taskQueue: string; account?: { id: string; profile: SupplierProfile } },
-): () => void {
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  const attempt = async (nextDelayMs: number): Promise<void> => {
-    try {
-      const { scheduleId, created, keptDeploys } = await ensureReconciliationSchedule(options.client, {
-        taskQueue: options.taskQueue,
-        reconciliation: config.reconciliation!,
-        profile: options.account?.profile ?? config.supplier.profile,
-        ...(options.account ? { supplier: options.account.id } : {}),
-      });
-      const what = created ? 'created' : keptDeploys ? 'set by the deploy, left as it is' : 'up to date';
-      if (!stopped) say(config, `Reconciliation sweep schedule "${scheduleId}" ${what}`);
-    } catch (err) {
-      if (stopped) return;
-      const unimplemented = unanswered(err, 'the Schedule API');
-      if (unimplemented?.status === 'UNIMPLEMENTED') {
-        // Asking again cannot help (the Java test server has no schedules): say so once and leave it.
-        Runtime.instance().logger.warn(
-          `Reconciliation sweep schedule not set up: ${unimplemented.reason}; no sweep runs against this service`,
-        );
-        return;
-      }
-      Runtime.instance().logger.warn(
-        `Reconciliation sweep schedule not set up yet (${err instanceof Error ? err.message : String(err)}); ` +
-          `retrying in ${Math.round(nextDelayMs / 1000)} s`,
-      );
-      timer = setTimeout(() => void attempt(Math.min(nextDelayMs * 2, 300_000)), nextDelayMs);
-      timer.unref();
-    }
-  };
-  void attempt(5_000);
-  return () => {
-    stopped = true;
-    clearTimeout(timer);
-  };
-}
-
-/**
- * The sweep's Schedules: the worker's own supplier's, and each other account's (listed with its credential, judged
- * by its profile). The first account, when it is the worker's own supplier, is swept by the first Schedule alone.
- */
-function keepSchedules(connection: NativeConnection, config: AppConfig, overrides: { taskQueue?: string }): () => void {
-  const client = new Client({
-    connection,
-    namespace: config.temporal.namespace,
-    dataConverter: dataConverterFor(config.encryption),
-  });
-  const taskQueue = overrides.taskQueue ?? config.taskQueue;
-  const stops = [
-    keepReconciliationSchedule(config, { client, taskQueue }),
-    ...(config.accounts?.accounts ?? [])
-      .filter((account) => account.id !== config.supplier.account)
-      .map((account) => keepReconciliationSchedule(config, { client, taskQueue, account })),
-  ];
-  return () => stops.forEach((stop) => stop());
-}
 
 /** A booking worker built from the configuration, and what closes the supplier stack it uses. */
 export interface ConfiguredWorker {
@@ -407,8 +303,14 @@ export async function createWorkerFromConfig(
     );
     if (mismatch) throw new Error(mismatch);
   }
-  await reportReadiness(connection, config);
-  const stopSchedule = config.reconciliation?.schedule ? keepSchedules(connection, config, overrides) : () => {};
+  await reportReadiness(
+    connection,
+    { namespace: config.temporal.namespace, register: config.worker.registerSearchAttributes !== false },
+    { say: (line) => say(config, line), warn: runtimeWarn },
+  );
+  const stopSchedule = config.reconciliation?.schedule
+    ? keepSchedules(connection, config, overrides, { say: (line) => say(config, line), warn: runtimeWarn })
+    : () => {};
   // The runtime's meter: the Prometheus endpoint when metrics are on, else a no-op.
   const meters = new BookingMeters(Runtime.instance().metricMeter);
   meters.initialize({

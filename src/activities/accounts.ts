@@ -6,7 +6,16 @@
  * running booking to another account.
  */
 import { Context } from '@temporalio/activity';
+import type { Client } from '@temporalio/client';
 import { chooseAccount } from '../runtime/config/accounts';
+import type { SupplierProfile } from '../runtime/config/supplier-profile';
+import type { QueryOrdersCoalescer } from '../runtime/supplier/coalescer';
+import type { SupplierClient } from '../runtime/supplier/interface';
+import type { BookingMeters } from '../runtime/observability/metrics';
+import type { TemporalServices } from '../runtime/namespace/setup';
+import { createActivities } from './booking';
+import { createOrderActivities } from './order';
+import { createReconciliationActivities } from './sweep';
 import type {
   BookingActivities,
   CheckAvailInput,
@@ -53,4 +62,34 @@ const MALFORMED = 'supplier: a supplier account id: lower-case letters, digits a
 
 function refused(issue: string): CheckRequestAndAvailOutcome {
   return { validation: { valid: false, issues: [issue] } };
+}
+
+/** What every supplier's activities share in one worker: its Temporal client and connection, its switches. */
+export interface SharedActivityDeps {
+  client: Client;
+  temporal: { services: TemporalServices; namespace: string };
+  callbackUrl?: string;
+  recoveryTesting?: boolean;
+  meters?: BookingMeters;
+}
+
+/** The activities of one supplier (the worker's own, or one account's), each factory over that supplier's stack. */
+export function supplierActivities(
+  stack: { supplier: SupplierClient; profile: SupplierProfile; orders?: QueryOrdersCoalescer },
+  { client, temporal, callbackUrl, recoveryTesting, meters }: SharedActivityDeps,
+) {
+  const { supplier, profile, orders } = stack;
+  const switches = { ...(recoveryTesting ? { recoveryTesting: true } : {}) };
+  return {
+    booking: createActivities({
+      supplier,
+      profile,
+      orders,
+      ...(callbackUrl ? { callbackUrl } : {}),
+      ...switches,
+      ...(meters ? { meters } : {}),
+    }),
+    order: createOrderActivities({ supplier, profile, client, ...switches }),
+    reconciliation: createReconciliationActivities({ supplier, profile, temporal, ...(meters ? { meters } : {}) }),
+  };
 }

@@ -134,7 +134,7 @@ test("with supplier accounts, each account's QueryOrders limit and sweep Schedul
       accountSchedules: [{ account: 'other', scheduleId: sweepScheduleId(other), created: true }],
     });
     const described = await env.client.schedule.getHandle(sweepScheduleId(other)).describe();
-    expect(described.action.type === 'startWorkflow' && described.action.args[0]).toMatchObject({
+    expect(described.action.type === 'startWorkflow' && described.action.args?.[0]).toMatchObject({
       supplier: 'other',
       statuses: { confirmed: 12 },
     });

@@ -12,6 +12,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { SUPPLIER_ACCOUNT_PATTERN } from '../../api/contract/definitions';
 import { SupplierProfile } from './supplier-profile';
+import { timeoutIssues } from './timeouts';
 
 /** Every namespace: an account that books for all partners (one partner per worker, or a shared account). */
 export const ANY_PARTNER = '*';
@@ -85,6 +86,18 @@ export function readAccountsFile(file: string): AccountsReading {
     }
     seen.add(account.id);
     accounts.push(account);
+  });
+  return withinTimeouts({ accounts, leftOut });
+}
+
+/** The accounts whose profile's timeouts fit their activities' (as SUPPLIER_PROFILE's must); the others left out. */
+function withinTimeouts(reading: AccountsReading): AccountsReading {
+  const leftOut = [...reading.leftOut];
+  const accounts = reading.accounts.filter((account) => {
+    const problems = timeoutIssues(account.profile);
+    for (const p of problems)
+      leftOut.push(`SUPPLIER_ACCOUNTS_FILE: ${account.id}: ${p.replace(/^SUPPLIER_PROFILE\./, 'profile.')}`);
+    return problems.length === 0;
   });
   if (accounts.length === 0) throw new Error(['SUPPLIER_ACCOUNTS_FILE: no usable account', ...leftOut].join('\n'));
   return { accounts, leftOut };

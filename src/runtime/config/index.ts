@@ -8,9 +8,12 @@
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import type { NativeConnectionOptions } from '@temporalio/worker';
 import { z } from 'zod';
-import { ACTIVITY_TIMEOUT_SECONDS, DEFAULT_TASK_QUEUE } from '../../api/contract/index';
+import { DEFAULT_TASK_QUEUE } from '../../api/contract/index';
 import { SupplierProfile } from './supplier-profile';
 import { readAccountsFile, type AccountsReading } from './accounts';
+import { timeoutIssues } from './timeouts';
+
+export { SUPPLIER_CALL_ACTIVITIES, supplierTimeoutBoundMs, type SupplierCall } from './timeouts';
 import type { EncryptionCodecOptions } from '../../api/codec/encryption';
 import { EncryptionEnv, encryptionFromEnv } from '../../api/codec/config';
 import { BUILD_ID_PATTERN, DEPLOYMENT_NAME_PATTERN, defaultBuildId, type WorkerBuild } from './build';
@@ -241,7 +244,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   let accounts: AccountsReading | undefined;
   if (e.SUPPLIER_ACCOUNTS_FILE) {
     try {
-      accounts = withinTimeouts(readAccountsFile(e.SUPPLIER_ACCOUNTS_FILE));
+      accounts = readAccountsFile(e.SUPPLIER_ACCOUNTS_FILE);
     } catch (err) {
       issues.push((err as Error).message);
     }
@@ -370,71 +373,6 @@ export function loadCallbacksConfig(env: Record<string, string | undefined> = pr
     taskQueue: config.taskQueue,
     ...(config.encryption ? { encryption: config.encryption } : {}),
   };
-}
-
-/** Headroom between a supplier call's client timeout and its activity's timeout, for the answer to be read. */
-const TIMEOUT_HEADROOM_MS = 10_000;
-
-/** A supplier operation whose client timeout is in the profile's `timeoutsMs`. */
-export type SupplierCall = keyof SupplierProfile['timeoutsMs'];
-
-/**
- * Every activity that sends a supplier request: the profile timeout its request runs under, and the activity's
- * own start-to-close timeout as the workflows set it. test/unit/activity-timeouts.test.ts runs the workflows'
- * activity proxies and fails when an activity is missing here or its timeout differs.
- */
-export const SUPPLIER_CALL_ACTIVITIES: ReadonlyArray<{
-  activity: string;
-  call: SupplierCall;
-  activitySeconds: number;
-}> = [
-  { activity: 'checkAvail', call: 'checkAvail', activitySeconds: ACTIVITY_TIMEOUT_SECONDS.checkAvail },
-  { activity: 'checkRequestAndAvail', call: 'checkAvail', activitySeconds: ACTIVITY_TIMEOUT_SECONDS.checkAvail },
-  { activity: 'book', call: 'book', activitySeconds: ACTIVITY_TIMEOUT_SECONDS.book },
-  { activity: 'queryOrder', call: 'queryOrders', activitySeconds: ACTIVITY_TIMEOUT_SECONDS.queryOrders },
-  { activity: 'sendCancel', call: 'cancel', activitySeconds: ACTIVITY_TIMEOUT_SECONDS.cancel },
-  { activity: 'listOrdersBooked', call: 'queryOrders', activitySeconds: ACTIVITY_TIMEOUT_SECONDS.listOrders },
-];
-
-/** The largest client timeout the profile may set for `call`: headroom below every activity that makes it. */
-export function supplierTimeoutBoundMs(call: SupplierCall): number | undefined {
-  const seconds = SUPPLIER_CALL_ACTIVITIES.filter((a) => a.call === call).map((a) => a.activitySeconds);
-  return seconds.length > 0 ? Math.min(...seconds) * 1000 - TIMEOUT_HEADROOM_MS : undefined;
-}
-
-/**
- * Each supplier call must time out in the client before its activity does: the client's ending is
- * classified (a Book that timed out in the client is looked up), the activity's is only "it died", and an
- * activity that Temporal retries (Cancel, QueryOrders) would send its request again while the first may still
- * be at the supplier.
- */
-/** The accounts whose profile's timeouts fit their activities' (as SUPPLIER_PROFILE's must); the others left out. */
-function withinTimeouts(reading: AccountsReading): AccountsReading {
-  const leftOut = [...reading.leftOut];
-  const accounts = reading.accounts.filter((account) => {
-    const problems = timeoutIssues(account.profile);
-    for (const p of problems)
-      leftOut.push(`SUPPLIER_ACCOUNTS_FILE: ${account.id}: ${p.replace(/^SUPPLIER_PROFILE\./, 'profile.')}`);
-    return problems.length === 0;
-  });
-  if (accounts.length === 0) throw new Error(['SUPPLIER_ACCOUNTS_FILE: no usable account', ...leftOut].join('\n'));
-  return { accounts, leftOut };
-}
-
-function timeoutIssues(profile: SupplierProfile): string[] {
-  const calls = [...new Set(SUPPLIER_CALL_ACTIVITIES.map((a) => a.call))];
-  return calls.flatMap((call) => {
-    const boundMs = supplierTimeoutBoundMs(call)!;
-    if (profile.timeoutsMs[call] <= boundMs) return [];
-    const tightest = SUPPLIER_CALL_ACTIVITIES.filter(
-      (a) => a.call === call && a.activitySeconds * 1000 - TIMEOUT_HEADROOM_MS === boundMs,
-    );
-    const names = tightest.map((a) => a.activity).join(' and ');
-    return [
-      `SUPPLIER_PROFILE.timeoutsMs.${call}: must be at most ${boundMs} ms, ${TIMEOUT_HEADROOM_MS / 1000} s below ` +
-        `the ${names} ${tightest.length > 1 ? "activities'" : "activity's"} own ${tightest[0]!.activitySeconds} s timeout`,
-    ];
-  });
 }
 
 /**

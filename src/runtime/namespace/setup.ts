@@ -293,3 +293,21 @@ function grpcReason(err: unknown): string {
   const details = (err as { details?: unknown })?.details;
   return typeof details === 'string' && details ? details : err instanceof Error ? err.message : String(err);
 }
+
+/**
+ * Checks (and, when allowed, prepares) the namespace, and logs what it found; throws TemporalSetupError. What the
+ * service cannot answer (the Java test server's operator API, a worker without the permission to read) is one
+ * WARN naming it and the commands that set it up, and the worker goes on: refusing would make such a service
+ * unusable, and the service has not said anything is wrong.
+ */
+export async function reportReadiness(
+  services: TemporalServices,
+  options: { namespace: string; register: boolean },
+  log: { say(line: string): void; warn(line: string): void },
+): Promise<void> {
+  const ready = await ensureTemporalReady({ services, ...options });
+  if (ready.registered.length > 0) {
+    log.say(`Registered search attributes ${ready.registered.join(', ')} in namespace "${ready.namespace}"`);
+  }
+  if (ready.unverified.length > 0) log.warn(describeUnverified(ready.unverified));
+}
