@@ -22,13 +22,12 @@ import { bookingWorkflowId, type BookingOutcome, type BookingRequest } from '../
 import { awaitOrderOutcome, cancelBooking, getBookingState } from '../../src/api/client/index';
 import { runConformance } from '../../src/operators/conformance/run';
 import { loadConfig, type AppConfig } from '../../src/runtime/config/index';
-import { defaultSupplierProfile } from '../../src/runtime/config/supplier-profile';
 import { createWorkerFromConfig, type ConfiguredWorker } from '../../src/worker';
 import { createHttpSupplierClient } from '../../src/runtime/supplier/http-client';
 import { staticToken } from '../../src/runtime/supplier/token';
 import type { SweepWorkflowInput } from '../../src/runtime/rules/sweep-classify';
 import type { bookingWorkflow } from '../../src/workflows';
-import { startConformanceSupplier } from '../fixtures/conformance-supplier';
+import { kitOptions, startConformanceSupplier } from '../fixtures/conformance-supplier';
 import type { SpecSupplier } from '../fixtures/spec-supplier';
 import { bookingRequest, guests, holder } from '../harness/booking';
 import { expectWorkerWarnings } from '../harness/quiet-worker-logs';
@@ -57,15 +56,7 @@ beforeAll(async () => {
     startConformanceSupplier(),
   ]);
   // The kit's run against beta, as an operator onboards it: its proposed profile goes into the account as is.
-  const report = await runConformance({
-    baseUrl: beta.url,
-    credentials: { kind: 'token', token: 'conformance-token' },
-    profile: defaultSupplierProfile,
-    ratePkgIds: ['pkg-standard-double'],
-    budget: 200,
-    ratePerSecond: 100,
-    polling: { firstIntervalMs: 20, maxIntervalMs: 100, settleTimeoutMs: 2_000, stableAfterMs: 300 },
-  });
+  const report = await runConformance(kitOptions(beta.url));
   expect(report.summary.blocker).toBe(0);
   beta.calls.length = 0;
 

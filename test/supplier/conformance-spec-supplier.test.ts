@@ -7,8 +7,7 @@
 import { loadConfig } from '../../src/runtime/config/index';
 import { runConformance, type ConformanceOptions, type ConformanceReport } from '../../src/operators/conformance/run';
 import type { ClauseReport } from '../../src/operators/conformance/types';
-import { defaultSupplierProfile } from '../../src/runtime/config/supplier-profile';
-import { OWN_PROFILE, startConformanceSupplier } from '../fixtures/conformance-supplier';
+import { OWN_PROFILE, kitOptions, startConformanceSupplier } from '../fixtures/conformance-supplier';
 import {
   askedReferences,
   bookAnswer,
@@ -24,17 +23,7 @@ afterEach(async () => {
   supplier = undefined;
 });
 
-function options(baseUrl: string): ConformanceOptions {
-  return {
-    baseUrl,
-    credentials: { kind: 'token', token: 'conformance-test-token' },
-    profile: defaultSupplierProfile,
-    ratePkgIds: ['pkg-standard-double'],
-    budget: 200,
-    ratePerSecond: 100,
-    polling: { firstIntervalMs: 20, maxIntervalMs: 100, settleTimeoutMs: 2_000, stableAfterMs: 300 },
-  };
-}
+const options = (baseUrl: string): ConformanceOptions => kitOptions(baseUrl);
 
 /** Each clause as `id: result`. */
 const results = (report: ConformanceReport) => Object.fromEntries(report.clauses.map((c) => [c.id, c.result]));

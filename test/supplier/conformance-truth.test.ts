@@ -12,7 +12,7 @@ import { runConformance, type ConformanceOptions, type ConformanceReport } from 
 import type { ClauseReport } from '../../src/operators/conformance/types';
 import { renderMarkdown } from '../../src/operators/conformance/report/markdown';
 import { defaultSupplierProfile, SupplierProfile } from '../../src/runtime/config/supplier-profile';
-import { OWN_PROFILE, startConformanceSupplier } from '../fixtures/conformance-supplier';
+import { OWN_PROFILE, startConformanceSupplier, kitOptions } from '../fixtures/conformance-supplier';
 import {
   askedReferences,
   bookAnswer,
@@ -32,16 +32,8 @@ afterEach(async () => {
 const ownProfile = SupplierProfile.parse(OWN_PROFILE);
 
 function options(baseUrl: string, more: Partial<ConformanceOptions> = {}): ConformanceOptions {
-  return {
-    baseUrl,
-    credentials: { kind: 'token', token: 'conformance-test-token' },
-    profile: ownProfile,
-    ratePkgIds: ['pkg-standard-double'],
-    budget: 200,
-    ratePerSecond: 200,
-    polling: { firstIntervalMs: 10, maxIntervalMs: 50, settleTimeoutMs: 1_000, stableAfterMs: 100 },
-    ...more,
-  };
+  const polling = { firstIntervalMs: 10, maxIntervalMs: 50, settleTimeoutMs: 1_000, stableAfterMs: 100 };
+  return kitOptions(baseUrl, { profile: ownProfile, ratePerSecond: 200, polling, ...more });
 }
 
 const clause = (report: ConformanceReport, id: string): ClauseReport => report.clauses.find((c) => c.id === id)!;

@@ -13,11 +13,11 @@ import { bookingWorkflowId, type BookingOutcome, type BookingRequest } from '../
 import { createQueryOrdersCoalescer } from '../../src/runtime/supplier/coalescer';
 import { createDriftReporter } from '../../src/runtime/supplier/drift';
 import { createHttpSupplierClient } from '../../src/runtime/supplier/http-client';
-import { defaultSupplierProfile, SupplierProfile } from '../../src/runtime/config/supplier-profile';
+import { SupplierProfile } from '../../src/runtime/config/supplier-profile';
 import { staticToken } from '../../src/runtime/supplier/token';
 import { createBookingWorker } from '../../src/worker';
 import type { bookingWorkflow } from '../../src/workflows';
-import { startConformanceSupplier } from '../fixtures/conformance-supplier';
+import { kitOptions, startConformanceSupplier } from '../fixtures/conformance-supplier';
 import type { SpecSupplier } from '../fixtures/spec-supplier';
 import { bookingRequest } from '../harness/booking';
 import { connectTimeSkipping, workflowBundle } from '../harness/temporal';
@@ -77,15 +77,7 @@ async function bookWith(profile: SupplierProfile, request: BookingRequest): Prom
 const booksOf = (ref: string) => supplier.callsOf('book').filter((c) => c.body.customerReferenceNo === ref);
 
 test('the profile the kit proposes makes a worker book there; the defaults do not', async () => {
-  const report = await runConformance({
-    baseUrl: supplier.url,
-    credentials: { kind: 'token', token: 'conformance-token' },
-    profile: defaultSupplierProfile,
-    ratePkgIds: ['pkg-standard-double'],
-    budget: 200,
-    ratePerSecond: 100,
-    polling: { firstIntervalMs: 20, maxIntervalMs: 100, settleTimeoutMs: 2_000, stableAfterMs: 300 },
-  });
+  const report = await runConformance(kitOptions(supplier.url));
   expect(report.summary.blocker).toBe(0);
   // As a worker reads SUPPLIER_PROFILE: accepted by its configuration.
   const proposed = loadConfig({ SUPPLIER_TOKEN: 't', SUPPLIER_PROFILE: JSON.stringify(report.proposedProfile) })
