@@ -5,6 +5,7 @@
  *  - beta: a supplier written from the spec's text with its own numbers (test/fixtures/conformance-supplier.ts),
  *    with the profile the conformance kit proposed for it, dropped in as is;
  *  - gamma: a sandbox open to another partner only;
+ *  - delta: a sandbox open to this partner, whose Books one test makes slow;
  *  - broken: its credential file is missing; named at start and left out, the others serve.
  * A booking goes where it says, or to its partner's default; one naming an account its partner may not use is
  * refused before any request; its order run cancels on the account the booking was made on.
@@ -29,7 +30,7 @@ import type { SweepWorkflowInput } from '../../src/runtime/rules/sweep-classify'
 import type { bookingWorkflow } from '../../src/workflows';
 import { kitOptions, startConformanceSupplier } from '../fixtures/conformance-supplier';
 import type { SpecSupplier } from '../fixtures/spec-supplier';
-import { bookingRequest, guests, holder } from '../harness/booking';
+import { bookingRequest, eventually, guests, holder } from '../harness/booking';
 import { expectWorkerWarnings } from '../harness/quiet-worker-logs';
 import { expectExit, inheritedEnv, runProgram } from '../harness/program';
 import { connectDevServer, workflowBundle } from '../harness/temporal';
@@ -40,6 +41,7 @@ let env: TestWorkflowEnvironment;
 let client: Client;
 let alpha: Sandbox;
 let gamma: Sandbox;
+let delta: Sandbox;
 let beta: SpecSupplier;
 let dir: string;
 let config: AppConfig;
@@ -50,7 +52,8 @@ const taskQueue = `accounts-${randomUUID().slice(0, 8)}`;
 beforeAll(async () => {
   env = await connectDevServer();
   client = env.client;
-  [alpha, gamma, beta] = await Promise.all([
+  [alpha, gamma, delta, beta] = await Promise.all([
+    startSandbox({ port: 0, confirmAfterMs: 0 }),
     startSandbox({ port: 0, confirmAfterMs: 0 }),
     startSandbox({ port: 0, confirmAfterMs: 0 }),
     startConformanceSupplier(),
@@ -78,6 +81,7 @@ beforeAll(async () => {
           partners: ['*'],
         },
         { id: 'gamma', baseUrl: gamma.url, credentials: ticket, partners: ['another-partner'] },
+        { id: 'delta', baseUrl: delta.url, credentials: ticket, partners: ['default'] },
         { id: 'broken', baseUrl: alpha.url, credentials: { tokenFile: 'no-such-file' }, partners: ['*'] },
       ],
     }),
@@ -89,6 +93,8 @@ beforeAll(async () => {
     RECONCILIATION_SCHEDULE: 'off',
     RECOVERY_TESTING: 'on',
     SUPPLIER_QUERY_BATCH_MIN_INTERVAL_MS: '0',
+    // Two activity slots per queue: the slow-account test fills delta's.
+    WORKER_MAX_CONCURRENT_ACTIVITIES: '2',
   });
   expectWorkerWarnings(/^WARN Supplier account left out/, /^WARN No workflows registered/);
   configured = await createWorkerFromConfig(env.nativeConnection, config, { workflowBundle: workflowBundle() });
@@ -99,7 +105,7 @@ afterAll(async () => {
   configured?.worker.shutdown();
   await running;
   await configured?.closeSupplier();
-  await Promise.all([alpha?.close(), gamma?.close(), beta?.close()]);
+  await Promise.all([alpha?.close(), gamma?.close(), delta?.close(), beta?.close()]);
   if (dir) rmSync(dir, { recursive: true, force: true });
   await env?.teardown();
 });
@@ -114,10 +120,10 @@ async function book(request: BookingRequest): Promise<BookingOutcome> {
 }
 
 test('the file is read at start: a bad account is named and left out, never with a secret; the others serve', () => {
-  expect(config.accounts?.accounts.map((a) => a.id)).toEqual(['alpha', 'beta', 'gamma']);
+  expect(config.accounts?.accounts.map((a) => a.id)).toEqual(['alpha', 'beta', 'gamma', 'delta']);
   expect(config.accounts?.leftOut).toEqual([
     expect.stringMatching(
-      /^SUPPLIER_ACCOUNTS_FILE: accounts\[3\] \(broken\): credentials\.tokenFile: cannot read no-such-file/,
+      /^SUPPLIER_ACCOUNTS_FILE: accounts\[4\] \(broken\): credentials\.tokenFile: cannot read no-such-file/,
     ),
   ]);
   expect(JSON.stringify(config.accounts?.leftOut)).not.toContain(SECRET_TOKEN);
@@ -161,7 +167,7 @@ test("a booking naming none goes to its partner's default, the first account ope
 
 test.each([
   ['gamma', 'not open to this partner'],
-  ['delta', 'no supplier account "delta"'],
+  ['epsilon', 'no supplier account "epsilon"'],
 ])('a booking naming %s is refused before anything is sent, naming the field', async (supplier, why) => {
   expectWorkerWarnings(/^WARN Workflow failed/);
   const gammaBefore = gamma.calls().length;
@@ -267,3 +273,26 @@ test("an account's sweep lists that account alone and finds its orphans", async 
   expect(beta.callsOf('queryOrders').length).toBeGreaterThan(betaListings);
   expect(alpha.calls('queryOrders').length).toBe(alphaListings);
 });
+
+/**
+ * A slow account holds only its own queue's slots. Two Books at delta answer after 15 s and take both of its slots;
+ * a booking on alpha meanwhile is confirmed while both are still in flight (with one queue for every account, its
+ * Book would wait for one of them). Then delta's two confirm too, one order each.
+ */
+test('a slow account holds only its own slots: a booking on another confirms while its Books are all in flight', async () => {
+  const slow = [0, 1].map(() => bookingRequest({ supplier: 'delta', test: 'bookDelayMs=15000' }));
+  const slowOutcomes = slow.map((request) => book(request));
+  // Both orders are made at delta (the sandbox makes the order, then waits to answer): both Books are in flight.
+  await eventually(async () => (delta.orders().length >= 2 ? true : undefined), 30_000);
+
+  const quick = bookingRequest();
+  expect((await book(quick)).kind).toBe('confirmed');
+  for (const { customerReferenceNo } of slow) {
+    expect((await getBookingState(client, customerReferenceNo)).stage).toBe('booking');
+  }
+
+  expect((await Promise.all(slowOutcomes)).map((o) => o.kind)).toEqual(['confirmed', 'confirmed']);
+  for (const { customerReferenceNo } of slow) {
+    expect(delta.orders().filter((o) => o.customerReferenceNo === customerReferenceNo)).toHaveLength(1);
+  }
+}, 90_000);
