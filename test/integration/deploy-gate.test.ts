@@ -8,61 +8,28 @@
  * Bookings here answer Book 504 and stay pending: they are open for the whole file, and terminated at its end.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bundleWorkflowCode } from '@temporalio/worker';
 import { runReplayGate } from '../../src/operators/deploy/gate';
 import { parseDeployArgs } from '../../src/operators/deploy/command';
 import { runDeployStep } from '../../src/operators/deploy/main';
 import { describeDeployment, openRunsOn, setCurrentBuild } from '../../src/operators/deploy/routing';
 import type { WorkerBuild } from '../../src/runtime/config/build';
-import { createBookingWorker, type BookingWorker } from '../../src/worker';
-import { workflowBundlerOptions } from '../../src/workflow-bundle';
-import {
-  bookingRequest,
-  createBookingRig,
-  eventually,
-  startBooking,
-  testProfile,
-  type BookingRig,
-} from '../harness/booking';
-import { connectDevServer, workflowBundle } from '../harness/temporal';
+import { bookingRequest, eventually, startBooking, type BookingRig } from '../harness/booking';
+import { deployBuilds, useDeployTest } from '../harness/deploy';
+import { workflowBundle } from '../harness/temporal';
 
-let env: TestWorkflowEnvironment;
-let dir: string;
+// No rig of the file's own: each test makes the one it needs.
+const d = useDeployTest({ name: 'deploy-gate', rig: false });
+const { handles } = d;
 let bundleB: string;
-const handles: WorkflowHandle[] = [];
-const rigs: BookingRig[] = [];
-const extraWorkers: Array<{ worker: BookingWorker; running: Promise<void> }> = [];
 
 beforeAll(async () => {
-  env = await connectDevServer();
-  dir = mkdtempSync(path.join(os.tmpdir(), 'deploy-gate-'));
-  const { code } = await bundleWorkflowCode({
-    workflowsPath: require.resolve('../../dev/builds/changed-commands'),
-    ...workflowBundlerOptions(),
-    logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} },
-  });
-  bundleB = path.join(dir, 'build-b.js');
-  writeFileSync(bundleB, code);
+  bundleB = await d.bundle('build-b.js', require.resolve('../../dev/builds/changed-commands'));
 }, 120_000);
-
-afterAll(async () => {
-  await Promise.all(handles.map((h) => h.terminate('deploy-gate test done').catch(() => undefined)));
-  for (const w of extraWorkers) {
-    w.worker.shutdown();
-    await w.running;
-  }
-  for (const rig of rigs) await rig.close();
-  rmSync(dir, { recursive: true, force: true });
-});
 
 /** A booking whose Book answers 504 and whose order stays pending: open, polling, until terminated. */
 async function openBooking(rig: BookingRig): Promise<WorkflowHandle> {
-  const handle = await startBooking(env, rig, bookingRequest({ test: 'book=504AfterCreate&outcome=pending' }));
+  const handle = await startBooking(d.env, rig, bookingRequest({ test: 'book=504AfterCreate&outcome=pending' }));
   handles.push(handle);
   // Book sent and answered: the run is in recovery, with history beyond its first task.
   await eventually(async () => (rig.sandbox.orders().length > 0 ? true : undefined));
@@ -72,9 +39,9 @@ async function openBooking(rig: BookingRig): Promise<WorkflowHandle> {
 /** Makes `build` current once its workers have polled (the server registers a build at its first poll). */
 async function makeCurrent(build: WorkerBuild): Promise<void> {
   await eventually(async () => {
-    const routing = await describeDeployment(env.client, build.deploymentName);
+    const routing = await describeDeployment(d.env.client, build.deploymentName);
     if (!routing?.builds.some((b) => b.buildId === build.buildId)) return undefined;
-    await setCurrentBuild(env.client, build, { identity: 'deploy-gate test' }, routing.conflictToken);
+    await setCurrentBuild(d.env.client, build, d.io, routing.conflictToken);
     return true;
   });
 }
@@ -85,13 +52,12 @@ async function buildOfRun(handle: WorkflowHandle): Promise<string | undefined> {
 }
 
 test('a build that would break an open unversioned booking is refused; the code it runs passes', async () => {
-  const rig = await createBookingRig(env, 'gate-unversioned');
-  rigs.push(rig);
+  const rig = await d.addRig('gate-unversioned');
   const handle = await openBooking(rig);
   const build = { deploymentName: `gate-${randomUUID().slice(0, 8)}`, buildId: 'b' };
 
   const refused = await runReplayGate({
-    client: env.client,
+    client: d.env.client,
     workflowBundle: { codePath: bundleB },
     build,
     taskQueue: rig.taskQueue,
@@ -102,7 +68,7 @@ test('a build that would break an open unversioned booking is refused; the code 
   expect(refused.runs[0]).toMatchObject({ role: 'would-continue', status: 'diverges', behavior: 'unversioned' });
 
   const passed = await runReplayGate({
-    client: env.client,
+    client: d.env.client,
     workflowBundle: workflowBundle(),
     build,
     taskQueue: rig.taskQueue,
@@ -112,11 +78,8 @@ test('a build that would break an open unversioned booking is refused; the code 
 });
 
 test('a build that changes commands passes while the runs it would break are pinned to theirs; strict refuses', async () => {
-  const deploymentName = `gate-${randomUUID().slice(0, 8)}`;
-  const a = { deploymentName, buildId: '1.0.0+aaaaaaa' };
-  const b = { deploymentName, buildId: '1.0.0+bbbbbbb' };
-  const rig = await createBookingRig(env, 'gate-pinned', { deployment: a });
-  rigs.push(rig);
+  const { deploymentName, a, b } = deployBuilds('gate');
+  const rig = await d.addRig('gate-pinned', a);
   await makeCurrent(a);
   const pinned = await openBooking(rig);
   expect(await buildOfRun(pinned)).toBe(a.buildId);
@@ -124,7 +87,7 @@ test('a build that changes commands passes while the runs it would break are pin
   /** The gate for `build` with build B's code, on this rig's queue. */
   const gateWithB = (build: WorkerBuild, strict = false) =>
     runReplayGate({
-      client: env.client,
+      client: d.env.client,
       workflowBundle: { codePath: bundleB },
       build,
       taskQueue: rig.taskQueue,
@@ -140,50 +103,41 @@ test('a build that changes commands passes while the runs it would break are pin
   expect((await gateWithB(a)).verdict).toBe('refuse');
 
   // The deploy steps: B's workers beside A's, rollout, drain, rollback.
-  const workerB = await createBookingWorker({
-    connection: env.nativeConnection,
-    namespace: env.namespace ?? 'default',
-    taskQueue: rig.taskQueue,
-    supplier: rig.supplier,
-    profile: testProfile,
-    workflowBundle: { codePath: bundleB },
-    recoveryTesting: true,
-    deployment: b,
-  });
-  extraWorkers.push({ worker: workerB, running: workerB.run() });
-  const lines: string[] = [];
-  const io = { say: (line: string) => lines.push(line), identity: 'deploy-gate test', pollMs: 500 };
+  // Not waited for: the rollout below waits until the server has registered B.
+  await d.startWorker(b, { codePath: bundleB, rig, waitServed: false });
+  const { lines } = d;
+  const io = { ...d.io, pollMs: 500 };
   const args = (...argv: string[]) =>
     parseDeployArgs([...argv, '--deployment', deploymentName, '--task-queue', rig.taskQueue, '--bundle', bundleB], {});
 
   const rollout = await eventually(async () => {
-    const routing = await describeDeployment(env.client, deploymentName);
+    const routing = await describeDeployment(d.env.client, deploymentName);
     return routing?.builds.some((x) => x.buildId === b.buildId)
-      ? runDeployStep(env.client, args('rollout', '--build-id', b.buildId), io)
+      ? runDeployStep(d.env.client, args('rollout', '--build-id', b.buildId), io)
       : undefined;
   });
   expect(rollout.exitCode).toBe(0);
-  expect((await describeDeployment(env.client, deploymentName))?.current).toBe(b.buildId);
-  const onB = await startBooking(env, rig, bookingRequest());
+  expect((await describeDeployment(d.env.client, deploymentName))?.current).toBe(b.buildId);
+  const onB = await startBooking(d.env, rig, bookingRequest());
   handles.push(onB);
   expect((await onB.result()).kind).toBe('confirmed');
   expect(await buildOfRun(onB)).toBe(b.buildId);
   expect(await buildOfRun(pinned)).toBe(a.buildId);
 
-  const drain = await runDeployStep(env.client, args('drain', '--build-id', a.buildId), io);
+  const drain = await runDeployStep(d.env.client, args('drain', '--build-id', a.buildId), io);
   expect(drain).toMatchObject({ exitCode: 1, value: { openRuns: 1, drained: false } });
 
   // Back to A: the gate for A passes (A's own open run replays; B's closed run diverges, as expected), A is current.
-  const rollback = await runDeployStep(env.client, { ...args('rollback'), bundle: workflowBundle().codePath }, io);
+  const rollback = await runDeployStep(d.env.client, { ...args('rollback'), bundle: workflowBundle().codePath }, io);
   expect(rollback.exitCode).toBe(0);
-  expect((await describeDeployment(env.client, deploymentName))?.current).toBe(a.buildId);
+  expect((await describeDeployment(d.env.client, deploymentName))?.current).toBe(a.buildId);
   expect(lines.join('\n')).toContain(`Rolled back: build ${a.buildId} is current`);
 
   // Once A's last run ends, A is drained.
-  await runDeployStep(env.client, args('rollout', '--build-id', b.buildId), io);
+  await runDeployStep(d.env.client, args('rollout', '--build-id', b.buildId), io);
   await pinned.terminate('the order it waits for will never settle');
-  await eventually(async () => ((await openRunsOn(env.client, a)) === 0 ? true : undefined));
-  const drained = await runDeployStep(env.client, args('drain', '--build-id', a.buildId, '--grace', '0'), io);
+  await eventually(async () => ((await openRunsOn(d.env.client, a)) === 0 ? true : undefined));
+  const drained = await runDeployStep(d.env.client, args('drain', '--build-id', a.buildId, '--grace', '0'), io);
   expect(drained).toMatchObject({ exitCode: 0, value: { drained: true } });
 }, 180_000);
 

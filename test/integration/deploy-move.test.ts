@@ -7,135 +7,68 @@
  *    and said A may stop once the grace since A's old deactivation had passed).
  *  - A run B's code does not replay (build B' adds a step: dev/builds/changed-commands) is not moved, and nothing is.
  */
-import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import type { WorkflowHandle } from '@temporalio/client';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { bundleWorkflowCode } from '@temporalio/worker';
 import { bookingWorkflowId } from '../../src/api/contract/index';
-import { parseDeployArgs } from '../../src/operators/deploy/command';
 import { runDeployStep } from '../../src/operators/deploy/main';
-import { lastPolls, openPinnedRunsOn, openRunsOn, setCurrentBuild } from '../../src/operators/deploy/routing';
-import type { WorkerBuild } from '../../src/runtime/config/build';
-import { createBookingWorker, type BookingWorker } from '../../src/worker';
-import { workflowBundlerOptions } from '../../src/workflow-bundle';
-import {
-  bookingRequest,
-  createBookingRig,
-  eventually,
-  startBooking,
-  testProfile,
-  type BookingRig,
-} from '../harness/booking';
-import { connectDevServer, workflowBundle } from '../harness/temporal';
+import { openPinnedRunsOn, openRunsOn, setCurrentBuild } from '../../src/operators/deploy/routing';
+import { bookingRequest, eventually, startBooking } from '../harness/booking';
+import { deployBuilds, useDeployTest } from '../harness/deploy';
+import { workflowBundle } from '../harness/temporal';
 
-let env: TestWorkflowEnvironment;
-let rig: BookingRig;
-let dir: string;
+const { a, b, c } = deployBuilds('move');
+const d = useDeployTest({ name: 'deploy-move', deployment: a });
+const { handles, lines, io, args } = d;
 let changedBundle: string;
-const handles: WorkflowHandle[] = [];
-const workers: Array<{ worker: BookingWorker; running: Promise<void> }> = [];
-const deploymentName = `move-${randomUUID().slice(0, 8)}`;
-const a: WorkerBuild = { deploymentName, buildId: '1.0.0+aaaaaaa' };
-const b: WorkerBuild = { deploymentName, buildId: '1.0.0+bbbbbbb' };
-const c: WorkerBuild = { deploymentName, buildId: '1.0.0+ccccccc' };
 
 beforeAll(async () => {
-  env = await connectDevServer();
-  rig = await createBookingRig(env, 'deploy-move', { deployment: a });
-  dir = mkdtempSync(path.join(os.tmpdir(), 'deploy-move-'));
-  const { code } = await bundleWorkflowCode({
-    workflowsPath: require.resolve('../../dev/builds/changed-commands'),
-    ...workflowBundlerOptions(),
-    logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} },
-  });
-  changedBundle = path.join(dir, 'changed-commands.js');
-  writeFileSync(changedBundle, code);
+  changedBundle = await d.bundle('changed-commands.js', require.resolve('../../dev/builds/changed-commands'));
 }, 120_000);
 
-afterAll(async () => {
-  await Promise.all(handles.map((h) => h.terminate('deploy-move test done').catch(() => undefined)));
-  for (const w of workers) {
-    if (w.worker.getState() === 'RUNNING') w.worker.shutdown();
-    await w.running;
-  }
-  await rig?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
-
-const served = (polls: Array<{ lastPollMs?: number }>) =>
-  polls.length >= 3 && polls.every((p) => p.lastPollMs !== undefined) ? true : undefined;
-
-async function startWorker(build: WorkerBuild): Promise<{ worker: BookingWorker; running: Promise<void> }> {
-  const worker = await createBookingWorker({
-    connection: env.nativeConnection,
-    namespace: env.namespace ?? 'default',
-    taskQueue: rig.taskQueue,
-    supplier: rig.supplier,
-    profile: testProfile,
-    workflowBundle: workflowBundle(),
-    recoveryTesting: true,
-    deployment: build,
-  });
-  const entry = { worker, running: worker.run() };
-  workers.push(entry);
-  await eventually(async () => (served(await lastPolls(env.client, build)) ? true : undefined));
-  return entry;
-}
-
-const lines: string[] = [];
-const io = { say: (line: string) => lines.push(line), identity: 'deploy-move test' };
-const args = (...argv: string[]) =>
-  parseDeployArgs([...argv, '--deployment', deploymentName, '--task-queue', rig.taskQueue], {});
-
 test('drain never says a build may stop while a run is pinned to it; move takes the run to a live build', async () => {
-  await eventually(async () => (served(await lastPolls(env.client, a)) ? true : undefined));
-  await setCurrentBuild(env.client, a, { identity: 'deploy-move test' });
-  await startWorker(b);
+  await d.waitServed(a);
+  await setCurrentBuild(d.env.client, a, io);
+  await d.startWorker(b);
   // C's workers came up, then C was lost.
-  const lost = await startWorker(c);
+  const lost = await d.startWorker(c);
   lost.worker.shutdown();
   await lost.running;
 
   // Pinned to C by an override (an operator's, or a move of an earlier day): its first task waits for C's workers.
   const request = bookingRequest();
-  const stranded = await env.client.workflow.start('bookingWorkflow', {
-    taskQueue: rig.taskQueue,
+  const stranded = await d.env.client.workflow.start('bookingWorkflow', {
+    taskQueue: d.rig.taskQueue,
     workflowId: bookingWorkflowId(request.customerReferenceNo),
     args: [request],
     versioningOverride: { pinnedTo: c },
   });
   handles.push(stranded);
-  await eventually(async () => ((await openPinnedRunsOn(env.client, c)) === 1 ? true : undefined));
+  await eventually(async () => ((await openPinnedRunsOn(d.env.client, c)) === 1 ? true : undefined));
 
-  const early = await runDeployStep(env.client, args('drain', '--build-id', c.buildId, '--grace', '0'), io);
+  const early = await runDeployStep(d.env.client, args('drain', '--build-id', c.buildId, '--grace', '0'), io);
   expect(early).toMatchObject({ exitCode: 1, value: { pinnedRuns: 1, drained: false } });
   expect(lines.at(-1)).toMatch(/1 pinned to it; not until they finish, or `deploy move --from 1\.0\.0\+ccccccc`/);
 
   const bundle = ['--bundle', workflowBundle().codePath];
-  const moved = await runDeployStep(env.client, args('move', '--from', c.buildId, '--to', b.buildId, ...bundle), io);
+  const moved = await runDeployStep(d.env.client, args('move', '--from', c.buildId, '--to', b.buildId, ...bundle), io);
   expect(moved).toMatchObject({ exitCode: 0, value: { moved: 1 } });
   expect((await stranded.result()).kind).toBe('confirmed');
   const desc = await stranded.describe();
   expect(desc.raw.workflowExecutionInfo?.versioningInfo?.deploymentVersion?.buildId).toBe(b.buildId);
 
-  await eventually(async () => ((await openPinnedRunsOn(env.client, c)) === 0 ? true : undefined));
-  const late = await runDeployStep(env.client, args('drain', '--build-id', c.buildId, '--grace', '0'), io);
+  await eventually(async () => ((await openPinnedRunsOn(d.env.client, c)) === 0 ? true : undefined));
+  const late = await runDeployStep(d.env.client, args('drain', '--build-id', c.buildId, '--grace', '0'), io);
   expect(late).toMatchObject({ exitCode: 0, value: { pinnedRuns: 0, drained: true } });
 }, 120_000);
 
 test("a move whose target's code does not replay a pinned run moves none", async () => {
   // A booking on A (current) that stays open: Book answers 504 and the order stays pending.
-  const open = await startBooking(env, rig, bookingRequest({ test: 'book=504AfterCreate&outcome=pending' }));
+  const open = await startBooking(d.env, d.rig, bookingRequest({ test: 'book=504AfterCreate&outcome=pending' }));
   handles.push(open);
   // Book sent (the first test's booking made the first order): the run has history beyond its first task.
-  await eventually(async () => (rig.sandbox.orders().length > 1 ? true : undefined));
-  await eventually(async () => ((await openPinnedRunsOn(env.client, a)) === 1 ? true : undefined));
+  await eventually(async () => (d.rig.sandbox.orders().length > 1 ? true : undefined));
+  await eventually(async () => ((await openPinnedRunsOn(d.env.client, a)) === 1 ? true : undefined));
 
   const refused = await runDeployStep(
-    env.client,
+    d.env.client,
     args('move', '--from', a.buildId, '--to', b.buildId, '--bundle', changedBundle),
     io,
   );
@@ -144,23 +77,23 @@ test("a move whose target's code does not replay a pinned run moves none", async
   const desc = await open.describe();
   expect(desc.raw.workflowExecutionInfo?.versioningInfo?.versioningOverride ?? null).toBeNull();
   // Without the target's code the move is refused before anything is read.
-  await expect(runDeployStep(env.client, args('move', '--from', a.buildId, '--to', b.buildId), io)).rejects.toThrow(
+  await expect(runDeployStep(d.env.client, args('move', '--from', a.buildId, '--to', b.buildId), io)).rejects.toThrow(
     /is not this checkout's code/,
   );
   await open.terminate('the order it waits for will never settle');
-  await eventually(async () => ((await openRunsOn(env.client, a)) === 0 ? true : undefined));
+  await eventually(async () => ((await openRunsOn(d.env.client, a)) === 0 ? true : undefined));
 }, 60_000);
 
 test('a drain that waits ends without "may stop" when its build takes new runs again meanwhile', async () => {
   // No run is open on A: only routing can keep A from stopping.
   // B current, A no longer: A's grace (5 s) starts now.
-  await setCurrentBuild(env.client, b, io);
-  const waiting = runDeployStep(env.client, args('drain', '--build-id', a.buildId, '--wait', '--grace', '5'), {
+  await setCurrentBuild(d.env.client, b, io);
+  const waiting = runDeployStep(d.env.client, args('drain', '--build-id', a.buildId, '--wait', '--grace', '5'), {
     ...io,
     pollMs: 1_000,
   });
   // A rollback by someone else before the grace is over: A takes every new run again.
-  await setCurrentBuild(env.client, a, io);
+  await setCurrentBuild(d.env.client, a, io);
   const result = await waiting;
   expect(result).toMatchObject({ exitCode: 1, value: { takesNewRuns: true, drained: false } });
   expect(lines.join('\n')).not.toContain(`Build ${a.buildId} is drained`);

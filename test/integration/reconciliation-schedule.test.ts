@@ -3,49 +3,26 @@
  * (the second call updates it to the configuration), and what it starts is a sweep that runs on the worker
  * (triggered here rather than waited for).
  */
-import { randomUUID } from 'node:crypto';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { connectDevServer } from '../harness/temporal';
-import { createBookingRig, type BookingRig } from '../harness/booking';
 import { ensureReconciliationSchedule } from '../../src/runtime/namespace/sweep-schedule';
 import { defaultSupplierProfile } from '../../src/runtime/config/supplier-profile';
 import { sweepScheduleId, type SweepResult } from '../../src/api/contract/index';
-import type { ReconciliationConfig } from '../../src/runtime/config/index';
+import { sweepConfig, useDeployTest } from '../harness/deploy';
 
-let env: TestWorkflowEnvironment;
-let rig: BookingRig;
+// The rig and its sweep Schedule are the deploy tests' (deleted at the end).
+const d = useDeployTest({ name: 'reconciliation-schedule', queue: 'sweep-schedule', sweepSchedule: true });
+// Registered after the harness's clean-up, so it runs after it: the connection is closed last.
+afterAll(() => d.env?.teardown());
 
-beforeAll(async () => {
-  env = await connectDevServer();
-  rig = await createBookingRig(env, `sweep-schedule-${randomUUID().slice(0, 6)}`);
-});
-afterAll(async () => {
-  await env?.client.schedule
-    .getHandle(sweepScheduleId(rig.taskQueue))
-    .delete()
-    .catch(() => undefined);
-  await rig?.close();
-  await env?.teardown();
-});
-
-const config = (everyMinutes: number): ReconciliationConfig => ({
-  schedule: true,
-  everyMinutes,
-  lookbackMinutes: 60,
-  settleMinutes: 0,
-  sliceMinutes: 30,
-  cancelOrphans: false,
-  checkInHours: 6,
-});
+const config = (everyMinutes: number) => sweepConfig(everyMinutes, { checkInHours: 6 });
 
 test('created once, then updated in place; a triggered run sweeps on the worker', async () => {
-  const options = { taskQueue: rig.taskQueue, profile: defaultSupplierProfile };
-  const first = await ensureReconciliationSchedule(env.client, { ...options, reconciliation: config(15) });
-  const second = await ensureReconciliationSchedule(env.client, { ...options, reconciliation: config(5) });
-  expect(first).toEqual({ scheduleId: sweepScheduleId(rig.taskQueue), created: true });
+  const options = { taskQueue: d.rig.taskQueue, profile: defaultSupplierProfile };
+  const first = await ensureReconciliationSchedule(d.env.client, { ...options, reconciliation: config(15) });
+  const second = await ensureReconciliationSchedule(d.env.client, { ...options, reconciliation: config(5) });
+  expect(first).toEqual({ scheduleId: sweepScheduleId(d.rig.taskQueue), created: true });
   expect(second).toEqual({ scheduleId: first.scheduleId, created: false });
 
-  const handle = env.client.schedule.getHandle(first.scheduleId);
+  const handle = d.env.client.schedule.getHandle(first.scheduleId);
   const described = await handle.describe();
   expect(described.spec.intervals).toEqual([expect.objectContaining({ every: 5 * 60_000 })]);
   expect(described.policies.overlap).toBe('SKIP');
@@ -60,7 +37,7 @@ test('created once, then updated in place; a triggered run sweeps on the worker'
     }
     throw new Error('the schedule started nothing');
   })();
-  const result: SweepResult = await env.client.workflow.getHandle(runId).result();
+  const result: SweepResult = await d.env.client.workflow.getHandle(runId).result();
   // 2 slices of booking time, 2 of cancellation time, 2 of check-in time (6 h in 3-hour slices).
   expect(result).toMatchObject({ requests: 6, orphans: [], mismatches: [], failedSlices: [] });
 });
