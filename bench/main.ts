@@ -17,6 +17,11 @@
  *     capacity first (throughput's closed loop, or --capacity), then bookings started on a timer at load × capacity
  *     per second for the minutes given: p50/p99 start-to-outcome overall and per minute, CPU and PostgreSQL writes
  *     per booking, nothing lost
+ *   npm run bench -- accounts        [--n 200] [--concurrency 10] [--warmup 10] [--stuck 40] [--outage 429|stop]
+ *                                    [--outage-seconds 90] [--recover-timeout-seconds 300]
+ *     two supplier accounts in one worker (an accounts file): alpha alone, both up, alpha while beta is down with
+ *     bookings on beta waiting, then beta back: each account's p50/p99 and bookings/s side by side, how long beta's
+ *     bookings take to recover, one order per reference (dev engine; --encrypt, --engine do not apply)
  *
  * (`npm run bench` is `ts-node --transpile-only bench/main.ts`.) Flags every benchmark takes:
  *   --results-dir DIR   where <name>.json goes (default bench/results)
@@ -38,6 +43,7 @@
  */
 import os from 'node:os';
 import { parseArgs } from 'node:util';
+import { accounts, AccountsOptions } from './accounts';
 import { compare, CompareOptions } from './compare';
 import { overhead, OverheadOptions } from './overhead';
 import { parked, ParkedOptions } from './parked';
@@ -62,6 +68,7 @@ const BENCHMARKS = {
   parked: { schema: ParkedOptions, run: parked },
   compare: { schema: CompareOptions, run: compare },
   sustained: { schema: SustainedOptions, run: sustained },
+  accounts: { schema: AccountsOptions, run: accounts },
 } as const;
 
 export type BenchmarkName = keyof typeof BENCHMARKS;
@@ -167,6 +174,10 @@ export function optionsFromArgs(args: string[]): {
       load: { type: 'string' },
       capacity: { type: 'string' },
       'capacity-n': { type: 'string' },
+      stuck: { type: 'string' },
+      outage: { type: 'string' },
+      'outage-seconds': { type: 'string' },
+      'recover-timeout-seconds': { type: 'string' },
     },
   });
   const name = positionals[0] as BenchmarkName | undefined;
@@ -189,7 +200,7 @@ export function optionsFromArgs(args: string[]): {
     if (typeof value === 'boolean') options[key] = value;
     else if (Array.isArray(value)) options[key] = Object.fromEntries(value.map((kv) => keyValue(kv, flag)));
     else if (flag === 'steps') options[key] = value.split(',').map((s) => num(s.trim(), flag));
-    else if (['worker', 'workflow', 'bundle', 'db', 'barrier', 'engine', 'preload'].includes(flag))
+    else if (['worker', 'workflow', 'bundle', 'db', 'barrier', 'engine', 'preload', 'outage'].includes(flag))
       options[key] = value;
     else options[key] = num(value, flag);
   }

@@ -8,6 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { runBenchmark, type BenchmarkName } from '../../bench/main';
+import type { AccountsFigures } from '../../bench/accounts';
 import type { CompareFigures } from '../../bench/compare';
 import type { OverheadFigures } from '../../bench/overhead';
 import type { ParkedFigures } from '../../bench/parked';
@@ -195,4 +196,16 @@ test('sustained: bookings started on a timer all reach an outcome, one order eac
     duplicateOrders: 0,
     sandboxOrders: 17,
   });
+});
+
+test("accounts: alpha books while beta is down, and beta's waiting bookings confirm when it returns, one order each", async () => {
+  const f = await run<AccountsFigures>('accounts', { n: 5, warmup: 1, concurrency: 5, stuck: 3, outageSeconds: 3 });
+  expect(f.alphaAlone.outcomes).toEqual({ confirmed: 5 });
+  expect(f.bothUp.alpha.outcomes).toEqual({ confirmed: 5 });
+  expect(f.bothUp.beta.outcomes).toEqual({ confirmed: 5 });
+  expect(f.betaDown.alpha.outcomes).toEqual({ confirmed: 5 });
+  expect(f.betaDown.betaRefused).toBeGreaterThan(0);
+  expect(f.betaReturns).toMatchObject({ stuck: 3, outcomes: { confirmed: 3 }, unresolved: 0 });
+  // Warm-up, alpha alone, both up and alpha while beta is down; beta's warm-up, both up and the stuck ones.
+  expect(f.orders).toEqual({ alpha: 16, beta: 9, duplicates: 0, atBothSuppliers: 0, confirmedWithoutOrder: 0 });
 });
