@@ -79,7 +79,7 @@ function selectedTiers(): string[] {
 }
 
 /** A time-skipping test server with the search attributes the workflows upsert. */
-async function startTimeSkipping(): Promise<TestWorkflowEnvironment> {
+export async function startTimeSkipping(): Promise<TestWorkflowEnvironment> {
   const env = await TestWorkflowEnvironment.createTimeSkipping({
     server: { executable: resolveServerExecutable('test-server') },
   });

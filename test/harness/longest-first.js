@@ -10,11 +10,19 @@ const path = require('node:path');
 const Sequencer = require('@jest/test-sequencer').default;
 const seconds = require('./durations.json');
 
+/** The tiers `npm run test:quick` runs two files at a time (package.json). */
+const PARALLEL_TIERS = ['unit', 'security', 'supplier', 'replay'];
+
 class LongestFirst extends Sequencer {
   async sort(tests) {
     const jestOrder = await super.sort(tests);
     const place = new Map(jestOrder.map((test, i) => [test, i]));
-    const known = (test) => seconds[path.relative(test.context.config.rootDir, test.path)] ?? 0;
+    // Only the tiers that run two files at a time gain from the order; the server tiers run one file at a time, and
+    // keep Jest's own order.
+    const known = (test) => {
+      const file = path.relative(test.context.config.rootDir, test.path);
+      return PARALLEL_TIERS.some((tier) => file.startsWith(`test/${tier}/`)) ? (seconds[file] ?? 0) : 0;
+    };
     return [...jestOrder].sort((a, b) => known(b) - known(a) || place.get(a) - place.get(b));
   }
 }

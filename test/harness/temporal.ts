@@ -35,6 +35,18 @@ export function connectTimeSkipping(): Promise<TestWorkflowEnvironment> {
   });
 }
 
+/**
+ * A time-skipping server of the file's own, stopped by its env.teardown(). For a file that leaves runs the shared
+ * server cannot skip past (an update held for a worker that starts later, a run continued onto a queue nobody
+ * polls): on the shared server they stalled time skipping for the file after it, whose first test then waited out
+ * its timeout. About 3 s to start.
+ */
+export async function ownTimeSkipping(): Promise<TestWorkflowEnvironment> {
+  expectWorkerWarnings(/^WARN Temporal Server 1\.16\.0 or newer is required .*activity_failure_include_heartbeat/);
+  const { startTimeSkipping } = await import('./global-setup');
+  return startTimeSkipping();
+}
+
 /** Environment on the shared dev server (real time, full server, search attributes registered). */
 export function connectDevServer(): Promise<TestWorkflowEnvironment> {
   return TestWorkflowEnvironment.createFromExistingServer({ address: required('TEST_DEV_SERVER_ADDRESS') });
