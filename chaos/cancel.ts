@@ -33,6 +33,7 @@ import {
   DEFAULT_TASK_QUEUE,
   ORDER_WORKFLOW_TYPE,
   orderWorkflowId,
+  serverAskedToRetry,
   type BookingOutcome,
   type CancelBookingAnswer,
   type CancelBookingRequest,
@@ -230,6 +231,8 @@ async function confirm(
         // Refused by the run (the fee changed, a cancellation already asked for): nothing sent by this request.
         return { answer: `update-failed:${failureType(err)}`, run: await op.workflowHandle() };
       }
+      // The server said the update was not applied and to ask again (as the client helper does): not a lost request.
+      const askedAgain = serverAskedToRetry(err);
       const latest = await d
         .persist('describe order run', () =>
           o.client.workflow
@@ -238,7 +241,7 @@ async function confirm(
             .then((x) => ({ runId: x.runId, startMs: x.startTime.getTime() })),
         )
         .catch(() => undefined);
-      if (latest && latest.runId !== quoteRunId && latest.startMs >= sentAtMs - 1_000) {
+      if (!askedAgain && latest && latest.runId !== quoteRunId && latest.startMs >= sentAtMs - 1_000) {
         return {
           answer: `unknown (${message(err)})`,
           run: o.client.workflow.getHandle(orderWorkflowId(ref), latest.runId),

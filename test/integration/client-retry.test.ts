@@ -187,3 +187,23 @@ test('an update aborted because its workflow task failed is asked again with the
   expect(ids).toHaveLength(2);
   expect(ids[1]).toBe(ids[0]);
 });
+
+/**
+ * An Update-With-Start that lost a race with another start of the same id (a callback's check, say) is answered
+ * UNAVAILABLE "Workflow was not started: StartDeduped": the update was not applied, and the server's code says to
+ * retry the whole operation. Seen in the chaos deploy smoke: a confirm left unanswered, its cancellation never sent.
+ */
+test('an Update-With-Start whose start lost a race is asked again with the same id', async () => {
+  const ref = await confirmedReference();
+  const before = proxy.updateIds().length;
+  Object.assign(proxy.state, { maskLeft: 1, status: '14', text: 'Workflow was not started: StartDeduped' });
+  try {
+    const quote = await cancelBooking(client, ref, { confirm: false }, { taskQueue: rig.taskQueue });
+    expect(quote.kind).toBe('quote');
+  } finally {
+    Object.assign(proxy.state, { maskLeft: 0, status: '2', text: MASKED });
+  }
+  const ids = proxy.updateIds().slice(before);
+  expect(ids).toHaveLength(2);
+  expect(ids[1]).toBe(ids[0]);
+});

@@ -256,6 +256,11 @@ export function serverAskedToRetry(err: unknown): boolean {
     // carried it failed (a run continuing as new as signals arrived, say). The same update id asked again reaches the
     // run as it is now.
     if (e.code === 9 && /update due to unexpected workflow task failure/i.test(text)) return true;
+    // UNAVAILABLE "Workflow was not started: <outcome>": an Update-With-Start lost a race with another start of the
+    // same id (a callback's check, say) between the server's look for a running run and its own start; the update
+    // was not applied, and the server's own code says to retry the whole operation.
+    // (Read by its text as well as its code: inside a multi-operation failure the SDK may carry it without one.)
+    if ((e.code === 14 || e.code === undefined) && /workflow was not started: /i.test(text)) return true;
     e = e.cause as typeof e;
   }
   return false;
