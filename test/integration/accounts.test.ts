@@ -199,7 +199,7 @@ test('a Python caller names the account in its request', async () => {
   const python = stdout.trim().split('\n').pop()!;
   expectWorkerWarnings(/^WARN Workflow failed/);
   const script = `
-import asyncio, json, sys, uuid
+import asyncio, json, os, sys, uuid
 from temporalio.client import Client, WorkflowFailureError
 async def main():
     client = await Client.connect(sys.argv[1])
@@ -220,6 +220,9 @@ async def main():
             results[supplier] = {"ref": ref, "failed": str(err.cause)}
     print(json.dumps(results))
 asyncio.run(main())
+# The SDK's native runtime can crash at interpreter teardown, after the work (temporalio/sdk-python#300): leave at once.
+sys.stdout.flush()
+os._exit(0)
 `;
   const run = await runProgram(python, ['-c', script, process.env.TEST_DEV_SERVER_ADDRESS!, taskQueue], {
     env: inheritedEnv(),
