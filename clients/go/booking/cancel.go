@@ -207,11 +207,13 @@ type CancelAttempt struct {
 // OrderState is the orderState query's answer (schema/order-state.schema.json). Order is absent until the run's
 // first QueryOrders answered.
 type OrderState struct {
-	Stage               string              `json:"stage"`
-	CustomerReferenceNo string              `json:"customerReferenceNo"`
-	Order               *Order              `json:"order,omitempty"`
-	Cancellation        *CancellationRecord `json:"cancellation,omitempty"`
-	Outcome             *OrderOutcome       `json:"outcome,omitempty"`
+	Stage               string `json:"stage"`
+	CustomerReferenceNo string `json:"customerReferenceNo"`
+	// Supplier: the supplier account the order is on, as its booking chose it (empty on a single-account worker).
+	Supplier     string              `json:"supplier,omitempty"`
+	Order        *Order              `json:"order,omitempty"`
+	Cancellation *CancellationRecord `json:"cancellation,omitempty"`
+	Outcome      *OrderOutcome       `json:"outcome,omitempty"`
 }
 
 // OrderStages are the values of OrderState.Stage.

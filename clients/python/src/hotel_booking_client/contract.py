@@ -442,6 +442,8 @@ class OrderState(TypedDict):
         "cancel-not-done",
     ]
     customerReferenceNo: str
+    supplier: NotRequired[str]
+    """The supplier account the order is on, as its booking chose it (absent on a single-account worker)."""
     order: NotRequired[Order]
     """Absent until the run's first QueryOrders answered."""
     cancellation: NotRequired[CancellationRecord]
