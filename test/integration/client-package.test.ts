@@ -81,6 +81,7 @@ describe('the tarball', () => {
       'package/lib/contract/booking.js',
       'package/lib/contract/definitions.js',
       'package/lib/contract/index.js',
+      'package/lib/contract/messages.js',
       'package/lib/contract/order.js',
       'package/lib/contract/request.js',
       'package/lib/contract/schemas.js',
