@@ -10,9 +10,15 @@
  */
 import { createHmac, randomUUID } from 'node:crypto';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { CALLBACK_PATH, startCallbackReceiver, type CallbackReceiver } from '../../src/servers/callbacks/server';
+import {
+  accountCallbackPath,
+  CALLBACK_PATH,
+  startCallbackReceiver,
+  type CallbackReceiver,
+} from '../../src/servers/callbacks/server';
+import { accountCallbackUrl } from '../../src/runtime/config/accounts';
 import { temporalCallbackTarget } from '../../src/servers/callbacks/temporal-target';
-import { bookingStateQuery, type BookingState } from '../../src/api/contract/index';
+import { bookingStateQuery, bookingWorkflowId, type BookingState } from '../../src/api/contract/index';
 import { defaultSupplierProfile } from '../../src/runtime/config/supplier-profile';
 import {
   bookingRequest,
@@ -26,6 +32,8 @@ import { connectDevServer } from '../harness/temporal';
 import { parseScrape, sampleValue } from '../fixtures/prometheus';
 
 const SECRET = `callbacks-e2e-${randomUUID()}`;
+/** The secret of the supplier account `acme`, whose callbacks arrive on its own path. */
+const ACME_SECRET = `callbacks-e2e-acme-${randomUUID()}`;
 const { confirming, confirmed, failed } = defaultSupplierProfile.orderStatus;
 
 let env: TestWorkflowEnvironment;
@@ -34,6 +42,8 @@ let receiver: CallbackReceiver;
 let rig: BookingRig;
 /** The same without callbacks: how a booking recovers on polling alone. */
 let plain: BookingRig;
+/** A supplier account's: its Books carry the account's callback URL, its sandbox signs with ACME_SECRET. */
+let acme: BookingRig;
 
 beforeAll(async () => {
   env = await connectDevServer();
@@ -41,6 +51,7 @@ beforeAll(async () => {
     port: 0,
     profile: defaultSupplierProfile,
     secret: SECRET,
+    accounts: [{ id: 'acme', profile: defaultSupplierProfile, secret: ACME_SECRET }],
     // Order checks start on the rig's queue, made below with this receiver's URL.
     target: temporalCallbackTarget(env.client, {
       get taskQueue() {
@@ -52,11 +63,15 @@ beforeAll(async () => {
     callbacks: { url: `${receiver.url}${CALLBACK_PATH}`, secret: SECRET },
   });
   plain = await createBookingRig(env, 'callbacks-e2e-plain');
+  acme = await createBookingRig(env, 'callbacks-e2e-acme', {
+    callbacks: { url: accountCallbackUrl(`${receiver.url}${CALLBACK_PATH}`, 'acme'), secret: ACME_SECRET },
+  });
 });
 
 afterAll(async () => {
   await rig?.close();
   await plain?.close();
+  await acme?.close();
   await receiver?.close();
   await env?.teardown();
 });
@@ -175,4 +190,41 @@ test('a lying callback is only an early poll, and an unsigned or wrongly signed 
     ['schedule', failed],
   ]);
   expect(statesOf(rig, ref)).toHaveLength(3);
+});
+
+test("an account's callback arrives on its own path, verified with its secret, and the hint names the account", async () => {
+  const request = bookingRequest({ test: 'book=504AfterCreate&outcome=pending' });
+  const ref = request.customerReferenceNo;
+  const handle = await startBooking(env, acme, request);
+  await pollsAtLeast(handle, 1);
+  // Signed with the shared secret, the account's path refuses it.
+  const lie = { customerReferenceNo: ref, status: confirmed };
+  const forged = await fetch(`${receiver.url}${accountCallbackPath('acme')}`, {
+    method: 'POST',
+    body: JSON.stringify(lie),
+    headers: { 'content-type': 'application/json', 'x-signature': sign(lie) },
+  });
+  expect(forged.status).toBe(401);
+  expect(acme.sandbox.setOrderStatus(ref, confirmed)).toBe(true);
+
+  expect(await handle.result()).toMatchObject({ kind: 'confirmed', order: { status: confirmed } });
+  const state = await handle.query(bookingStateQuery);
+  expect(state.polls.map((p) => [p.trigger, p.status])).toEqual([
+    ['schedule', confirming],
+    ['supplier-hint', confirmed],
+  ]);
+  const delivered = await eventually(async () => {
+    const attempts = acme.sandbox.callbacks().filter((c) => c.customerReferenceNo === ref);
+    return attempts.length > 0 ? attempts : undefined;
+  });
+  expect(delivered).toEqual([expect.objectContaining({ status: confirmed, httpStatus: 200, attempt: 1 })]);
+  // The signal in the booking's history says which account the callback came by.
+  const history = await env.client.workflow.getHandle(bookingWorkflowId(ref)).fetchHistory();
+  const signals = (history.events ?? []).flatMap((e) => e.workflowExecutionSignaledEventAttributes ?? []);
+  const payload = signals.find((a) => a.signalName === 'supplierOrderUpdate')!.input!.payloads![0]!;
+  expect(JSON.parse(Buffer.from(payload.data!).toString())).toEqual({
+    customerReferenceNo: ref,
+    status: confirmed,
+    supplier: 'acme',
+  });
 });

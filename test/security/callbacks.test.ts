@@ -5,6 +5,7 @@
  */
 import { createHmac } from 'node:crypto';
 import {
+  accountCallbackPath,
   CALLBACK_PATH,
   CALLBACK_SERVER_DEFAULTS,
   MAX_CALLBACK_BODY_BYTES,
@@ -29,16 +30,23 @@ const timestampProfile = SupplierProfile.parse({
 interface Signalled {
   customerReferenceNo: string;
   status?: number;
+  supplier?: string;
 }
 
 async function receiver(
-  options: { profile?: SupplierProfile; now?: () => number; maxConnections?: number } = {},
+  options: {
+    profile?: SupplierProfile;
+    now?: () => number;
+    maxConnections?: number;
+    accounts?: Parameters<typeof startCallbackReceiver>[0]['accounts'];
+  } = {},
 ): Promise<{ r: CallbackReceiver; signalled: Signalled[] }> {
   const signalled: Signalled[] = [];
   const r = await startCallbackReceiver({
     port: 0,
     profile: options.profile ?? timestampProfile,
     secret: SECRET,
+    ...(options.accounts ? { accounts: options.accounts } : {}),
     ...(options.now ? { now: options.now } : {}),
     ...(options.maxConnections ? { maxConnections: options.maxConnections } : {}),
     target: {
@@ -61,8 +69,8 @@ const signedHeaders = (body: string, timestamp: string, secret = SECRET) => ({
   'x-signature-timestamp': timestamp,
 });
 
-const post = (r: CallbackReceiver, body: string, headers: Record<string, string>) =>
-  fetch(`${r.url}${CALLBACK_PATH}`, { method: 'POST', body, headers });
+const post = (r: CallbackReceiver, body: string, headers: Record<string, string>, path = CALLBACK_PATH) =>
+  fetch(`${r.url}${path}`, { method: 'POST', body, headers });
 
 /** A good callback, freshly signed: what the supplier sends after each attack. */
 async function goodCallback(r: CallbackReceiver, ref: string, nowMs = Date.now()): Promise<number> {
@@ -145,6 +153,80 @@ describe('replayed callbacks (hmac-sha256-timestamp)', () => {
     expect((await post(r, body, noTimestamp)).status).toBe(401);
     expect(signalled).toEqual([]);
     expect(r.stats()).toMatchObject({ unverified: 3, stale: 0 });
+  });
+});
+
+describe('callbacks per supplier account', () => {
+  const ALPHA = 'alpha-callback-secret-0123456789';
+  const BETA = 'beta-callback-secret-9876543210';
+  /** alpha signs with a timestamp, beta the body alone; gamma names no callback secret file. */
+  const accounts = [
+    { id: 'alpha', profile: timestampProfile, secret: ALPHA },
+    {
+      id: 'beta',
+      profile: SupplierProfile.parse({ ...fastProfile, callbacks: { verification: 'hmac-sha256' } }),
+      secret: BETA,
+    },
+    { id: 'gamma', profile: timestampProfile },
+  ];
+  const bodyOnly = (body: string, secret: string) => ({
+    'content-type': 'application/json',
+    'x-signature': createHmac('sha256', secret).update(body).digest('hex'),
+  });
+
+  test("each account's path takes callbacks signed by its own scheme and secret; the hint names the account", async () => {
+    const { r, signalled } = await receiver({ accounts });
+    const body = JSON.stringify({ customerReferenceNo: 'ref-per-account', status: 2 });
+    const now = seconds(Date.now());
+    expect((await post(r, body, signedHeaders(body, now, ALPHA), accountCallbackPath('alpha'))).status).toBe(200);
+    expect((await post(r, body, bodyOnly(body, BETA), accountCallbackPath('beta'))).status).toBe(200);
+    // The shared path still takes the single supplier's callbacks, and names no account.
+    expect((await post(r, body, signedHeaders(body, now))).status).toBe(200);
+    expect(signalled).toEqual([
+      { customerReferenceNo: 'ref-per-account', status: 2, supplier: 'alpha' },
+      { customerReferenceNo: 'ref-per-account', status: 2, supplier: 'beta' },
+      { customerReferenceNo: 'ref-per-account', status: 2 },
+    ]);
+  });
+
+  test("a callback signed with another account's secret, the shared one, or on an unknown account's path is refused alike", async () => {
+    const { r, signalled } = await receiver({ accounts });
+    const body = JSON.stringify({ customerReferenceNo: 'ref-cross', status: 3 });
+    const now = seconds(Date.now());
+    const attempts: Array<[string, Record<string, string>]> = [
+      [accountCallbackPath('alpha'), signedHeaders(body, now, BETA)],
+      [accountCallbackPath('alpha'), signedHeaders(body, now, SECRET)],
+      [accountCallbackPath('beta'), bodyOnly(body, ALPHA)],
+      [CALLBACK_PATH, signedHeaders(body, now, ALPHA)],
+      [accountCallbackPath('gamma'), signedHeaders(body, now, ALPHA)],
+      [accountCallbackPath('no-such-account'), signedHeaders(body, now, ALPHA)],
+      [`${accountCallbackPath('alpha')}/extra`, signedHeaders(body, now, ALPHA)],
+    ];
+    const answers = [];
+    for (const [path, headers] of attempts) {
+      const res = await post(r, body, headers, path);
+      answers.push({ status: res.status, text: await res.text() });
+    }
+    // The same answer every time: a stranger cannot tell an account that exists from one that does not.
+    expect(new Set(answers.map((a) => JSON.stringify(a)))).toEqual(
+      new Set([JSON.stringify({ status: 401, text: '{"error":"unverified callback"}' })]),
+    );
+    expect(signalled).toEqual([]);
+    expect(r.stats()).toMatchObject({ received: attempts.length, unverified: attempts.length });
+    expect(await goodCallback(r, 'ref-after-cross')).toBe(200);
+  });
+
+  test("one account's signed callback replayed on another account's path is refused, and on its own passed on once", async () => {
+    const { r, signalled } = await receiver({
+      accounts: [...accounts, { id: 'delta', profile: timestampProfile, secret: ALPHA.replace('alpha', 'delta') }],
+    });
+    const body = JSON.stringify({ customerReferenceNo: 'ref-replayed-elsewhere', status: 2 });
+    const captured = signedHeaders(body, seconds(Date.now()), ALPHA);
+    expect((await post(r, body, captured, accountCallbackPath('alpha'))).status).toBe(200);
+    expect((await post(r, body, captured, accountCallbackPath('delta'))).status).toBe(401);
+    expect((await post(r, body, captured, accountCallbackPath('alpha'))).status).toBe(200);
+    expect(signalled).toEqual([{ customerReferenceNo: 'ref-replayed-elsewhere', status: 2, supplier: 'alpha' }]);
+    expect(r.stats()).toMatchObject({ unverified: 1, duplicates: 1 });
   });
 });
 

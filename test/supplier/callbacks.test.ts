@@ -5,6 +5,9 @@
  * (test/workflow covers the signal's effect). Also Cancel through the supplier client.
  */
 import { createHmac, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import {
   CallbackDeferredError,
   startCallbackReceiver,
@@ -15,6 +18,7 @@ import {
 } from '../../src/servers/callbacks/server';
 import { CALLBACK_METRICS } from '../../src/runtime/observability/definitions';
 import { SupplierProfile } from '../../src/runtime/config/supplier-profile';
+import { accountCallbackUrl, readAccountsFile, readCallbackAccounts } from '../../src/runtime/config/accounts';
 import { parseScrape, sampleValue } from '../fixtures/prometheus';
 import { bookRequest, fastProfile, Resources } from './helpers';
 
@@ -235,6 +239,62 @@ describe('the receiver', () => {
     expect((await post(r.url, body, { 'x-sig': signature, 'x-signature-timestamp': t })).status).toBe(401);
     expect((await post(r.url, body, { 'x-sig': signature, 'x-sig-time': t })).status).toBe(200);
     expect(signalled).toEqual([{ customerReferenceNo: 'ref-ts', status: 2 }]);
+  });
+});
+
+describe('callback secrets in the accounts file', () => {
+  test("the receiver reads each account's callbackSecretFile (relative to the file) and no credential; a bad one is named, never its content", () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'callback-accounts-'));
+    resources.add(async () => rmSync(dir, { recursive: true, force: true }));
+    writeFileSync(path.join(dir, 'alpha-callback'), 'alpha-callback-secret-0123456789\n');
+    writeFileSync(path.join(dir, 'short-callback'), 'short-secret');
+    writeFileSync(path.join(dir, 'token'), 'a-supplier-token');
+    const entry = (id: string, extra: object) => ({
+      id,
+      baseUrl: 'https://supplier.example',
+      // The receiver never opens credential files: beta's does not exist.
+      credentials: { tokenFile: id === 'beta' ? 'missing-token' : 'token' },
+      partners: ['*'],
+      ...extra,
+    });
+    const file = path.join(dir, 'accounts.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        accounts: [
+          entry('alpha', {
+            callbackSecretFile: 'alpha-callback',
+            profile: { callbacks: { verification: 'hmac-sha256' } },
+          }),
+          entry('beta', {}),
+          entry('gamma', { callbackSecretFile: 'no-such-file' }),
+          entry('delta', { callbackSecretFile: 'short-callback' }),
+        ],
+      }),
+    );
+    const { accounts, leftOut } = readCallbackAccounts(file);
+    expect(
+      accounts.map(({ id, secret, profile }) => ({ id, secret, verification: profile.callbacks.verification })),
+    ).toEqual([
+      { id: 'alpha', secret: 'alpha-callback-secret-0123456789', verification: 'hmac-sha256' },
+      { id: 'beta', secret: undefined, verification: fastProfile.callbacks.verification },
+    ]);
+    expect(leftOut).toEqual([
+      'SUPPLIER_ACCOUNTS_FILE: accounts[2] (gamma): callbackSecretFile: cannot read no-such-file (ENOENT)',
+      'SUPPLIER_ACCOUNTS_FILE: accounts[3] (delta): callbackSecretFile: short-callback holds fewer than 16 characters',
+    ]);
+    expect(leftOut.join('\n')).not.toContain('short-secret');
+    // A worker reads the credentials and never the callback secret: gamma's missing secret file does not stop it.
+    expect(readAccountsFile(file).accounts.map((a) => a.id)).toEqual(['alpha', 'gamma', 'delta']);
+  });
+
+  test("an account's Books carry the receiver's URL with the account's id added to its path", () => {
+    expect(accountCallbackUrl('https://hooks.example/callbacks/order-status', 'acme-eu')).toBe(
+      'https://hooks.example/callbacks/order-status/acme-eu',
+    );
+    expect(accountCallbackUrl('http://127.0.0.1:8236/callbacks/order-status/?x=1', 'b')).toBe(
+      'http://127.0.0.1:8236/callbacks/order-status/b?x=1',
+    );
   });
 });
 

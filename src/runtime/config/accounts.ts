@@ -35,6 +35,12 @@ const AccountEntry = z.strictObject({
   maxConnections: z.number().int().positive().default(64),
   /** Wait for the profile's rate limits before each request (default); false only for a supplier with none. */
   rateLimit: z.boolean().default(true),
+  /**
+   * The file that holds the secret this account's callbacks are signed with (its profile's `callbacks` scheme), read
+   * by the callback receiver alone for `/callbacks/order-status/<id>` (workers never read it). Absent: the account's
+   * callbacks are all refused.
+   */
+  callbackSecretFile: SecretFile.optional(),
 });
 
 const AccountsFile = z.strictObject({ accounts: z.array(z.unknown()).min(1) });
@@ -60,8 +66,8 @@ export interface AccountsReading {
   leftOut: string[];
 }
 
-/** Reads and checks the accounts file; throws (with the reason) only when the file itself cannot be used. */
-export function readAccountsFile(file: string): AccountsReading {
+/** The accounts file's entries, unchecked; throws (with the reason) when the file itself cannot be used. */
+function readEntries(file: string): { accounts: unknown[] } {
   let json: unknown;
   try {
     json = JSON.parse(readFileSync(file, 'utf8'));
@@ -72,10 +78,16 @@ export function readAccountsFile(file: string): AccountsReading {
   }
   const top = AccountsFile.safeParse(json);
   if (!top.success) throw new Error(`SUPPLIER_ACCOUNTS_FILE: ${file}: expected {"accounts": [ ... ]} with one or more`);
+  return top.data;
+}
+
+/** Reads and checks the accounts file; throws (with the reason) only when the file itself cannot be used. */
+export function readAccountsFile(file: string): AccountsReading {
+  const top = readEntries(file);
   const accounts: SupplierAccount[] = [];
   const leftOut: string[] = [];
   const seen = new Set<string>();
-  top.data.accounts.forEach((raw, index) => {
+  top.accounts.forEach((raw, index) => {
     const name = `accounts[${index}]${isNamed(raw) ? ` (${raw.id})` : ''}`;
     const problems: string[] = [];
     const account = readAccount(raw, path.dirname(file), problems);
@@ -114,17 +126,7 @@ function readAccount(raw: unknown, dir: string, problems: string[]): SupplierAcc
   if (!profile.success) {
     for (const issue of profile.error.issues) problems.push(`profile.${issue.path.join('.')}: ${issue.message}`);
   }
-  const secret = (field: string, file: string): string => {
-    try {
-      const text = readFileSync(path.resolve(dir, file), 'utf8').replace(/\r?\n$/, '');
-      if (!text) problems.push(`credentials.${field}: ${file} is empty`);
-      return text;
-    } catch (err) {
-      // The path only, never the content.
-      problems.push(`credentials.${field}: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
-      return '';
-    }
-  };
+  const secret = (field: string, file: string) => readSecret(dir, `credentials.${field}`, file, problems);
   const credentials: SupplierAccountCredentials =
     'tokenFile' in e.credentials
       ? { kind: 'token', token: secret('tokenFile', e.credentials.tokenFile) }
@@ -133,6 +135,7 @@ function readAccount(raw: unknown, dir: string, problems: string[]): SupplierAcc
           appKey: secret('appKeyFile', e.credentials.appKeyFile),
           appSecret: secret('appSecretFile', e.credentials.appSecretFile),
         };
+  // The callback secret is the receiver's (readCallbackAccounts): a worker never reads it.
   if (problems.length > 0 || !profile.success) return undefined;
   return {
     id: e.id,
@@ -143,6 +146,82 @@ function readAccount(raw: unknown, dir: string, problems: string[]): SupplierAcc
     maxConnections: e.maxConnections,
     rateLimit: e.rateLimit,
   };
+}
+
+/** A secret file's content without its final newline; a problem names the field and the path, never the content. */
+function readSecret(dir: string, field: string, file: string, problems: string[]): string {
+  try {
+    const text = readFileSync(path.resolve(dir, file), 'utf8').replace(/\r?\n$/, '');
+    if (!text) problems.push(`${field}: ${file} is empty`);
+    return text;
+  } catch (err) {
+    problems.push(`${field}: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    return '';
+  }
+}
+
+/** The shortest callback secret taken, as for SUPPLIER_CALLBACK_SECRET. */
+const MIN_CALLBACK_SECRET_LENGTH = 16;
+
+function callbackSecretOf(e: z.infer<typeof AccountEntry>, dir: string, problems: string[]): string | undefined {
+  if (e.callbackSecretFile === undefined) return undefined;
+  const text = readSecret(dir, 'callbackSecretFile', e.callbackSecretFile, problems);
+  if (text && text.length < MIN_CALLBACK_SECRET_LENGTH) {
+    problems.push(
+      `callbackSecretFile: ${e.callbackSecretFile} holds fewer than ${MIN_CALLBACK_SECRET_LENGTH} characters`,
+    );
+  }
+  return text || undefined;
+}
+
+/** One account as the callback receiver knows it: what its callbacks are signed by, and with. */
+export interface CallbackAccount {
+  id: string;
+  /** The account's profile: its `callbacks` scheme is how its callbacks are verified. */
+  profile: SupplierProfile;
+  /** Absent: the account names no callback secret file, and every callback on its path is refused. */
+  secret?: string;
+}
+
+/**
+ * The accounts file as the callback receiver reads it: each account's id, profile and callback secret, and none of
+ * its supplier credentials (the receiver calls no supplier, so it need not be able to read them). An account whose
+ * entry, profile or callback secret file cannot be used is left out, with a line saying why.
+ */
+export function readCallbackAccounts(file: string): { accounts: CallbackAccount[]; leftOut: string[] } {
+  const top = readEntries(file);
+  const accounts: CallbackAccount[] = [];
+  const leftOut: string[] = [];
+  top.accounts.forEach((raw, index) => {
+    const name = `accounts[${index}]${isNamed(raw) ? ` (${raw.id})` : ''}`;
+    const problems: string[] = [];
+    const entry = AccountEntry.safeParse(raw);
+    if (!entry.success) {
+      for (const issue of entry.error.issues) problems.push(`${issue.path.join('.') || 'entry'}: ${issue.message}`);
+    } else {
+      const e = entry.data;
+      const profile = SupplierProfile.safeParse(e.profile ?? {});
+      if (!profile.success) problems.push('profile: does not parse (the worker names each field)');
+      if (accounts.some((a) => a.id === e.id)) problems.push(`id: "${e.id}" is used by an earlier account`);
+      const secret = callbackSecretOf(e, path.dirname(file), problems);
+      if (problems.length === 0 && profile.success) {
+        accounts.push({ id: e.id, profile: profile.data, ...(secret !== undefined ? { secret } : {}) });
+      }
+    }
+    leftOut.push(...problems.map((p) => `SUPPLIER_ACCOUNTS_FILE: ${name}: ${p}`));
+  });
+  return { accounts, leftOut };
+}
+
+/**
+ * The callback URL an account's Books carry: the receiver's URL (SUPPLIER_CALLBACK_URL, whose path ends in
+ * `/callbacks/order-status`) with the account's id added to its path, so each callback arrives on its account's path
+ * and is verified with that account's secret.
+ */
+export function accountCallbackUrl(callbackUrl: string, accountId: string): string {
+  const url = new URL(callbackUrl);
+  url.pathname = `${url.pathname.replace(/\/+$/, '')}/${encodeURIComponent(accountId)}`;
+  return url.toString();
 }
 
 const isNamed = (raw: unknown): raw is { id: string } =>

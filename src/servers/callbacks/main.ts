@@ -1,12 +1,17 @@
 /** `npm run callbacks`: the order-status callback receiver on its own, configured like the worker (src/runtime/config). */
 import { Client, Connection } from '@temporalio/client';
 import { dataConverterFor } from '../../api/codec/config';
+import { readCallbackAccounts, type CallbackAccount } from '../../runtime/config/accounts';
 import { loadCallbacksConfig } from '../../runtime/config/index';
-import { CALLBACK_PATH, startCallbackReceiver } from './server';
+import { accountCallbackPath, CALLBACK_PATH, startCallbackReceiver } from './server';
 import { temporalCallbackTarget } from './temporal-target';
 
 async function main(): Promise<void> {
-  const config = loadCallbacksConfig();
+  // The accounts file is read here for what callbacks need (ids, profiles, callback secrets), not as a worker reads
+  // it: the receiver calls no supplier, so it is given no supplier credential to read.
+  const { SUPPLIER_ACCOUNTS_FILE: accountsFile, ...env } = process.env;
+  const config = loadCallbacksConfig(env);
+  const accounts = accountsFile ? callbackAccounts(accountsFile) : [];
   const connection = await Connection.connect(config.temporal.connection);
   const client = new Client({
     connection,
@@ -18,6 +23,7 @@ async function main(): Promise<void> {
     port: config.callbacks.port,
     profile: config.profile,
     secret: config.callbacks.secret,
+    accounts,
     target: temporalCallbackTarget(client, { taskQueue: config.taskQueue }),
     ...(config.callbacks.admin ? { admin: config.callbacks.admin } : {}),
     ...(config.callbacks.maxConnections ? { maxConnections: config.callbacks.maxConnections } : {}),
@@ -40,12 +46,26 @@ async function main(): Promise<void> {
       `${config.callbacks.secret ? 'secret set' : 'NO SECRET: every callback is refused'}); ` +
       `metrics and stats on ${receiver.adminUrl}/metrics, ${receiver.adminUrl}/callbacks/stats`,
   );
+  for (const account of accounts) {
+    const s = account.profile.callbacks;
+    console.log(
+      `Account ${account.id}: ${receiver.url}${accountCallbackPath(account.id)} (${s.verification} in ${s.header}; ` +
+        `${account.secret ? 'secret set' : 'NO callbackSecretFile: every callback is refused'})`,
+    );
+  }
   if (scheme.verification !== 'hmac-sha256-timestamp') {
     console.warn(
       `WARN: callbacks are verified by ${scheme.verification}, which signs the body only: a captured callback can be ` +
         'replayed (each copy a minute apart is a signal and an early QueryOrders poll). Use hmac-sha256-timestamp when the supplier can sign a timestamp.',
     );
   }
+}
+
+/** The accounts whose callbacks are taken; each one left out is named in a WARN line, and the rest still served. */
+function callbackAccounts(file: string): CallbackAccount[] {
+  const { accounts, leftOut } = readCallbackAccounts(file);
+  for (const line of leftOut) console.warn(`WARN: ${line}; its callbacks are refused`);
+  return accounts;
 }
 
 main().catch((err) => {

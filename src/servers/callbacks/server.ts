@@ -2,8 +2,13 @@
  * The receiver of the supplier's order-status callbacks: `POST /callbacks/order-status`, on a small server
  * of its own (`npm run callbacks`), apart from the workers, so a burst of callbacks never competes with them.
  *
+ * With several supplier accounts (SUPPLIER_ACCOUNTS_FILE), each account's callbacks arrive on a path of their own,
+ * `POST /callbacks/order-status/<account id>` (its Books carry that URL), and are verified with that account's
+ * profile and callback secret alone: one signed with another account's secret, or on the path of an account the
+ * receiver does not know, is refused like any unverified callback, and the hint passed on names the account.
+ *
  * A callback is only a hint. It is verified (the supplier profile's `callbacks` scheme with the shared
- * secret SUPPLIER_CALLBACK_SECRET; anything else is refused with 401 and counted), read tolerantly (the
+ * secret SUPPLIER_CALLBACK_SECRET, or its account's; anything else is refused with 401 and counted), read tolerantly (the
  * payload is not documented: only `customerReferenceNo`, and `status` when present), and passed on as the
  * `supplierOrderUpdate` signal to the booking (`booking:<ref>`, while it runs) or else to its order workflow
  * (`order:<ref>`). The workflow never takes the status from it: it polls QueryOrders to verify, so a
@@ -27,12 +32,20 @@ import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import { CALLBACK_METRICS, type CallbackResult } from '../../runtime/observability/definitions';
 import { counterText, PROMETHEUS_CONTENT_TYPE, seriesKey } from '../../runtime/observability/exposition';
+import type { CallbackAccount } from '../../runtime/config/accounts';
 import type { SupplierProfile } from '../../runtime/config/supplier-profile';
 import { readLimitedBody } from '../http/limited-body';
 
+/** A verified callback as it is passed on: `supplier`, the account whose path and secret it came by, if any. */
+export interface CallbackHint {
+  customerReferenceNo: string;
+  status?: number;
+  supplier?: string;
+}
+
 /** Where a verified callback goes; `none` when neither the booking nor its order workflow is open. */
 export interface CallbackTarget {
-  signal(update: { customerReferenceNo: string; status?: number }): Promise<'booking' | 'order' | 'none'>;
+  signal(update: CallbackHint): Promise<'booking' | 'order' | 'none'>;
 }
 
 export interface CallbackReceiverOptions {
@@ -40,8 +53,10 @@ export interface CallbackReceiverOptions {
   /** 0 picks a free port. */
   port: number;
   profile: SupplierProfile;
-  /** The shared secret (SUPPLIER_CALLBACK_SECRET): without one every callback is refused. */
+  /** The shared secret (SUPPLIER_CALLBACK_SECRET) of CALLBACK_PATH: without one every callback there is refused. */
   secret: string | undefined;
+  /** The supplier accounts, each verified on its own path (accountCallbackPath) with its own profile and secret. */
+  accounts?: readonly CallbackAccount[];
   target: CallbackTarget;
   /** How long an identical callback (same reference and status) is not signalled again. Default 60 s. */
   dedupeMs?: number;
@@ -100,6 +115,9 @@ export interface CallbackReceiver {
 }
 
 export const CALLBACK_PATH = '/callbacks/order-status';
+
+/** Where an account's callbacks arrive: CALLBACK_PATH and the account's id (accountCallbackUrl builds its URL). */
+export const accountCallbackPath = (accountId: string) => `${CALLBACK_PATH}/${accountId}`;
 export const MAX_CALLBACK_BODY_BYTES = 64 * 1024;
 export const CALLBACK_SERVER_DEFAULTS = { maxConnections: 256, headersTimeoutMs: 10_000, requestTimeoutMs: 30_000 };
 
@@ -163,9 +181,21 @@ function isJsonContentType(value: string | undefined): boolean {
   return type === 'application/json' || /^application\/[a-z0-9.!#$&^_-]+\+json$/.test(type);
 }
 
+/** Whose callbacks a path takes: its scheme and secret, and the account it names (none on CALLBACK_PATH). */
+interface CallbackSigner {
+  scheme: SupplierProfile['callbacks'];
+  secret: string | undefined;
+  account?: string;
+}
+
 export async function startCallbackReceiver(options: CallbackReceiverOptions): Promise<CallbackReceiver> {
-  const { profile, secret, target } = options;
-  const scheme = profile.callbacks;
+  const { target } = options;
+  const signers = new Map<string, CallbackSigner>([
+    [CALLBACK_PATH, { scheme: options.profile.callbacks, secret: options.secret }],
+  ]);
+  for (const a of options.accounts ?? []) {
+    signers.set(accountCallbackPath(a.id), { scheme: a.profile.callbacks, secret: a.secret, account: a.id });
+  }
   const now = options.now ?? Date.now;
   const dedupeMs = options.dedupeMs ?? 60_000;
   const seen = new Map<string, number>();
@@ -206,7 +236,13 @@ export async function startCallbackReceiver(options: CallbackReceiverOptions): P
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://callbacks');
-    if (req.method !== 'POST' || url.pathname !== CALLBACK_PATH) return send(res, 404, { error: 'not found' });
+    const onAccountPath = url.pathname.startsWith(`${CALLBACK_PATH}/`);
+    if (req.method !== 'POST' || (url.pathname !== CALLBACK_PATH && !onAccountPath)) {
+      return send(res, 404, { error: 'not found' });
+    }
+    // An account this receiver does not know is refused as unverified, after the body is read, like a wrong
+    // signature: a stranger learns nothing about which accounts exist.
+    const { scheme, secret, account } = signers.get(url.pathname) ?? { scheme: options.profile.callbacks, secret: '' };
     stats.received++;
     if (!isJsonContentType(req.headers['content-type'])) {
       stats.unsupportedMediaType++;
@@ -237,7 +273,7 @@ export async function startCallbackReceiver(options: CallbackReceiverOptions): P
         count('unverified');
         return send(res, 401, { error: 'unverified callback: timestamp too far from now' });
       }
-      signedKey = `${timestamp}|${timestampedSignature(secret, timestamp!, body)}`;
+      signedKey = `${account ?? ''}|${timestamp}|${timestampedSignature(secret, timestamp!, body)}`;
       if (signedSeen.has(signedKey) || signedInFlight.has(signedKey)) {
         stats.duplicates++;
         count('duplicate');
@@ -257,10 +293,10 @@ export async function startCallbackReceiver(options: CallbackReceiverOptions): P
       return send(res, 400, { error: 'no customerReferenceNo in the callback' });
     }
     const update = parsed.data;
-    const key = `${update.customerReferenceNo}|${update.status ?? ''}`;
+    const key = `${account ?? ''}|${update.customerReferenceNo}|${update.status ?? ''}`;
     const last = seen.get(key);
     if (last !== undefined && t - last < dedupeMs) {
-      if (signedKey) rememberSigned(signedKey, Number(timestamp), t);
+      if (signedKey) rememberSigned(signedKey, Number(timestamp) + scheme.toleranceSeconds, t);
       stats.duplicates++;
       count('duplicate');
       return send(res, 200, { accepted: true, duplicate: true });
@@ -271,6 +307,7 @@ export async function startCallbackReceiver(options: CallbackReceiverOptions): P
       delivered = await target.signal({
         customerReferenceNo: update.customerReferenceNo,
         ...(update.status !== undefined ? { status: update.status } : {}),
+        ...(account !== undefined ? { supplier: account } : {}),
       });
     } catch (err) {
       if (err instanceof CallbackDeferredError) {
@@ -286,7 +323,7 @@ export async function startCallbackReceiver(options: CallbackReceiverOptions): P
       if (signedKey) signedInFlight.delete(signedKey);
     }
     remember(key, t);
-    if (signedKey) rememberSigned(signedKey, Number(timestamp), t);
+    if (signedKey) rememberSigned(signedKey, Number(timestamp) + scheme.toleranceSeconds, t);
     if (delivered === 'none') {
       stats.unknownReference++;
       count('unknown-reference');
@@ -305,8 +342,8 @@ export async function startCallbackReceiver(options: CallbackReceiverOptions): P
   }
 
   /** Kept until the timestamp can no longer be fresh; only callbacks signed with the secret get here. */
-  function rememberSigned(key: string, timestampSeconds: number, t: number): void {
-    const staleAtMs = (timestampSeconds + scheme.toleranceSeconds) * 1000;
+  function rememberSigned(key: string, staleAtSeconds: number, t: number): void {
+    const staleAtMs = staleAtSeconds * 1000;
     signedSeen.set(key, staleAtMs);
     if (signedSeen.size > 10_000) {
       for (const [k, at] of signedSeen) if (at < t) signedSeen.delete(k);

@@ -64,8 +64,9 @@ export function temporalCallbackTarget(
       }
       const input: OrderWorkflowInput = { customerReferenceNo: ref };
       // The reference and the supplier's claim, nothing more: what the order's last run did, the run reads itself.
+      // The account the callback came by is named in the reason, for whoever reads the run's history.
       const check: OrderCheck = {
-        reason: 'supplier order-status callback',
+        reason: `supplier order-status callback${update.supplier ? ` (account ${update.supplier})` : ''}`,
         ...(update.status !== undefined ? { reportedStatus: update.status } : {}),
       };
       // Reaches a run that opened meanwhile (it checks after the work in hand); else starts the check.
