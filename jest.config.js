@@ -24,12 +24,40 @@ process.env.TZ = 'America/New_York';
 // Every file reaches the servers of the Jest worker it runs in (test/harness/use-worker-servers.ts).
 const workerServers = '<rootDir>/test/harness/use-worker-servers.ts';
 
+const {
+  ALONE_FILES,
+  ALONE_TIERS,
+  NO_TEMPORAL_SERVER,
+  SERVER_TIERS,
+  selectedFileSet,
+} = require('./test/harness/file-sets');
+
+// TEST_FILES=parallel or alone picks one of the two runs `npm run test:servers` makes (test/harness/file-sets.js);
+// unset, every file of the selected tiers runs.
+const fileSet = selectedFileSet();
+const escape = (file) => file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const NOTHING = ['.*'];
+
+/** The part of a tier's files the selected set keeps, as Jest options. */
+function filesOfSet(name, testMatch) {
+  if (fileSet === undefined) return { testMatch };
+  if (ALONE_TIERS.includes(name))
+    return fileSet === 'alone' ? { testMatch } : { testMatch, testPathIgnorePatterns: NOTHING };
+  if (!SERVER_TIERS.includes(name))
+    return fileSet === 'parallel' ? { testMatch } : { testMatch, testPathIgnorePatterns: NOTHING };
+  const alone = Object.keys(ALONE_FILES).filter((file) => file.startsWith(`test/${name}/`));
+  if (fileSet === 'parallel') return { testMatch, testPathIgnorePatterns: alone.map((f) => `<rootDir>/${escape(f)}$`) };
+  return alone.length
+    ? { testMatch: alone.map((f) => `<rootDir>/${f}`) }
+    : { testMatch, testPathIgnorePatterns: NOTHING };
+}
+
 const tier = (name, extra = {}) => ({
   displayName: name,
-  testMatch: [`<rootDir>/test/${name}/**/*.test.ts`],
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.json' }] },
   testEnvironment: 'node',
   ...extra,
+  ...filesOfSet(name, extra.testMatch ?? [`<rootDir>/test/${name}/**/*.test.ts`]),
   setupFiles: [workerServers, ...(extra.setupFiles ?? [])],
 });
 
@@ -60,15 +88,14 @@ function selectedTiers() {
   return names;
 }
 
-// The tiers whose files need no Temporal server run two files at a time (the runs of `npm run test:quick`): their
-// files share nothing, and most of their time is spent waiting on listeners and timers, not on the 2 cores. A run
-// with a Temporal tier runs one file at a time. Each Jest worker has servers of its own (global-setup), so
-// `--maxWorkers 2` shares no server between files there too, but on this shared 2-core machine such runs failed
-// tests that need the machine's speed (a control that must outrun the supplier's rate limit, the chaos smoke's
-// deadlines, an update held until a worker starts); and the prod tier's files share one production cluster whose
-// nodes its chaos files restart.
-const NO_TEMPORAL_SERVER = ['unit', 'supplier', 'security', 'replay'];
-const twoAtATime = selectedTiers().every((t) => NO_TEMPORAL_SERVER.includes(t));
+// Two files at a time: the tiers whose files need no Temporal server (the runs of `npm run test:quick`: their files
+// share nothing, and most of their time is spent waiting on listeners and timers, not on the 2 cores), and the
+// server tiers' files that pass whatever the machine's speed (TEST_FILES=parallel), each Jest worker with servers of
+// its own (global-setup). One file at a time for the rest: the files test/harness/file-sets.js names with the reason
+// (a control that must outrun a rate limit, a chaos run's deadlines, an update held until a worker starts late),
+// the prod tier, whose files share one production cluster whose nodes its chaos files restart, and any run that
+// mixes server tiers without choosing a set.
+const twoAtATime = fileSet === 'parallel' || selectedTiers().every((t) => NO_TEMPORAL_SERVER.includes(t));
 
 module.exports = {
   projects: [
