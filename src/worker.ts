@@ -11,6 +11,7 @@ import { NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporal
 import { readFileSync } from 'node:fs';
 import type { DataConverter } from '@temporalio/common';
 import { routeToAccounts, supplierActivities } from './activities/accounts';
+import { createGateActivities } from './activities/gate';
 import { Client } from '@temporalio/client';
 import { connectWorkerConnection } from './runtime/namespace/connect';
 import { keepSchedules } from './runtime/namespace/keep-schedules';
@@ -136,6 +137,8 @@ export async function createBookingWorker(deps: BookingWorkerDeps): Promise<Book
     ...mine.order,
     // The reconciliation sweep's: its supplier listing on the QueryOrders queue, its look-ups here.
     ...mine.reconciliation,
+    // The deploy gate's harmless probe (src/workflows/gate): calls nothing outside the worker.
+    ...createGateActivities(),
   };
   const common = {
     connection: deps.connection,

@@ -3,3 +3,4 @@ export { bookingWorkflow } from './booking/index';
 export { orderWorkflow } from './order/index';
 export { reconciliationSweepWorkflow } from './sweep/index';
 export { operatorNoteWorkflow } from './note/index';
+export { deployGateWorkflow } from './gate/index';

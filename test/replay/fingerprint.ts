@@ -19,6 +19,7 @@ export const WORKFLOW_TYPES = {
   order: { type: 'orderWorkflow', entry: 'src/workflows/order/index.ts' },
   sweep: { type: 'reconciliationSweepWorkflow', entry: 'src/workflows/sweep/index.ts' },
   note: { type: 'operatorNoteWorkflow', entry: 'src/workflows/note/index.ts' },
+  gate: { type: 'deployGateWorkflow', entry: 'src/workflows/gate/index.ts' },
 } as const;
 export type WorkflowFolder = keyof typeof WORKFLOW_TYPES;
 

@@ -30,10 +30,44 @@ import { startBooking } from '../../src/api/client/index';
 import { testDataConverter } from '../fixtures/encryption';
 import { bookingRequest, testProfile } from '../harness/booking';
 import { replayScenarios, type ReplayScenario } from './scenarios';
-import { noteScenarios, orderScenarios, sweepScenarios, type RecordingContext } from './order-scenarios';
+import {
+  noteScenarios,
+  orderScenarios,
+  sweepScenarios,
+  type RecordingContext,
+  type WorkflowScenario,
+} from './order-scenarios';
 import { byVersion, WORKFLOW_TYPES, workflowFingerprint, type WorkflowFolder } from './fingerprint';
 
 const HISTORIES = path.resolve(__dirname, 'histories');
+
+/** The build the gate's histories are recorded on (the deploy starts it pinned to its target build). */
+const GATE_BUILD = { deploymentName: 'record-histories', buildId: 'recorded' };
+
+/** The deploy gate's one run, as `deploy gate` starts it: pinned to the build by a versioning override. */
+const gateScenarios: WorkflowScenario[] = [
+  {
+    name: 'passed',
+    expected: 'gate',
+    async run(ctx) {
+      const nonce = `recorded-${Date.now()}`;
+      const workflowId = `deploy-gate:${GATE_BUILD.deploymentName}:${GATE_BUILD.buildId}:${nonce}`;
+      // The worker registers its build at its first poll; a pinned start before that is refused.
+      const handle = await ctx.waitFor(() =>
+        ctx.client.workflow
+          .start('deployGateWorkflow', {
+            workflowId,
+            taskQueue: ctx.taskQueue,
+            args: [{ ...GATE_BUILD, nonce }],
+            versioningOverride: { pinnedTo: GATE_BUILD },
+          })
+          .catch(() => undefined),
+      );
+      await handle.result();
+      return handle.workflowId;
+    },
+  },
+];
 
 function target(): { folder: WorkflowFolder; out: string; newBuild: boolean; older: string[] } {
   const folder = process.argv[2] as WorkflowFolder;
@@ -169,6 +203,8 @@ async function main(): Promise<void> {
     dataConverter,
     // The scenarios scale the recovery schedule down to seconds (`recovery.testing`).
     recoveryTesting: true,
+    // The deploy gate runs only on the build it is pinned to: its worker is a versioned one.
+    ...(process.argv[2] === 'gate' ? { deployment: GATE_BUILD } : {}),
   });
 
   const { folder, out, newBuild, older } = target();
@@ -182,7 +218,7 @@ async function main(): Promise<void> {
     // The latest run: a handle without a run id follows continue-as-new.
     const handle = client.workflow.getHandle(workflowId);
     const result = (await handle.result()) as { kind?: string } | undefined;
-    const outcome = result?.kind ?? (folder === 'note' ? 'note' : 'sweep');
+    const outcome = result?.kind ?? ({ note: 'note', gate: 'gate' } as Record<string, string>)[folder] ?? 'sweep';
     if (outcome !== expected) {
       throw new Error(`${name}: expected outcome ${expected}, got ${outcome}; nothing written`);
     }
@@ -231,7 +267,13 @@ async function main(): Promise<void> {
     // One at a time, so each history holds only its own scenario's timing.
     await worker.runUntil(async () => {
       if (folder === 'booking') for (const scenario of replayScenarios) await recordBooking(scenario);
-      const others = { booking: [], order: orderScenarios, sweep: sweepScenarios, note: noteScenarios }[folder];
+      const others = {
+        booking: [],
+        order: orderScenarios,
+        sweep: sweepScenarios,
+        note: noteScenarios,
+        gate: gateScenarios,
+      }[folder];
       for (const scenario of others) await keep(scenario.name, scenario.expected, await scenario.run(ctx));
     });
   } finally {

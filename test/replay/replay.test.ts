@@ -54,7 +54,7 @@ function load(file: string) {
 }
 
 /** The fewest histories a version folder holds: the booking's scenarios, and the few of an order or a sweep. */
-const FEWEST: Record<WorkflowFolder, number> = { booking: 10, order: 4, sweep: 2, note: 1 };
+const FEWEST: Record<WorkflowFolder, number> = { booking: 10, order: 4, sweep: 2, note: 1, gate: 1 };
 
 test('every workflow type the worker registers has recorded histories', () => {
   expect(Object.keys(registered).sort()).toEqual(folders.map((f) => WORKFLOW_TYPES[f].type).sort());

@@ -39,6 +39,8 @@ export interface DeployArgs {
   maxStuck?: number;
   /** A run whose workflow task has waited this long counts as stuck. */
   stuckAfterSeconds?: number;
+  /** How long the gate run may take on the target build before it is refused (default 60). */
+  gateTimeoutSeconds?: number;
 }
 
 /** What `--help` prints: the steps and flags of the header above, for a person at a terminal. */
@@ -116,6 +118,7 @@ export function parseDeployArgs(argv: string[], env: NodeJS.ProcessEnv = process
         'max-failures': { type: 'string' },
         'max-stuck': { type: 'string' },
         'stuck-after': { type: 'string' },
+        'gate-timeout': { type: 'string' },
         json: { type: 'boolean', default: false },
       },
     });
@@ -180,6 +183,7 @@ export function parseDeployArgs(argv: string[], env: NodeJS.ProcessEnv = process
     maxFailures: count('--max-failures', values['max-failures'] ?? '0'),
     maxStuck: count('--max-stuck', values['max-stuck'] ?? '0'),
     stuckAfterSeconds: parseDuration('--stuck-after', values['stuck-after'] ?? '60s'),
+    gateTimeoutSeconds: parseDuration('--gate-timeout', values['gate-timeout'] ?? '60s'),
     strict: values.strict!,
     wait: values.wait!,
     json: values.json!,

@@ -7,6 +7,8 @@ import { defaultBuildId, type WorkerBuild } from '../../runtime/config/build';
 import { workflowBundlerOptions } from '../../workflow-bundle';
 import { DeployError, type DeployArgs, type DeployIo } from './command';
 import { describeGate, runReplayGate, type GateReport } from './gate';
+import { describeGateRun, runGateWorkflow, type GateRunReport } from './gate-run';
+import { assertServed } from './moves';
 
 /**
  * Where the gate gets the target build's workflow code: the `--bundle` given, else this checkout's own src/workflows,
@@ -43,7 +45,21 @@ export async function gateBundle(
   return { code };
 }
 
-export async function gate(client: Client, args: DeployArgs, build: WorkerBuild, io: DeployIo): Promise<GateReport> {
+/** The replay gate's report, and the gate run's when one was made (absent: the replay gate refused first). */
+export type DeployGateReport = GateReport & { run?: GateRunReport };
+
+/**
+ * The whole gate for `build`: the replay gate on its own code, then, when that passes and `run` is not false, the
+ * build's workers checked live (every queue polled lately: a stopped build is refused at once, naming the queue) and
+ * the gate run executed on them (./gate-run.ts). The verdict is refuse when either refuses.
+ */
+export async function gate(
+  client: Client,
+  args: DeployArgs,
+  build: WorkerBuild,
+  io: DeployIo,
+  options: { run?: boolean } = {},
+): Promise<DeployGateReport> {
   const report = await runReplayGate({
     client,
     workflowBundle: await gateBundle(args, build.buildId),
@@ -54,5 +70,17 @@ export async function gate(client: Client, args: DeployArgs, build: WorkerBuild,
     log: io.say,
   });
   for (const line of describeGate(report)) io.say(line);
-  return report;
+  if (report.verdict === 'refuse' || options.run === false) return report;
+  await assertServed(client, build, io);
+  const run = await runGateWorkflow({
+    client,
+    build,
+    taskQueue: args.taskQueue,
+    timeoutMs: (args.gateTimeoutSeconds ?? 60) * 1000,
+    ...(io.pollMs !== undefined ? { pollMs: Math.min(io.pollMs, 1000) } : {}),
+    strict: args.strict,
+  });
+  io.say(describeGateRun(run, build));
+  if (run.verdict === 'pass') return { ...report, run };
+  return { ...report, run, verdict: 'refuse', reasons: [...report.reasons, `gate run: ${run.reason}`] };
 }

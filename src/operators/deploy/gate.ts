@@ -18,6 +18,7 @@ import type { DataConverter } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { Worker, type ReplayWorkerOptions } from '@temporalio/worker';
 import { parseDeploymentVersion, type WorkerBuild } from '../../runtime/config/build';
+import { GATE_WORKFLOW_TYPE } from './gate-run';
 
 export interface GateOptions {
   client: Client;
@@ -135,7 +136,9 @@ function roleFromHistory(c: Candidate, history: temporal.api.history.v1.IHistory
 async function candidates(
   options: GateOptions,
 ): Promise<{ chosen: Candidate[]; openElsewhere: Record<string, number> }> {
-  const queue = `TaskQueue = '${options.taskQueue.replace(/'/g, "\\'")}'`;
+  // The deploy's own gate runs are left out: probes that end at once, no build continues them, and one that a
+  // refused build failed would otherwise refuse every later gate.
+  const queue = `TaskQueue = '${options.taskQueue.replace(/'/g, "\\'")}' AND WorkflowType != '${GATE_WORKFLOW_TYPE}'`;
   const open = (await listRuns(options.client, `${queue} AND ExecutionStatus = 'Running'`, 100_000)).map((info) =>
     roleOf(info, options.build, true),
   );

@@ -64,7 +64,9 @@ export async function runDeployStep(client: Client, args: DeployArgs, io: Deploy
       const target = build(args.buildId!);
       const routing = await routingOf(client, args.deploymentName);
       known(routing, target.buildId);
-      const report = await gate(client, args, target, io);
+      // Ending a ramp (--percent 0) sends nothing to the build: no gate run for it.
+      const ending = args.step === 'ramp' && (args.percent ?? 0) === 0;
+      const report = await gate(client, args, target, io, { run: !ending });
       if (report.verdict === 'refuse') return { exitCode: 1, value: { gate: report, moved: false } };
       await awaitSameTaskQueues(client, routing, target, io);
       if (args.step === 'rollout' || (args.percent ?? 0) > 0) await assertServed(client, target, io);

@@ -8,6 +8,7 @@ import { Worker } from '@temporalio/worker';
 import type { WorkerBuild } from '../../runtime/config/build';
 import type { DeployArgs, DeployIo, DeployResult } from './command';
 import { gateBundle } from './gate-code';
+import { describeGateRun, runGateWorkflow } from './gate-run';
 import { assertServed, known, routingOf } from './moves';
 import { pinnedRunsQuery, pinRunTo } from './routing';
 
@@ -69,6 +70,19 @@ export async function moveStep(client: Client, args: DeployArgs, io: DeployIo): 
     return { exitCode: 1, value: { from: from.buildId, to: to.buildId, moved: 0, refused: failed } };
   }
   await assertServed(client, to, io);
+  // B's own workers proved live on B's code before any run is pinned to it (./gate-run.ts).
+  const run = await runGateWorkflow({
+    client,
+    build: to,
+    taskQueue: args.taskQueue,
+    strict: args.strict,
+    timeoutMs: (args.gateTimeoutSeconds ?? 60) * 1000,
+  });
+  io.say(describeGateRun(run, to));
+  if (run.verdict === 'refuse') {
+    io.say(`Nothing moved: build ${to.buildId} did not pass its gate run`);
+    return { exitCode: 1, value: { from: from.buildId, to: to.buildId, moved: 0, gateRun: run } };
+  }
   let moved = 0;
   for (const run of runs) if (await pinRunTo(client, run, to, { identity: io.identity })) moved += 1;
   io.say(
