@@ -27,6 +27,13 @@ import { connectDevServer } from '../harness/temporal';
 import { createBookingRig, type BookingRig } from '../harness/booking';
 import { expectExit, pathOnly, runProgram, type ProgramRun } from '../harness/program';
 import { TEST_ENCRYPTION, testCodec, testDataConverter } from '../fixtures/encryption';
+import {
+  ASK_AGAIN_ANSWERS,
+  EXECUTE_MULTI_OPERATION,
+  START_WORKFLOW_EXECUTION,
+  startAnswerProxy,
+  type AnswerProxy,
+} from '../fixtures/grpc-answer-proxy';
 
 const ROOT = path.resolve(__dirname, '../..');
 const [OLD_KEY_ID, ACTIVE_KEY_ID] = [...TEST_ENCRYPTION.keys.keys()] as [string, string];
@@ -399,4 +406,78 @@ test('Python cancel helpers that must not cancel: over max_fee, a changed fee, n
   expect(ordersFor(ref)).toEqual([expect.objectContaining({ status: 2 })]);
   await expectStartedByTheClient(ref);
   await expectStartedByTheClient(unknown);
+});
+
+/** Quotes a cancellation with the package's helper and prints the answer. */
+const PYTHON_QUOTE = `
+import json, sys
+from hotel_booking_client import connect, quote_cancellation, run_and_exit
+
+async def main():
+    client = await connect()
+    print(json.dumps(await quote_cancellation(client, sys.argv[1])))
+
+run_and_exit(main())
+`;
+
+/**
+ * The server's answers the TypeScript helper asks again for (client-retry.test.ts), given to Python through a gRPC
+ * proxy that lets the real server do the work and puts the error in place of its answer: Python asks again, a
+ * cancellation with the same update id, a booking's start attaching to the booking the first start made.
+ */
+describe('a Python caller the server asks to retry', () => {
+  let proxy: AnswerProxy;
+  beforeAll(async () => {
+    proxy = await startAnswerProxy(env.address);
+  });
+  afterAll(() => proxy?.close());
+
+  async function throughProxy(method: string, answer: { status: string; text: string }, args: string[], stdin = '') {
+    Object.assign(proxy.state, { maskLeft: 1, status: answer.status, text: answer.text, methods: [method] });
+    try {
+      return await runPython(args, { ...callerEnv(), TEMPORAL_ADDRESS: proxy.address }, stdin);
+    } finally {
+      proxy.state.maskLeft = 0;
+    }
+  }
+
+  test.each(ASK_AGAIN_ANSWERS)(
+    '$answer to a quote: asked again with the same update id, one update',
+    async (answer) => {
+      const ref = randomUUID();
+      await confirmedByPython(ref);
+      const before = proxy.updateIds().length;
+      const run = await throughProxy(EXECUTE_MULTI_OPERATION, answer, ['-', ref], PYTHON_QUOTE);
+      expectExit(run, 0, 'python');
+      expect(lastJson(run)).toMatchObject({ kind: 'quote', quote: { basis: 'policy', fee: { currency: 'USD' } } });
+      const [first, second, ...more] = proxy.updateIds().slice(before);
+      expect(first).toBeTruthy();
+      expect(second).toBe(first);
+      expect(more).toEqual([]);
+      const runs = await orderRuns(ref);
+      expect(runs).toHaveLength(1);
+      const history = await env.client.workflow.getHandle(orderWorkflowId(ref)).fetchHistory();
+      expect(history.events!.filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes)).toHaveLength(1);
+    },
+  );
+
+  test.each(ASK_AGAIN_ANSWERS)(
+    "$answer to a booking's start: started again, one booking, one order",
+    async (answer) => {
+      const ref = randomUUID();
+      const before = proxy.starts().length;
+      const run = await throughProxy(START_WORKFLOW_EXECUTION, answer, [
+        ...['-m', 'hotel_booking_client.book', '--ref', ref, '--scenario', 'confirmAfterMs=0'],
+      ]);
+      expectExit(run, 0, 'python');
+      expect(lastJson(run)).toMatchObject({ kind: 'confirmed', order: { customerReferenceNo: ref } });
+      const starts = proxy.starts().slice(before);
+      expect(starts.map((s) => s.workflowId)).toEqual([bookingWorkflowId(ref), bookingWorkflowId(ref)]);
+      expect(ordersFor(ref)).toHaveLength(1);
+      const runs = [];
+      for await (const w of env.client.workflow.list({ query: `WorkflowId = "${bookingWorkflowId(ref)}"` }))
+        runs.push(w);
+      expect(runs).toHaveLength(1);
+    },
+  );
 });

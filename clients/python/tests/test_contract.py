@@ -156,9 +156,11 @@ class _UpdateWithStartClient:
     def __init__(self, *answers):
         self.answers = list(answers)
         self.calls = []
+        self.update_ids = []
 
-    async def execute_update_with_start_workflow(self, update, arg, *, start_workflow_operation):
+    async def execute_update_with_start_workflow(self, update, arg, *, start_workflow_operation, id):
         self.calls.append((update, arg, start_workflow_operation))
+        self.update_ids.append(id)
         return self.answers.pop(0)
 
 

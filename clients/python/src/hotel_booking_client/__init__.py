@@ -1,6 +1,7 @@
 """Python client for the hotel booking orchestrator: its payload encryption, its contract and its start rules."""
 
 from .booking import (
+    RETRY_ATTEMPTS,
     InvalidBookingRequestError,
     await_order_outcome,
     await_outcome,
@@ -10,6 +11,7 @@ from .booking import (
     new_reference,
     quote_cancellation,
     run_and_exit,
+    server_asked_to_retry,
     start_booking,
 )
 from .codec import EncryptionCodec, EncryptionConfigError, UnknownEncryptionKeyError, data_converter_from_env
@@ -63,6 +65,7 @@ __all__ = [
     "OrderState",
     "Phone",
     "PriceRejectedOutcome",
+    "RETRY_ATTEMPTS",
     "UnavailableOutcome",
     "UnknownEncryptionKeyError",
     "UnresolvedOutcome",
@@ -77,6 +80,7 @@ __all__ = [
     "order_workflow_id",
     "quote_cancellation",
     "run_and_exit",
+    "server_asked_to_retry",
     "start_booking",
     "workflow_id",
 ]

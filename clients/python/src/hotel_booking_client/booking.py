@@ -7,10 +7,11 @@ that workflow. A caller that retries after a timeout therefore never makes a sec
 
 import asyncio
 import os
+import re
 import sys
 import traceback
 import uuid
-from typing import Any, Coroutine, Mapping, NoReturn, Optional, cast
+from typing import Any, Awaitable, Callable, Coroutine, Mapping, NoReturn, Optional, TypeVar, cast
 
 from temporalio.client import Client, WithStartWorkflowOperation, WorkflowHandle
 from temporalio.common import (
@@ -22,6 +23,7 @@ from temporalio.common import (
 )
 from temporalio.envconfig import ClientConfigProfile
 from temporalio.exceptions import WorkflowAlreadyStartedError
+from temporalio.service import RPCError
 
 from .codec import data_converter_from_env
 from .contract import (
@@ -43,6 +45,55 @@ from .contract import (
 
 _CUSTOMER_REFERENCE_NO = SearchAttributeKey.for_keyword(CUSTOMER_REFERENCE_NO_ATTRIBUTE)
 _REQUIRED = ("customerReferenceNo", "ratePkgId", "holder", "guests")
+
+# How often, and after what first pause (doubled each time), a call the server asked to retry is made again: as the
+# TypeScript client helper does.
+RETRY_ATTEMPTS = 5
+_RETRY_FIRST_PAUSE_SECONDS = 0.2
+
+_T = TypeVar("_T")
+
+
+def server_asked_to_retry(error: BaseException) -> bool:
+    """Whether the server's answer says the call was not done and should be made again as it was.
+
+    - UNKNOWN or INTERNAL "... please retry": the frontend's mask over an internal error (a persistence error inside
+      an Update-With-Start's per-operation errors reaches the caller this way; the same call again goes through).
+    - FAILED_PRECONDITION "... update due to unexpected workflow task failure" (WorkflowNotReady): the update was
+      aborted, never accepted, because the workflow task that carried it failed; asked again, it reaches the run as
+      it is now.
+    - UNAVAILABLE "Workflow was not started: <outcome>": an Update-With-Start lost a race with another start of the
+      same id; the update was not applied, and the server's code says to retry the whole operation.
+    """
+    seen = set()
+    e: Optional[BaseException] = error
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        if isinstance(e, RPCError):
+            code, text = int(e.status), e.message
+            if code in (2, 13) and re.search(r"please retry", text, re.I):
+                return True
+            if code == 9 and re.search(r"update due to unexpected workflow task failure", text, re.I):
+                return True
+            if code == 14 and re.search(r"workflow was not started: ", text, re.I):
+                return True
+        e = getattr(e, "cause", None) or e.__cause__
+    return False
+
+
+async def _retried_when_asked(call: Callable[[], Awaitable[_T]]) -> _T:
+    """Makes `call` again, a few times with growing pauses, while the server asks to retry; any other error, or the
+    last attempt's, goes to the caller. Only for calls that are safe to repeat as they are (a start that attaches to
+    the running workflow, an update with a fixed id)."""
+    attempt = 1
+    while True:
+        try:
+            return await call()
+        except Exception as error:
+            if attempt >= RETRY_ATTEMPTS or not server_asked_to_retry(error):
+                raise
+        await asyncio.sleep(_RETRY_FIRST_PAUSE_SECONDS * 2 ** (attempt - 1))
+        attempt += 1
 
 
 class InvalidBookingRequestError(ValueError):
@@ -88,22 +139,25 @@ async def start_booking(
 ) -> WorkflowHandle[Any, Any]:
     """Starts the booking, or returns the workflow that already exists for its reference.
 
-    The task queue is `task_queue`, else BOOKING_TASK_QUEUE, else `hotel-booking`.
+    The task queue is `task_queue`, else BOOKING_TASK_QUEUE, else `hotel-booking`. A start the server asks to retry
+    (server_asked_to_retry) is made again: it attaches to the booking if the first one started it.
     """
     _check(request)
     ref = request["customerReferenceNo"]
     try:
-        return await client.start_workflow(
-            WORKFLOW_TYPE,
-            request,
-            id=workflow_id(ref),
-            task_queue=_task_queue(task_queue),
-            # A retried start while the booking runs attaches to it; after it ended, the id is never reused.
-            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
-            id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
-            search_attributes=TypedSearchAttributes([SearchAttributePair(_CUSTOMER_REFERENCE_NO, ref)]),
-            # Shown in the Web UI's list: references only, since summaries are stored in clear.
-            static_summary=f"Booking {request['ratePkgId']} · ref {ref}",
+        return await _retried_when_asked(
+            lambda: client.start_workflow(
+                WORKFLOW_TYPE,
+                request,
+                id=workflow_id(ref),
+                task_queue=_task_queue(task_queue),
+                # A retried start while the booking runs attaches to it; after it ended, the id is never reused.
+                id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+                id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+                search_attributes=TypedSearchAttributes([SearchAttributePair(_CUSTOMER_REFERENCE_NO, ref)]),
+                # Shown in the Web UI's list: references only, since summaries are stored in clear.
+                static_summary=f"Booking {request['ratePkgId']} · ref {ref}",
+            )
         )
     except WorkflowAlreadyStartedError:
         # The booking ran before and ended: its workflow, not a new one, is the answer.
@@ -131,25 +185,35 @@ async def cancel_booking(
     fee>}` sends Cancel and answers once the supplier took it (`cancel-requested`, with its `serviceFee`) or
     refused it (`cancel-refused`). Refused with temporalio's WorkflowUpdateFailedError when the order is not
     confirmed, missing, or the fee changed since the quote. Its end: await_order_outcome.
+
+    When the server asks to retry (server_asked_to_retry), the call is made again with the same update id, so an
+    update the server did apply is answered, not applied twice.
     """
     if not isinstance(request.get("confirm"), bool):
         raise InvalidBookingRequestError("confirm: must be true or false")
     start_input: OrderWorkflowStart = {"customerReferenceNo": customer_reference_no}
-    start = WithStartWorkflowOperation(
-        ORDER_WORKFLOW_TYPE,
-        start_input,
-        id=order_workflow_id(customer_reference_no),
-        task_queue=_task_queue(task_queue),
-        # Joins a run in progress; after a run ended, the next request starts a new one under the same id.
-        id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
-        id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
-        search_attributes=TypedSearchAttributes([SearchAttributePair(_CUSTOMER_REFERENCE_NO, customer_reference_no)]),
-        static_summary=f"Order · ref {customer_reference_no}",
-    )
-    return cast(
-        CancelBookingAnswer,
-        await client.execute_update_with_start_workflow(CANCEL_BOOKING_UPDATE, request, start_workflow_operation=start),
-    )
+    update_id = str(uuid.uuid4())
+
+    async def attempt() -> Any:
+        # A start operation serves one call only: each attempt has its own, the update id is the same.
+        start = WithStartWorkflowOperation(
+            ORDER_WORKFLOW_TYPE,
+            start_input,
+            id=order_workflow_id(customer_reference_no),
+            task_queue=_task_queue(task_queue),
+            # Joins a run in progress; after a run ended, the next request starts a new one under the same id.
+            id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+            id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
+            search_attributes=TypedSearchAttributes(
+                [SearchAttributePair(_CUSTOMER_REFERENCE_NO, customer_reference_no)]
+            ),
+            static_summary=f"Order · ref {customer_reference_no}",
+        )
+        return await client.execute_update_with_start_workflow(
+            CANCEL_BOOKING_UPDATE, request, start_workflow_operation=start, id=update_id
+        )
+
+    return cast(CancelBookingAnswer, await _retried_when_asked(attempt))
 
 
 async def quote_cancellation(
