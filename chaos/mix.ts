@@ -262,21 +262,8 @@ export function planBookings({ n, seed, recovery }: MixOptions): PlannedBooking[
   const plan = indices.map((index) => {
     const own = classes[index]!;
     const { header, expected } = testHeader(own, priceAccepted.has(index), rng);
-    const ratePkgId = rng.pick(RATE_PACKAGES);
-    const { holder, guests, personal } = people(rng, index);
-    const customerReferenceNo = uuidFrom(rng);
-    const request: BookingRequest = {
-      customerReferenceNo,
-      ratePkgId,
-      // Set, not derived, so the sandbox's CheckAvail calls map back to the booking by session.
-      sessionId: `chaos-${customerReferenceNo}`,
-      holder,
-      guests,
-      expectedPrice: basePriceFor(ratePkgId),
-      priceChangePolicy: { maxIncreasePercent: MAX_INCREASE_PERCENT, onExceeded: 'reject' },
-      context: { test: header },
-      recovery,
-    };
+    const { personal, ...booking } = chaosBooking(rng, index);
+    const request: BookingRequest = { ...booking, context: { test: header }, recovery };
     return {
       index,
       request,
@@ -468,6 +455,30 @@ function testHeader(
   }
   keys.push(`confirmAfterMs=${own.has('pendingThenConfirmed') ? rng.int(5_000, 40_000) : rng.int(0, 2_000)}`);
   return { header: keys.join('&'), expected: 'confirmed' };
+}
+
+/**
+ * What every chaos class's booking request holds before its faults and schedule: a rate package at its base price,
+ * synthetic people and a reference, drawn from `rng` in that order (each class's plan is what it was before this was shared, seed for seed).
+ */
+export function chaosBooking(
+  rng: Rng,
+  index: number,
+): Omit<BookingRequest, 'context' | 'recovery'> & { personal: string[] } {
+  const ratePkgId = rng.pick(RATE_PACKAGES);
+  const { holder, guests, personal } = people(rng, index);
+  const customerReferenceNo = uuidFrom(rng);
+  return {
+    customerReferenceNo,
+    ratePkgId,
+    // Set, not derived, so the sandbox's CheckAvail calls map back to the booking by session.
+    sessionId: `chaos-${customerReferenceNo}`,
+    holder,
+    guests,
+    expectedPrice: basePriceFor(ratePkgId),
+    priceChangePolicy: { maxIncreasePercent: MAX_INCREASE_PERCENT, onExceeded: 'reject' },
+    personal,
+  };
 }
 
 /**

@@ -20,8 +20,7 @@
  * (an HTTP-date Retry-After, a fee's time), workflows the server's.
  */
 import type { BookingRequest, RecoveryOptions } from '../../src/api/contract/index';
-import { basePriceFor } from '../../dev/sandbox/server';
-import { MAX_INCREASE_PERCENT, people, RATE_PACKAGES, substream, uuidFrom } from '../mix';
+import { chaosBooking, substream } from '../mix';
 
 export const WAIT_KINDS = [
   'bookRetryAfter',
@@ -68,18 +67,10 @@ export function planWaits({
   return Array.from({ length: n }, (_, index) => {
     const kind = kindOf.get(index)!;
     const form = rng.next() < 0.5 ? ('delta' as const) : ('date' as const);
-    const ratePkgId = rng.pick(RATE_PACKAGES);
-    const { holder, guests, personal } = people(rng, index);
-    const customerReferenceNo = uuidFrom(rng);
+    const { personal, ...booking } = chaosBooking(rng, index);
     const { keys, refusals, hint } = faults(kind, form, rng);
     const request: BookingRequest = {
-      customerReferenceNo,
-      ratePkgId,
-      sessionId: `chaos-${customerReferenceNo}`,
-      holder,
-      guests,
-      expectedPrice: basePriceFor(ratePkgId),
-      priceChangePolicy: { maxIncreasePercent: MAX_INCREASE_PERCENT, onExceeded: 'reject' },
+      ...booking,
       context: { test: keys.join('&') },
       recovery,
       ...(kind === 'autoCancelRetryAfter' ? { onCancelAfterBook: 'cancel' as const } : {}),
