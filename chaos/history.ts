@@ -4,6 +4,7 @@
  * gate's evidence) and by its checks after, and by any class that replays what it collected; it imports no step.
  */
 import { temporal } from '@temporalio/proto';
+import { parseDeploymentVersion } from '../src/runtime/config/build';
 
 export type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
@@ -30,14 +31,18 @@ function ms(t: HistoryEvent['eventTime']): number {
   return Number(t.seconds ?? 0) * 1000 + Math.floor((t.nanos ?? 0) / 1e6);
 }
 
-/** The build id a completed workflow task carries: its deployment version, or an older field that names it. */
+/**
+ * The build id a completed workflow task carries: its deployment version, or an older field that names it. The string
+ * form is read by src's one parser of `<deployment>:<buildId>`; older servers wrote `<deployment>.<buildId>`, split
+ * at the first dot (a deployment name has none).
+ */
 function buildOfTask(a: temporal.api.history.v1.IWorkflowTaskCompletedEventAttributes): string {
   if (a.deploymentVersion?.buildId) return a.deploymentVersion.buildId;
   const v = a.workerDeploymentVersion ?? '';
-  for (const sep of [':', '.']) {
-    const cut = v.indexOf(sep);
-    if (cut >= 0) return v.slice(cut + 1);
-  }
+  const parsed = parseDeploymentVersion(v);
+  if (parsed) return parsed.buildId;
+  const dot = v.indexOf('.');
+  if (dot > 0) return v.slice(dot + 1);
   return a.deployment?.buildId ?? a.workerVersion?.buildId ?? '';
 }
 
