@@ -29,6 +29,13 @@ import { createBookingRig, type BookingRig } from '../harness/booking';
 import * as program from '../harness/program';
 import { expectExit, inheritedEnv, pathOnly, type ProgramRun } from '../harness/program';
 import { TEST_ENCRYPTION, testCodec, testDataConverter } from '../fixtures/encryption';
+import {
+  ASK_AGAIN_ANSWERS,
+  EXECUTE_MULTI_OPERATION,
+  START_WORKFLOW_EXECUTION,
+  startAnswerProxy,
+  type AnswerProxy,
+} from '../fixtures/grpc-answer-proxy';
 
 const ROOT = path.resolve(__dirname, '../..');
 const MODULE = path.join(ROOT, 'clients/go');
@@ -382,4 +389,66 @@ describe('a Go program books by name on the dev server, with the encrypting work
       rmSync(dir, { recursive: true, force: true });
     }
   }, 300_000);
+});
+
+/**
+ * The server's answers the TypeScript helper asks again for (client-retry.test.ts), given to Go through a gRPC proxy
+ * that lets the real server do the work and puts the error in place of its answer: Go asks again, a cancellation
+ * with the same update id, a booking's start attaching to the booking the first start made.
+ */
+describe('a Go caller the server asks to retry', () => {
+  let proxy: AnswerProxy;
+  beforeAll(async () => {
+    proxy = await startAnswerProxy(env.address);
+  });
+  afterAll(() => proxy?.close());
+
+  async function throughProxy(method: string, answer: { status: string; text: string }, args: string[]) {
+    Object.assign(proxy.state, { maskLeft: 1, status: answer.status, text: answer.text, methods: [method] });
+    try {
+      return await runProgram(book, args, { ...callerEnv(), TEMPORAL_ADDRESS: proxy.address });
+    } finally {
+      proxy.state.maskLeft = 0;
+    }
+  }
+
+  test.each(ASK_AGAIN_ANSWERS)(
+    '$answer to a quote: asked again with the same update id, then cancelled once',
+    async (answer) => {
+      const ref = randomUUID();
+      const before = proxy.updateIds().length;
+      const run = await throughProxy(EXECUTE_MULTI_OPERATION, answer, [
+        ...['-ref', ref, '-scenario', 'confirmAfterMs=0&freeCancel=0', '-cancel', 'asked again'],
+      ]);
+      expect(run).toMatchObject({ code: 0 });
+      const { quote, outcome } = lastJson(run);
+      expect(quote).toMatchObject({ kind: 'quote', quote: { basis: 'policy' } });
+      expect(outcome).toMatchObject({ kind: 'cancelled', order: { customerReferenceNo: ref, status: 3 } });
+      // The quote's update id twice (the first answer thrown away), then the cancellation's own.
+      const [first, second, cancel, ...more] = proxy.updateIds().slice(before);
+      expect(first).toBeTruthy();
+      expect(second).toBe(first);
+      expect(cancel).not.toBe(first);
+      expect(more).toEqual([]);
+      expect(ordersFor(ref)).toEqual([expect.objectContaining({ status: 3 })]);
+    },
+  );
+
+  test.each(ASK_AGAIN_ANSWERS)(
+    "$answer to a booking's start: started again, one booking, one order",
+    async (answer) => {
+      const ref = randomUUID();
+      const before = proxy.starts().length;
+      const run = await throughProxy(START_WORKFLOW_EXECUTION, answer, ['-ref', ref, '-scenario', 'confirmAfterMs=0']);
+      expect(run).toMatchObject({ code: 0 });
+      expect(lastJson(run)).toMatchObject({ kind: 'confirmed', order: { customerReferenceNo: ref } });
+      const starts = proxy.starts().slice(before);
+      expect(starts.map((s) => s.workflowId)).toEqual([bookingWorkflowId(ref), bookingWorkflowId(ref)]);
+      expect(ordersFor(ref)).toHaveLength(1);
+      const runs = [];
+      for await (const w of env.client.workflow.list({ query: `WorkflowId = "${bookingWorkflowId(ref)}"` }))
+        runs.push(w);
+      expect(runs).toHaveLength(1);
+    },
+  );
 });

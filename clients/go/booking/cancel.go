@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/google/uuid"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
@@ -71,34 +72,42 @@ type OrderWorkflowInput struct {
 // hotel-booking) and sends the update. Confirm false answers the fee that applies now; Confirm true with that fee
 // sends Cancel and answers once the supplier took or refused it. The update fails (an error) when the order is
 // not confirmed, missing, or the fee changed since the quote. The cancellation's end: AwaitOrderOutcome.
+//
+// When the server asks to retry (ServerAskedToRetry), the call is made again with the same update id, so an update
+// the server did apply is answered, not applied twice.
 func CancelBooking(ctx context.Context, c client.Client, customerReferenceNo string, request CancelRequest, taskQueue string) (CancelAnswer, error) {
-	var answer CancelAnswer
 	if taskQueue == "" {
 		taskQueue = getenv(TaskQueueVariable, DefaultTaskQueue)
 	}
-	start := c.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
-		ID:        OrderWorkflowID(customerReferenceNo),
-		TaskQueue: taskQueue,
-		// Joins a run in progress; after a run ended, the next request starts a new one under the same id.
-		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-		TypedSearchAttributes:    temporal.NewSearchAttributes(customerReferenceNoKey.ValueSet(customerReferenceNo)),
-		StaticSummary:            "Order · ref " + customerReferenceNo,
-	}, OrderWorkflowType, OrderWorkflowInput{CustomerReferenceNo: customerReferenceNo})
-	handle, err := c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
-		StartWorkflowOperation: start,
-		UpdateOptions: client.UpdateWorkflowOptions{
-			WorkflowID:   OrderWorkflowID(customerReferenceNo),
-			UpdateName:   CancelBookingUpdate,
-			Args:         []interface{}{request},
-			WaitForStage: client.WorkflowUpdateStageCompleted,
-		},
-	})
-	if err != nil {
+	updateID := uuid.NewString()
+	return retriedWhenAsked(ctx, func() (CancelAnswer, error) {
+		var answer CancelAnswer
+		// A start operation serves one call only: each attempt has its own, the update id is the same.
+		start := c.NewWithStartWorkflowOperation(client.StartWorkflowOptions{
+			ID:        OrderWorkflowID(customerReferenceNo),
+			TaskQueue: taskQueue,
+			// Joins a run in progress; after a run ended, the next request starts a new one under the same id.
+			WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+			WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+			TypedSearchAttributes:    temporal.NewSearchAttributes(customerReferenceNoKey.ValueSet(customerReferenceNo)),
+			StaticSummary:            "Order · ref " + customerReferenceNo,
+		}, OrderWorkflowType, OrderWorkflowInput{CustomerReferenceNo: customerReferenceNo})
+		handle, err := c.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
+			StartWorkflowOperation: start,
+			UpdateOptions: client.UpdateWorkflowOptions{
+				UpdateID:     updateID,
+				WorkflowID:   OrderWorkflowID(customerReferenceNo),
+				UpdateName:   CancelBookingUpdate,
+				Args:         []interface{}{request},
+				WaitForStage: client.WorkflowUpdateStageCompleted,
+			},
+		})
+		if err != nil {
+			return answer, err
+		}
+		err = handle.Get(ctx, &answer)
 		return answer, err
-	}
-	err = handle.Get(ctx, &answer)
-	return answer, err
+	})
 }
 
 // QuoteCancellation is the fee a cancellation costs now (CancelBooking with Confirm false): nothing is cancelled.

@@ -95,7 +95,8 @@ func Dial(options client.Options) (client.Client, error) {
 
 // Start starts the booking, or returns the workflow that already exists for its reference, running or
 // ended: a caller that retries after a timeout never makes a second booking. The task queue is taskQueue,
-// else BOOKING_TASK_QUEUE, else hotel-booking. An *InvalidRequestError means nothing was started.
+// else BOOKING_TASK_QUEUE, else hotel-booking. An *InvalidRequestError means nothing was started. A start the
+// server asks to retry (ServerAskedToRetry) is made again: it attaches to the booking if the first one started it.
 func Start(ctx context.Context, c client.Client, request Request, taskQueue string) (client.WorkflowRun, error) {
 	if err := request.check(); err != nil {
 		return nil, err
@@ -104,16 +105,18 @@ func Start(ctx context.Context, c client.Client, request Request, taskQueue stri
 		taskQueue = getenv(TaskQueueVariable, DefaultTaskQueue)
 	}
 	ref := request.CustomerReferenceNo
-	run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID:        WorkflowID(ref),
-		TaskQueue: taskQueue,
-		// A retried start while the booking runs attaches to it; after it ended, the id is never reused.
-		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		TypedSearchAttributes:    temporal.NewSearchAttributes(customerReferenceNoKey.ValueSet(ref)),
-		// Shown in the Web UI's list; summaries are stored in clear, so references only.
-		StaticSummary: fmt.Sprintf("Booking %s · ref %s", request.RatePkgID, ref),
-	}, WorkflowType, request)
+	run, err := retriedWhenAsked(ctx, func() (client.WorkflowRun, error) {
+		return c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+			ID:        WorkflowID(ref),
+			TaskQueue: taskQueue,
+			// A retried start while the booking runs attaches to it; after it ended, the id is never reused.
+			WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
+			WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+			TypedSearchAttributes:    temporal.NewSearchAttributes(customerReferenceNoKey.ValueSet(ref)),
+			// Shown in the Web UI's list; summaries are stored in clear, so references only.
+			StaticSummary: fmt.Sprintf("Booking %s · ref %s", request.RatePkgID, ref),
+		}, WorkflowType, request)
+	})
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &started) {
 		// The booking ran before and ended: its workflow, not a new one, is the answer.
