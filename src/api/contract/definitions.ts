@@ -152,6 +152,14 @@ export const ACTIVITY_TIMEOUT_SECONDS = {
 export const CANCEL_START_WITHIN_SECONDS = 60;
 
 /**
+ * How long a Book's activity may wait for a worker to start it. One not started by then was never sent (its account
+ * taken off every worker, a backlog): the booking reads it as refused before any work, and sends it again within the
+ * first Book's refusal window or ends honestly (no order made), instead of waiting with no ceiling on a queue nobody
+ * polls.
+ */
+export const BOOK_START_WITHIN_SECONDS = 60;
+
+/**
  * Floors and caps on the recovery settings a booking request may set, so a caller can neither defeat the
  * re-send rule nor end a booking before recovery had its chance. `recovery.testing`, honoured only by a worker
  * with RECOVERY_TESTING=on, lifts them (tests, the sandbox, chaos runs and benchmarks scale the schedule down).

@@ -6,6 +6,7 @@ import { ActivityFailure, ApplicationFailure, log, setCurrentDetails, sleep } fr
 import type { BookOutcome, OrderView } from '../../activities/types';
 import type { BookAttempt, BookingOutcome } from '../../api/contract/index';
 import { bookActivity } from './proxies';
+import { neverStarted } from '../failure';
 import { countBookAttempt, countConfirmedAboveAccepted } from '../counters';
 import { confirmedAboveAccepted } from '../../runtime/rules/price';
 import { describe, setStage, unresolvedOutcome, type BookingRun } from './run';
@@ -68,6 +69,14 @@ async function bookOnce(run: BookingRun): Promise<BookOutcome> {
       context: run.context,
     });
   } catch (err) {
+    // No worker started it (its account on no worker, a backlog): nothing was sent, so it is refused before any work.
+    if (neverStarted(err)) {
+      return {
+        kind: 'refused',
+        errorType: 'BookNotStarted',
+        message: 'Book was not started in time (no worker took it)',
+      };
+    }
     // The activity itself failed or timed out (the worker died mid-call): the supplier may have acted. Refusals
     // and rejections come back as values (the Book rule), so nothing thrown is ever read as one.
     const cause = err instanceof ActivityFailure && err.cause instanceof ApplicationFailure ? err.cause : undefined;

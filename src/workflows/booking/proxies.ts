@@ -1,7 +1,12 @@
 /** The activities as bookingWorkflow calls them, each with the options its role needs. */
 import { proxyActivities, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
 import type { BookingActivities } from '../../activities/types';
-import { ACTIVITY_TIMEOUT_SECONDS, queryOrdersTaskQueue, supplierTaskQueue } from '../../api/contract/definitions';
+import {
+  ACTIVITY_TIMEOUT_SECONDS,
+  BOOK_START_WITHIN_SECONDS,
+  queryOrdersTaskQueue,
+  supplierTaskQueue,
+} from '../../api/contract/definitions';
 
 /** CheckAvail reads only: retried by Temporal with backoff; used-up retries become a `failed` outcome. */
 const checkAvailOptions = {
@@ -41,8 +46,10 @@ export const { checkRequestAndAvail } = proxyLocalActivities<BookingActivities>(
  * only the supplier's idempotency by reference between the two; and its start is nowhere in the history
  * until it ends. As an activity, a lost Book is an `ambiguous` ending and the order is looked up with
  * QueryOrders before anything is sent again. What that costs is measured in docs/performance.md.
+ * A Book no worker started within BOOK_START_WITHIN_SECONDS was never sent (book.ts reads it as refused).
  */
 const bookOptions = {
+  scheduleToStartTimeout: `${BOOK_START_WITHIN_SECONDS} seconds`,
   startToCloseTimeout: `${ACTIVITY_TIMEOUT_SECONDS.book} seconds`,
   heartbeatTimeout: '15 seconds',
   retry: { maximumAttempts: 1 },

@@ -12,21 +12,13 @@
  *     again (back to 1), at most `maxBookAttempts` sends that may have acted in all; a re-send refused in words
  *     that prove it did nothing ends the sends (an earlier one may be what the supplier is working on).
  */
-import {
-  ActivityFailure,
-  allHandlersFinished,
-  condition,
-  continueAsNew,
-  setCurrentDetails,
-  TimeoutFailure,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { allHandlersFinished, condition, continueAsNew, setCurrentDetails, workflowInfo } from '@temporalio/workflow';
 import type { CancelSendOutcome } from '../../runtime/rules/cancel';
 import type { CancelBookingAnswer, CancelFeeQuote, CancellationRecord, OrderOutcome } from '../../api/contract/index';
 import { feeWithin, type AcceptedFee } from '../../runtime/rules/cancel-fee';
 import { countFromSend, followOrder, maySendAgain } from '../follow';
 import { cancelActivity, earlierCancelSends } from './proxies';
-import { failureType } from '../failure';
+import { failureType, neverStarted } from '../failure';
 import { describeOrder, fee, feeClock, feeSoon, quoteAt, readOrder, setOrderStage, type OrderRun } from './run';
 import type { CancelPlan, FollowState, OrderCarry, OrderWorkflowArgs } from './carry';
 
@@ -358,13 +350,4 @@ function refuseQueued(run: OrderRun, message: string): void {
   for (let queued = run.requests.shift(); queued; queued = run.requests.shift()) {
     queued.refusal = { type: 'OrderRunContinuing', message };
   }
-}
-
-/** Whether an activity failed because no worker started it in time: then it did nothing. */
-function neverStarted(err: unknown): boolean {
-  return (
-    err instanceof ActivityFailure &&
-    err.cause instanceof TimeoutFailure &&
-    err.cause.timeoutType === 'SCHEDULE_TO_START'
-  );
 }
