@@ -120,6 +120,7 @@ export async function createBookingWorker(deps: BookingWorkerDeps): Promise<Book
     ...(deps.callbackUrl ? { callbackUrl: deps.callbackUrl } : {}),
     ...(deps.recoveryTesting ? { recoveryTesting: true } : {}),
     ...(deps.meters ? { meters: deps.meters } : {}),
+    ...(deps.accounts ? { accounts: deps.accounts.map(({ id, partners }) => ({ id, partners })) } : {}),
   };
   const mine = supplierActivities(deps, shared);
   const own = mine.booking;

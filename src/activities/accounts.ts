@@ -14,7 +14,7 @@ import type { SupplierClient } from '../runtime/supplier/interface';
 import type { BookingMeters } from '../runtime/observability/metrics';
 import type { TemporalServices } from '../runtime/namespace/setup';
 import { createActivities } from './booking';
-import { createOrderActivities } from './order';
+import { createOrderActivities, type OrderAccounts } from './order';
 import { createReconciliationActivities } from './sweep';
 import type {
   BookingActivities,
@@ -71,12 +71,14 @@ export interface SharedActivityDeps {
   callbackUrl?: string;
   recoveryTesting?: boolean;
   meters?: BookingMeters;
+  /** The worker's accounts, which an order run's account is checked against (its first step, checkOrderStart). */
+  accounts?: OrderAccounts;
 }
 
 /** The activities of one supplier (the worker's own, or one account's), each factory over that supplier's stack. */
 export function supplierActivities(
   stack: { supplier: SupplierClient; profile: SupplierProfile; orders?: QueryOrdersCoalescer },
-  { client, temporal, callbackUrl, recoveryTesting, meters }: SharedActivityDeps,
+  { client, temporal, callbackUrl, recoveryTesting, meters, accounts }: SharedActivityDeps,
 ) {
   const { supplier, profile, orders } = stack;
   const switches = { ...(recoveryTesting ? { recoveryTesting: true } : {}) };
@@ -89,7 +91,7 @@ export function supplierActivities(
       ...switches,
       ...(meters ? { meters } : {}),
     }),
-    order: createOrderActivities({ supplier, profile, client, ...switches }),
+    order: createOrderActivities({ supplier, profile, client, ...switches, ...(accounts ? { accounts } : {}) }),
     reconciliation: createReconciliationActivities({ supplier, profile, temporal, ...(meters ? { meters } : {}) }),
   };
 }

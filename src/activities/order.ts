@@ -24,6 +24,7 @@ import {
 import { OrderWorkflowInput as OrderInputSchema, RecoveryOptions, TEST_HEADER_REFUSED } from '../api/contract/schemas';
 import type { SupplierClient } from '../runtime/supplier/interface';
 import type { SupplierProfile } from '../runtime/config/supplier-profile';
+import { chooseAccount, type SupplierAccount } from '../runtime/config/accounts';
 import { everyRunOf, type RunView } from './runs';
 import { withSignal } from './shared';
 import { classifyCancelFailure, type CancelSendOutcome } from '../runtime/rules/cancel';
@@ -35,7 +36,12 @@ export interface OrderActivityDeps {
   profile: SupplierProfile;
   /** RECOVERY_TESTING: a test worker lifts the recovery floors for an order run as for a booking. */
   recoveryTesting?: boolean;
+  /** The worker's supplier accounts (SUPPLIER_ACCOUNTS_FILE), which an order's account is checked against. */
+  accounts?: OrderAccounts;
 }
+
+/** The accounts a worker serves, as an order run's first step checks the booking's one against them. */
+export type OrderAccounts = ReadonlyArray<Pick<SupplierAccount, 'id' | 'partners'>>;
 
 /** The booking outcomes that sent Book: the order under the reference is the booking's. */
 const BOOKED_OUTCOMES = new Set<BookingOutcome['kind']>(['confirmed', 'failed', 'unresolved']);
@@ -47,6 +53,7 @@ export function createOrderActivities({
   supplier,
   profile,
   recoveryTesting,
+  accounts,
 }: OrderActivityDeps): OrderActivities {
   return {
     /**
@@ -56,7 +63,7 @@ export function createOrderActivities({
     async checkOrderStart({ input }: { input: OrderWorkflowInput }): Promise<OrderStartCheck> {
       const issues = orderInputSchemaIssues(input, recoveryTesting === true, profile.testHeader);
       if (issues.length > 0) return { kind: 'invalid', issues };
-      return bookingOfOrder(client, input.customerReferenceNo);
+      return bookingOfOrder(client, input.customerReferenceNo, accounts);
     },
 
     /**
@@ -195,7 +202,11 @@ function orderInputSchemaIssues(
  * the run refuses while it runs), ended with an outcome that sent Book (from its result, which no starter can
  * forge), or cut off once it had sent Book. No booking, or one that ended before Book: not ours.
  */
-async function bookingOfOrder(client: Pick<Client, 'workflow'>, ref: string): Promise<OrderStartCheck> {
+async function bookingOfOrder(
+  client: Pick<Client, 'workflow'>,
+  ref: string,
+  accounts: OrderAccounts | undefined,
+): Promise<OrderStartCheck> {
   const handle = client.workflow.getHandle<BookingWorkflow>(bookingWorkflowId(ref));
   let described;
   try {
@@ -207,9 +218,9 @@ async function bookingOfOrder(client: Pick<Client, 'workflow'>, ref: string): Pr
     throw err;
   }
   const status = described.status.name;
-  // The account the booking chose (bookingWorkflow's memo): the order's Cancel and QueryOrders go to it too.
-  const memo = await described.memo;
-  const account = typeof memo?.['supplier'] === 'string' ? { supplier: memo['supplier'] } : {};
+  const chosen = accountOfBooking(await described.memo, accounts);
+  if ('refused' in chosen) return { kind: 'not-ours', reason: chosen.refused };
+  const account = chosen.supplier ? { supplier: chosen.supplier } : {};
   if (status === 'RUNNING') return { kind: 'ours', booking: 'running', ...account };
   if (status === 'COMPLETED') {
     const outcome = await handle.result();
@@ -219,6 +230,26 @@ async function bookingOfOrder(client: Pick<Client, 'workflow'>, ref: string): Pr
   const stage = described.typedSearchAttributes.get(BookingStageKey);
   if (stage !== undefined && BOOKED_STAGES.has(stage)) return { kind: 'ours', booking: 'ended', ...account };
   return { kind: 'not-ours', reason: `the booking of this reference was cut off before any Book (stage ${stage})` };
+}
+
+/**
+ * The supplier account the order's Cancel and QueryOrders go to: the one the booking chose (its first step wrote it
+ * in the booking's memo, and its continued runs carry it there), checked against this worker's own accounts file, as
+ * a memo is only as good as whoever wrote it: a starter may set one. On a worker without accounts there is one
+ * supplier and the memo is not read; with accounts, an account this worker does not have, or does not open to this
+ * namespace, is refused, so a Cancel never goes out on another account's credential. No account in the memo: the
+ * worker's own supplier, as for bookings that began before accounts.
+ */
+function accountOfBooking(
+  memo: Record<string, unknown> | undefined,
+  accounts: OrderAccounts = [],
+): { supplier?: string } | { refused: string } {
+  const named = memo?.['supplier'];
+  if (accounts.length === 0 || named === undefined) return {};
+  if (typeof named !== 'string')
+    return { refused: 'the booking names its supplier account in a form no worker writes' };
+  const chosen = chooseAccount(accounts, Context.current().info.workflowNamespace ?? '', named);
+  return 'refused' in chosen ? { refused: `the booking's ${chosen.refused}` } : { supplier: chosen.account.id };
 }
 
 /**

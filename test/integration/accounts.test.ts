@@ -20,7 +20,7 @@ import type { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { startSandbox, type Sandbox } from '../../dev/sandbox/server';
 import { bookingWorkflowId, type BookingOutcome, type BookingRequest } from '../../src/api/contract/index';
-import { awaitOrderOutcome, cancelBooking, getBookingState } from '../../src/api/client/index';
+import { awaitOrderOutcome, cancelBooking, getBookingState, getOrderState } from '../../src/api/client/index';
 import { runConformance } from '../../src/operators/conformance/run';
 import { loadConfig, type AppConfig } from '../../src/runtime/config/index';
 import { createWorkerFromConfig, type ConfiguredWorker } from '../../src/worker';
@@ -299,3 +299,55 @@ test('a slow account holds only its own slots: a booking on another confirms whi
     expect(delta.orders().filter((o) => o.customerReferenceNo === customerReferenceNo)).toHaveLength(1);
   }
 }, 90_000);
+
+/**
+ * A booking that continued as new keeps its account where an order run reads it. delta (open to this partner, not
+ * its default) keeps the order pending for 16 listings a second apart, and the history limit makes the booking
+ * continue as new while it polls. The order run then quotes on delta. Before, the continued run lost the account from
+ * its memo (a new run takes the memo its start carried, not what the first run wrote), and the order run went to the
+ * partner's default, alpha, which has no such order: a Cancel on another account's credential.
+ */
+test('a booking that continued as new keeps its account: its order run quotes on that account', async () => {
+  const request = bookingRequest({
+    supplier: 'delta',
+    test: 'confirmAfterQueries=16',
+    recovery: { testing: true, delaysSeconds: [1], repeatEverySeconds: 1, continueAsNewAfterEvents: 100 },
+  });
+  const ref = request.customerReferenceNo;
+  expect((await book(request)).kind).toBe('confirmed');
+  const latest = await client.workflow.getHandle(bookingWorkflowId(ref)).describe();
+  expect(latest.raw.workflowExecutionInfo?.firstRunId).not.toBe(latest.runId);
+
+  const quote = await cancelBooking(client, ref, { confirm: false }, { taskQueue });
+  expect(quote.kind).toBe('quote');
+  expect((await getOrderState(client, ref)).supplier).toBe('delta');
+}, 90_000);
+
+/**
+ * A memo is only as good as whoever wrote it: a start may carry one. A booking started with a memo naming gamma (an
+ * account of another partner) that never reaches its first step (its queue has no worker) keeps that memo; the
+ * order run for its reference checks the account against this worker's file and refuses it, naming it. Before, it
+ * took gamma, and its Cancel and QueryOrders would have gone out on another partner's credential.
+ */
+test("an order run refuses a booking's memo naming an account its partner may not use", async () => {
+  const ref = randomUUID();
+  const booking = await client.workflow.start('bookingWorkflow', {
+    taskQueue: `nobody-${randomUUID().slice(0, 8)}`,
+    workflowId: bookingWorkflowId(ref),
+    args: [bookingRequest({ customerReferenceNo: ref })],
+    memo: { supplier: 'gamma' },
+  });
+  try {
+    const gammaBefore = gamma.calls().length;
+    const answer = await cancelBooking(client, ref, { confirm: false }, { taskQueue }).catch((err: Error) => err);
+    expect(JSON.stringify(answer)).not.toContain('"kind":"quote"');
+    const outcome = await awaitOrderOutcome(client, ref);
+    expect(outcome).toMatchObject({
+      kind: 'not-cancellable',
+      reason: expect.stringContaining('the account "gamma" is not open to this partner'),
+    });
+    expect(gamma.calls().length).toBe(gammaBefore);
+  } finally {
+    await booking.terminate('test over');
+  }
+});

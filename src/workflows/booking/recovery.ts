@@ -11,7 +11,9 @@ import {
   condition,
   continueAsNew,
   log,
+  makeContinueAsNewFunc,
   setCurrentDetails,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { QueryOrderOutcome } from '../../activities/types';
 import type { BookingOutcome, PollRecord } from '../../api/contract/index';
@@ -48,10 +50,12 @@ export async function recover(
       when: 'before-wait',
       async to() {
         await condition(allHandlersFinished);
-        return continueAsNew<(input: BookingWorkflowInput) => Promise<BookingOutcome>>({
-          ...withoutResume(input),
-          resume: { state, ...place, request: run.request, recovery },
-        });
+        const next = { ...withoutResume(input), resume: { state, ...place, request: run.request, recovery } };
+        type Next = (input: BookingWorkflowInput) => Promise<BookingOutcome>;
+        if (!state.supplier) return continueAsNew<Next>(next);
+        // The account goes on in the next run's memo, where an order run reads it: a new run takes only the memo its
+        // start carried (the SDK copies the start's, not what upsertMemo wrote), so it would start without it.
+        return makeContinueAsNewFunc<Next>({ memo: { ...workflowInfo().memo, supplier: state.supplier } })(next);
       },
     },
     read: (trigger) => pollOnce(run, place.anchorMs, trigger),
