@@ -2,8 +2,8 @@
  * The progressive ramp on a real dev server (src/operators/deploy/ramp.ts): builds A (current) and B, C of one
  * deployment. B fails its first workflow task (its booking throws); the gate passes it (no run of it exists yet), so
  * only its health can stop it.
- *  - `ramp --steps 50,100` of B, with bookings started during the pause: B's runs fail their first task, the ramp is
- *    undone by itself, A still takes every new run (exit 1).
+ *  - `ramp --steps 50,100 --wait` of B, with bookings started during the pause: B's runs fail their first task, the
+ *    watched pause sees it, the ramp is undone by itself, A still takes every new run (exit 1).
  *  - The same ramp of C (this checkout's code) goes step by step to current (exit 0).
  */
 import { writeFileSync } from 'node:fs';
@@ -51,8 +51,8 @@ test('a ramp whose build fails its first workflow task is undone by itself; the 
 
   const ramp = runDeployStep(
     d.env.client,
-    args('ramp', '--build-id', b.buildId, '--steps', '50,100', '--pause', '4s', '--bundle', brokenBundle),
-    io,
+    args('ramp', '--build-id', b.buildId, '--steps', '50,100', '--pause', '60s', '--wait', '--bundle', brokenBundle),
+    { ...io, pollMs: 1_000 },
   );
   await trafficUntil(ramp);
   const result = await ramp;
@@ -64,6 +64,8 @@ test('a ramp whose build fails its first workflow task is undone by itself; the 
   expect(routing.current).toBe(a.buildId);
   expect(routing.ramping).toBeUndefined();
   expect(lines.join('\n')).toContain(`Ramp undone: build ${a.buildId} takes every new run again`);
+  // --wait: the pause watched, health said as it goes, and the ramp undone once over the limit, not after 60 s.
+  expect(lines.join('\n')).toMatch(/s into the 50 % step: \d+ runs on it, [1-9]\d* failing/);
 }, 90_000);
 
 test('a ramp of a healthy build goes step by step to current', async () => {

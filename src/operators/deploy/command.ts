@@ -48,14 +48,15 @@ export const DEPLOY_USAGE = `npm run deploy -- <step> [flags]
 
 Steps:
   status                             the deployment's current and ramping builds, each build's open runs
-  gate     [--build-id B]            the replay gate alone (exit 1 when refused)
+  gate     [--build-id B]            the gate alone (exit 1 when refused): the replay gate, then the gate run
   ramp     [--build-id B] --percent P  the gate, then P % of new runs to B; --percent 0 ends the ramp
   ramp     [--build-id B] --steps 5,25,50,100 --pause D [--max-failures N] [--max-stuck N] [--stuck-after D]
-                                     the gate, then each share in turn (100: B current), each watched for D; after
+           [--wait]                  the gate, then each share in turn (100: B current), each watched for D; after
                                      each pause B's runs since the ramp began are read from the server: failed runs
                                      and failing workflow tasks over N (default 0), or runs whose workflow task
                                      waited over --stuck-after (default 60s) over N (default 0), undo the ramp by
-                                     themselves (exit 1)
+                                     themselves (exit 1); with --wait, health is read and printed every 15 s of each
+                                     pause, and the ramp undone as soon as it is over a limit
   rollout  [--build-id B]            the gate, then B current: every new run starts on B
   drain    --build-id A [--wait] [--grace S]
                                      A may stop once routing sends it no new run, no open run is on it or pinned
@@ -63,16 +64,22 @@ Steps:
                                      seconds ago (default 180); with --wait, until then (or until A takes new runs
                                      again: exit 1)
   move     --from A --to B           every open run pinned to A replayed against B's code (--bundle), then, if all
-                                     replay and B is served, each pinned to B: for a build that is lost
+                                     replay, B is served and passes its gate run, each pinned to B: for a build
+                                     that is lost
   settings                           from the fleet's configuration (the workers' environment): each QueryOrders
                                      queue's rate limit set at queue level (it outranks every worker's), and the
                                      sweep Schedule written and marked as the deploy's (workers leave it alone)
   rollback [--build-id A]            the gate for A, then A current again (default: the build that was current
                                      just before the present one, never one that only ramped; needs A's --bundle)
 
-Before ramp, rollout and rollback change routing, every task queue of the target build must have been polled by
-one of its workers within the last 90 s (else refused, naming the queue), and the change carries the conflict token
-read before the gate (a change another deploy made meanwhile refuses it; nothing changes).
+The gate: the replay gate replays the open runs the build would continue (and a sample of closed ones) against the
+build's own code; then every task queue of the build must have been polled by one of its workers within the last
+90 s (else refused, naming the queue); then the gate run: a short workflow of ours (deployGateWorkflow: a local
+activity and one on the queue, nothing booked, no supplier called) started pinned to the build by a versioning
+override. A build that fails its first workflow task, or whose workers do not take the run within --gate-timeout, is
+refused; a build made before the gate workflow existed passes with a warning (--strict refuses it). Ramp, rollout,
+rollback and move change nothing unless the gate passes, and every routing change carries the conflict token read
+before the gate (a change another deploy made meanwhile refuses it; nothing changes).
 
 Flags:
   --deployment NAME   the Worker Deployment (default WORKER_DEPLOYMENT_NAME)
@@ -83,7 +90,9 @@ Flags:
                       for move, the --to build's)
   --from ID, --to ID  move: the build whose pinned runs go, and the build they go to
   --steps, --pause    a progressive ramp's shares (rising, 1 to 100) and how long each is watched (90s, 5m, 1h)
-  --strict            every divergence refuses
+  --gate-timeout D    how long the gate run may take on the target build before it is refused (default 60s)
+  --wait              drain: until the build may stop; ramp --steps: each pause watched (see ramp)
+  --strict            every divergence refuses, and a build without the gate workflow
   --json              one JSON line on stdout
   --help              this text
 

@@ -9,6 +9,7 @@
  *    (the pending task's attempt above 1: the server retries a failed task, and a build that fails its first task
  *    never records a completed one);
  *  - stuck: open runs of the build whose workflow task has waited longer than --stuck-after (no worker took it).
+ * With --wait the pause is watched: health read and said every 15 s, and the ramp undone as soon as it is over a limit.
  */
 import type { Client } from '@temporalio/client';
 import type { WorkerBuild } from '../../runtime/config/build';
@@ -98,6 +99,34 @@ async function undo(
   io.say(`Rolled back: build ${previous.buildId} is current again`);
 }
 
+/**
+ * `--wait`: the pause watched. The build's health is read every 15 s (io.pollMs) and said in a line, and the pause
+ * ends early once it is over a limit, so a failing build is undone at once rather than at the pause's end.
+ */
+async function watchPause(
+  client: Client,
+  args: DeployArgs,
+  target: WorkerBuild,
+  since: string,
+  percent: number,
+  limits: { failures: number; stuck: number },
+  io: DeployIo,
+): Promise<void> {
+  const began = Date.now();
+  const end = began + (args.pauseSeconds ?? 0) * 1000;
+  for (;;) {
+    const left = end - Date.now();
+    if (left <= 0) return;
+    await new Promise((r) => setTimeout(r, Math.min(io.pollMs ?? 15_000, left)));
+    const health = await rampHealth(client, args.taskQueue, target, since, args.stuckAfterSeconds ?? 60);
+    io.say(
+      `  ${Math.round((Date.now() - began) / 1000)} s into the ${percent} % step: ${health.runs} runs on it, ` +
+        `${health.failures} failing, ${health.stuck} stuck`,
+    );
+    if (health.failures > limits.failures || health.stuck > limits.stuck) return;
+  }
+}
+
 /** The progressive ramp; exit 1 when the gate refuses or the build's health stopped it (undone). */
 export async function progressiveRamp(client: Client, args: DeployArgs, io: DeployIo): Promise<DeployResult> {
   const target: WorkerBuild = { deploymentName: args.deploymentName, buildId: args.buildId! };
@@ -124,7 +153,8 @@ export async function progressiveRamp(client: Client, args: DeployArgs, io: Depl
     io.say(
       percent === 100 ? `Build ${target.buildId} is current` : `Build ${target.buildId} takes ${percent} % of new runs`,
     );
-    await new Promise((r) => setTimeout(r, (args.pauseSeconds ?? 0) * 1000));
+    if (args.wait) await watchPause(client, args, target, since, percent, limits, io);
+    else await new Promise((r) => setTimeout(r, (args.pauseSeconds ?? 0) * 1000));
     const health = await rampHealth(client, args.taskQueue, target, since, args.stuckAfterSeconds ?? 60);
     steps.push({ percent, health });
     io.say(
