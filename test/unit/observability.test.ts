@@ -13,7 +13,7 @@ import { counterText } from '../../src/runtime/observability/exposition';
 import { jsonLine, stageOfActivity } from '../../src/runtime/observability/logging';
 import { runtimeOptions } from '../../src/runtime/observability/runtime';
 import { bundleTracingMismatch } from '../../src/runtime/observability/tracing';
-import { BookingMeters } from '../../src/runtime/observability/metrics';
+import { BookingMeters, createSupplierObserver } from '../../src/runtime/observability/metrics';
 import { noopMetricMeter, type MetricMeter } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { createActivities } from '../../src/activities/booking';
@@ -152,6 +152,28 @@ describe('dashboards and alert rules name only metrics the worker exports', () =
   }
   /** Prometheus's own series, which every scrape target has. */
   const SYNTHETIC = new Set(['up']);
+  /**
+   * The families a supplier account's requests are recorded on with its `supplier_account` label, read from what
+   * createSupplierObserver records (a worker's own supplier records them without it).
+   */
+  const accountLabelled = (() => {
+    const names = new Set<string>();
+    const keep =
+      (name: string) =>
+      (_value: number, tags: Record<string, unknown> = {}) => {
+        if ('supplier_account' in tags) names.add(name);
+      };
+    const meter = {
+      ...noopMetricMeter,
+      createCounter: (name: string) => ({ ...noopMetricMeter.createCounter(name), add: keep(name) }),
+      createHistogram: (name: string) => ({ ...noopMetricMeter.createHistogram(name), record: keep(name) }),
+    } as unknown as MetricMeter;
+    const observer = createSupplierObserver(new BookingMeters(meter), 'acme');
+    observer.request('book').end({ httpStatus: 429, errorType: 'SupplierRateLimited' });
+    observer.rateLimitWait('book', 0.1);
+    observer.queryOrdersBatch(3);
+    return [...exported].filter(([, def]) => def && names.has(def.name)).map(([family]) => family);
+  })();
 
   const dashboard = JSON.parse(readFileSync(path.join(ROOT, 'infra/grafana/dashboards/booking.json'), 'utf8')) as {
     panels: Array<{ title: string; targets?: Array<{ expr: string }> }>;
@@ -177,9 +199,52 @@ describe('dashboards and alert rules name only metrics the worker exports', () =
       'BookingRecoveryBacklogGrowing',
       'SupplierRateLimiting',
       'SupplierServerErrors',
+      'SupplierAccountDown',
       'BookingWorkerNotPolling',
       'WorkflowTaskFailing',
     ]);
+  });
+
+  test('supplier calls are seen per account: each panel on them takes the account variable, each alert groups by account', () => {
+    expect(accountLabelled).toEqual(
+      expect.arrayContaining([
+        'booking_supplier_responses_total',
+        'booking_supplier_rate_limited_total',
+        'booking_supplier_errors_total',
+        'booking_supplier_request_duration_seconds_bucket',
+      ]),
+    );
+    const onAccounts = (expr: string) => metricNames(expr).some(({ name }) => accountLabelled.includes(name));
+    const panels = dashboard.panels.flatMap((p) => (p.targets ?? []).map((t) => ({ title: p.title, expr: t.expr })));
+    const supplierPanels = panels.filter((p) => onAccounts(p.expr));
+    expect(supplierPanels.length).toBeGreaterThanOrEqual(8);
+    for (const { title, expr } of supplierPanels) {
+      for (const { name, labels } of metricNames(expr).filter((m) => accountLabelled.includes(m.name))) {
+        expect({ title, name, account: labels.some(([l]) => l === 'supplier_account') }).toEqual({
+          title,
+          name,
+          account: true,
+        });
+      }
+      expect({ title, groupsByAccount: /by \([^)]*supplier_account/.test(expr) }).toEqual({
+        title,
+        groupsByAccount: true,
+      });
+    }
+    expect(JSON.stringify(dashboard)).toContain('"name":"account"');
+    const supplierAlerts = rules.groups.flatMap((g) => g.rules).filter((r) => onAccounts(r.expr));
+    expect(supplierAlerts.map((r) => r.alert)).toEqual([
+      'SupplierRateLimiting',
+      'SupplierServerErrors',
+      'SupplierAccountDown',
+    ]);
+    for (const { alert, expr } of supplierAlerts) {
+      const groupings = [...expr.matchAll(/\bby \(([^)]*)\)/g)].map((m) => m[1]!);
+      expect({ alert, groupings: groupings.every((g) => g.includes('supplier_account')) }).toEqual({
+        alert,
+        groupings: true,
+      });
+    }
   });
 
   test.each(expressions)('$where', ({ expr }) => {
@@ -191,6 +256,7 @@ describe('dashboards and alert rules name only metrics the worker exports', () =
       const def = exported.get(name);
       if (!def) continue;
       for (const [label, value] of labels) {
+        if (label === 'supplier_account' && accountLabelled.includes(name)) continue;
         expect(def.labels).toContain(label);
         // A value the code never records would make a panel or an alert silently empty.
         if (value !== undefined && def.values?.[label]) expect(def.values[label]).toContain(value);
