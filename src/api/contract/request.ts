@@ -149,9 +149,11 @@ function outside(
   value: number,
   bound: { min?: number; max?: number },
   why: { min?: string; max?: string },
+  { zeroAllowed = false }: { zeroAllowed?: boolean } = {},
 ): BoundIssue[] {
-  // A value that is not positive is refused by RecoveryPolicy's own check already: a bound adds nothing.
-  if (value <= 0) return [];
+  // A value the schema refuses (not positive, or below 0 where 0 is a value) is refused by RecoveryPolicy's own
+  // check already: a bound adds nothing.
+  if (zeroAllowed ? value < 0 : value <= 0) return [];
   if (bound.min !== undefined && value < bound.min)
     return [{ path, message: `must be at least ${bound.min} (${why.min}); ${TESTING_HINT.floor}` }];
   if (bound.max !== undefined && value > bound.max)
@@ -179,12 +181,13 @@ function recoveryBoundIssues(options: Partial<RecoveryPolicy>): BoundIssue[] {
     ...p.delaysSeconds.flatMap((delay, i) => outside(['delaysSeconds', i], delay, b.delaysSeconds, why.delaysSeconds)),
     ...outside(['repeatEverySeconds'], p.repeatEverySeconds, b.repeatEverySeconds, why.repeatEverySeconds),
     ...outside(['deadlineSeconds'], p.deadlineSeconds, b.deadlineSeconds, why.deadlineSeconds),
-    // 0 is a margin, and the least of them: outside() leaves non-positive values to the schema, so 0 is raised here.
+    // 0 is a margin, and the least of them: below the floor like any other.
     ...outside(
       ['feeChangeMarginSeconds'],
-      Math.max(p.feeChangeMarginSeconds, Number.MIN_VALUE),
+      p.feeChangeMarginSeconds,
       b.feeChangeMarginSeconds,
       why.feeChangeMarginSeconds,
+      { zeroAllowed: true },
     ),
   ];
   // The deadline's floor is computed from the schedule, so only from one in bounds: that is what the caller
