@@ -9,6 +9,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Client, WorkflowHandle } from '@temporalio/client';
+import { decodeOptionalFailureToOptionalError } from '@temporalio/common/lib/internal-non-workflow';
+import type { temporal } from '@temporalio/proto';
 import type { WorkerBuild } from '../../runtime/config/build';
 
 /** The gate workflow's type and id prefix (src/workflows/gate; not imported: operator code loads no workflow code). */
@@ -47,16 +49,21 @@ interface Progress {
   taskStarted: boolean;
 }
 
-async function progress(handle: WorkflowHandle): Promise<Progress> {
+async function progress(client: Client, handle: WorkflowHandle): Promise<Progress> {
   const [description, history] = await Promise.all([handle.describe(), handle.fetchHistory()]);
-  let taskFailure: string | undefined;
+  let failure: temporal.api.failure.v1.IFailure | undefined;
   let taskStarted = false;
   for (const event of history.events ?? []) {
     if (event.workflowTaskStartedEventAttributes) taskStarted = true;
     const failed = event.workflowTaskFailedEventAttributes;
-    if (failed) taskFailure = (failed.failure?.message ?? 'no message').split('\n')[0]!.slice(0, 500);
+    if (failed) failure = failed.failure ?? { message: 'no message' };
   }
-  return { status: description.status.name, ...(taskFailure ? { taskFailure } : {}), taskStarted };
+  // Workers that encrypt payloads encrypt a failure's message too ("Encoded failure"): decoded with the same keys.
+  const decoded = failure
+    ? await decodeOptionalFailureToOptionalError(client.options.loadedDataConverter, failure).catch(() => undefined)
+    : undefined;
+  const taskFailure = failure ? (decoded?.message ?? failure.message ?? '').split('\n')[0]!.slice(0, 500) : undefined;
+  return { status: description.status.name, ...(taskFailure !== undefined ? { taskFailure } : {}), taskStarted };
 }
 
 /** Starts the gate run on `build` and judges it; never throws for what the build did, only for the server's errors. */
@@ -79,7 +86,7 @@ export async function runGateWorkflow(options: GateRunOptions): Promise<GateRunR
   };
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const seen = await progress(handle);
+    const seen = await progress(client, handle);
     if (seen.status === 'COMPLETED') {
       const result = (await handle.result()) as { ranOn?: GateRunReport['ranOn'] };
       return { verdict: 'pass', workflowId, ...(result?.ranOn ? { ranOn: result.ranOn } : {}) };
@@ -101,7 +108,8 @@ export async function runGateWorkflow(options: GateRunOptions): Promise<GateRunR
       await handle.terminate('deploy gate: the build has no gate workflow').catch(() => undefined);
       return { verdict: 'pass', workflowId, reason };
     }
-    if (seen.taskFailure) return refuse(`build ${build.buildId} failed its first workflow task: ${seen.taskFailure}`);
+    if (seen.taskFailure !== undefined)
+      return refuse(`build ${build.buildId} failed its first workflow task: ${seen.taskFailure}`);
     if (Date.now() > deadline) {
       return refuse(
         seen.taskStarted
