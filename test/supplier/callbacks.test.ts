@@ -18,7 +18,12 @@ import {
 } from '../../src/servers/callbacks/server';
 import { CALLBACK_METRICS } from '../../src/runtime/observability/definitions';
 import { SupplierProfile } from '../../src/runtime/config/supplier-profile';
-import { accountCallbackUrl, readAccountsFile, readCallbackAccounts } from '../../src/runtime/config/accounts';
+import {
+  accountCallbackUrl,
+  readAccountsFile,
+  readCallbackAccounts,
+  sharedCallbackSecrets,
+} from '../../src/runtime/config/accounts';
 import { parseScrape, sampleValue } from '../fixtures/prometheus';
 import { bookRequest, fastProfile, Resources } from './helpers';
 
@@ -286,6 +291,22 @@ describe('callback secrets in the accounts file', () => {
     expect(leftOut.join('\n')).not.toContain('short-secret');
     // A worker reads the credentials and never the callback secret: gamma's missing secret file does not stop it.
     expect(readAccountsFile(file).accounts.map((a) => a.id)).toEqual(['alpha', 'gamma', 'delta']);
+  });
+
+  test('accounts that share a callback secret, with each other or with SUPPLIER_CALLBACK_SECRET, are named, never the secret', () => {
+    const profile = fastProfile;
+    const accounts = [
+      { id: 'a', profile, secret: 'secret-one-0123456789' },
+      { id: 'b', profile, secret: 'secret-two-0123456789' },
+      { id: 'c', profile, secret: 'secret-one-0123456789' },
+      { id: 'd', profile, secret: 'shared-secret-0123456789' },
+      { id: 'e', profile },
+    ];
+    expect(sharedCallbackSecrets(accounts, 'shared-secret-0123456789')).toEqual([
+      ['SUPPLIER_CALLBACK_SECRET', 'd'],
+      ['a', 'c'],
+    ]);
+    expect(sharedCallbackSecrets(accounts.slice(0, 2))).toEqual([]);
   });
 
   test("an account's Books carry the receiver's URL with the account's id added to its path", () => {

@@ -214,6 +214,18 @@ export function readCallbackAccounts(file: string): { accounts: CallbackAccount[
 }
 
 /**
+ * The accounts (and SUPPLIER_CALLBACK_SECRET, as `SUPPLIER_CALLBACK_SECRET`) that share one callback secret, each
+ * group by name only: a callback signed for one of them verifies on the others' paths too, so the account its hint
+ * names is not proven.
+ */
+export function sharedCallbackSecrets(accounts: readonly CallbackAccount[], sharedSecret?: string): string[][] {
+  const bySecret = new Map<string, string[]>();
+  if (sharedSecret) bySecret.set(sharedSecret, ['SUPPLIER_CALLBACK_SECRET']);
+  for (const a of accounts) if (a.secret) bySecret.set(a.secret, [...(bySecret.get(a.secret) ?? []), a.id]);
+  return [...bySecret.values()].filter((names) => names.length > 1);
+}
+
+/**
  * The callback URL an account's Books carry: the receiver's URL (SUPPLIER_CALLBACK_URL, whose path ends in
  * `/callbacks/order-status`) with the account's id added to its path, so each callback arrives on its account's path
  * and is verified with that account's secret.

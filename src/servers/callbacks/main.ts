@@ -1,7 +1,7 @@
 /** `npm run callbacks`: the order-status callback receiver on its own, configured like the worker (src/runtime/config). */
 import { Client, Connection } from '@temporalio/client';
 import { dataConverterFor } from '../../api/codec/config';
-import { readCallbackAccounts, type CallbackAccount } from '../../runtime/config/accounts';
+import { readCallbackAccounts, sharedCallbackSecrets, type CallbackAccount } from '../../runtime/config/accounts';
 import { loadCallbacksConfig } from '../../runtime/config/index';
 import { accountCallbackPath, CALLBACK_PATH, startCallbackReceiver } from './server';
 import { temporalCallbackTarget } from './temporal-target';
@@ -11,7 +11,7 @@ async function main(): Promise<void> {
   // it: the receiver calls no supplier, so it is given no supplier credential to read.
   const { SUPPLIER_ACCOUNTS_FILE: accountsFile, ...env } = process.env;
   const config = loadCallbacksConfig(env);
-  const accounts = accountsFile ? callbackAccounts(accountsFile) : [];
+  const accounts = accountsFile ? callbackAccounts(accountsFile, config.callbacks.secret) : [];
   const connection = await Connection.connect(config.temporal.connection);
   const client = new Client({
     connection,
@@ -62,9 +62,15 @@ async function main(): Promise<void> {
 }
 
 /** The accounts whose callbacks are taken; each one left out is named in a WARN line, and the rest still served. */
-function callbackAccounts(file: string): CallbackAccount[] {
+function callbackAccounts(file: string, sharedSecret: string | undefined): CallbackAccount[] {
   const { accounts, leftOut } = readCallbackAccounts(file);
   for (const line of leftOut) console.warn(`WARN: ${line}; its callbacks are refused`);
+  for (const names of sharedCallbackSecrets(accounts, sharedSecret)) {
+    console.warn(
+      `WARN: ${names.join(', ')} share one callback secret: a callback signed for one is taken on the others' ` +
+        'paths too, so its hint may name the wrong account. Give each account a secret of its own.',
+    );
+  }
   return accounts;
 }
 
