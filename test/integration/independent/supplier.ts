@@ -38,7 +38,8 @@ export const OWN_VALUES: SupplierValues = {
   orderStatus: { unknown: 10, confirming: 11, confirmed: 12, cancelled: 13, failed: 14, cancelFailed: 15 },
   checkAvailStatus: { available: 7, unavailable: 8 },
   pageSize: 25,
-  confirmAfterMs: 1_500,
+  // Confirmed in Book's answer: the kit then settles each order after three reads instead of following a change.
+  confirmAfterMs: 0,
 };
 
 /** supplier-facts.md: envelope codes. */
