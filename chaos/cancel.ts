@@ -63,6 +63,7 @@ export function orderRecovery(recovery: RecoveryOptions): NonNullable<OrderWorkf
   return policy as NonNullable<OrderWorkflowInput['recovery']>;
 }
 
+/** No answer by the run's hard limit (or the run stopped): the request is left open, not failed. */
 class OutOfTime extends Error {}
 
 /** One cancellation under way: what it observed so far, and calls that persist through restarts. */
@@ -204,17 +205,39 @@ async function quoteAndConfirm(d: Driver): Promise<CancellationObservation> {
   return followOrderRun(d, handle);
 }
 
-/**
- * One confirm: cancelBooking's Update-With-Start with the run's recovery schedule in the start input; its answer
- * (`update-failed:<type>` when refused) and the run it went to. Lost on the way (a server restart): the run it
- * started after being sent, if any, else sent again.
- */
-async function confirm(
+/** One confirm of the cancellation driver: its retries counted on the cancellation's observation. */
+function confirm(
   d: Driver,
   request: CancelBookingRequest,
   quoteRunId: string,
 ): Promise<{ answer: string; run: WorkflowHandle }> {
-  const { o, ref } = d;
+  return confirmCancel(d.o, d.ref, request, {
+    previousRunId: quoteRunId,
+    persist: d.persist,
+    onRetry: () => d.obs.retries++,
+  });
+}
+
+/** What a confirm needs besides its request: the client, the run's schedule, its hard limit and its stop. */
+export type ConfirmOptions = Pick<CancelDriverOptions, 'client' | 'recovery' | 'until' | 'signal'>;
+
+/**
+ * One confirm: cancelBooking's Update-With-Start with the run's recovery schedule in the start input; its answer
+ * (`update-failed:<type>` when refused) and the run it went to. Asked again when the server says to (the update was
+ * not applied); lost on the way (a server restart): the run it started after being sent, if any (one other than
+ * `previousRunId`), with the answer `unknown (...)`, else sent again. Throws OutOfTime after 20 tries or at the limit.
+ */
+export async function confirmCancel(
+  o: ConfirmOptions,
+  ref: string,
+  request: CancelBookingRequest,
+  h: {
+    previousRunId?: string;
+    persist?: <T>(what: string, fn: () => Promise<T>) => Promise<T>;
+    onRetry?: () => void;
+  } = {},
+): Promise<{ answer: string; run: WorkflowHandle }> {
+  const persist = h.persist ?? ((_what, fn) => fn());
   const sentAtMs = Date.now();
   for (let attempt = 1; ; attempt++) {
     const op = withStart(ref, o);
@@ -233,22 +256,20 @@ async function confirm(
       }
       // The server said the update was not applied and to ask again (as the client helper does): not a lost request.
       const askedAgain = serverAskedToRetry(err);
-      const latest = await d
-        .persist('describe order run', () =>
-          o.client.workflow
-            .getHandle(orderWorkflowId(ref))
-            .describe()
-            .then((x) => ({ runId: x.runId, startMs: x.startTime.getTime() })),
-        )
-        .catch(() => undefined);
-      if (!askedAgain && latest && latest.runId !== quoteRunId && latest.startMs >= sentAtMs - 1_000) {
+      const latest = await persist('describe order run', () =>
+        o.client.workflow
+          .getHandle(orderWorkflowId(ref))
+          .describe()
+          .then((x) => ({ runId: x.runId, startMs: x.startTime.getTime() })),
+      ).catch(() => undefined);
+      if (!askedAgain && latest && latest.runId !== h.previousRunId && latest.startMs >= sentAtMs - 1_000) {
         return {
           answer: `unknown (${message(err)})`,
           run: o.client.workflow.getHandle(orderWorkflowId(ref), latest.runId),
         };
       }
       if (Date.now() > o.until || o.signal.aborted || attempt >= 20) throw new OutOfTime(`confirm: ${message(err)}`);
-      d.obs.retries++;
+      h.onRetry?.();
       await sleep(Math.min(500 * attempt, 3_000), o.signal);
     }
   }

@@ -14,13 +14,10 @@
  *    Cancel at most `maxBookAttempts` times per reference (429s aside), at most one Cancel taken per order;
  *  - no workflow left open, failed or terminated.
  */
-import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
-import type { Client } from '@temporalio/client';
-import type { DataConverter } from '@temporalio/common';
 import { ORDER_OUTCOMES_NEEDING_A_PERSON } from '../../src/api/contract/index';
 import type { SandboxCall, SandboxOrderView } from '../../dev/sandbox/options';
-import { NONDETERMINISM, runBuilds, type HistoryEvent } from '../history';
-import { forEachLimit, retry } from '../timing';
+import { NONDETERMINISM, runBuilds } from '../history';
+import type { CollectedRun } from '../classes';
 import type { WaitObservation } from './drive';
 import type { WaitBooking } from './plan';
 
@@ -28,14 +25,6 @@ import type { WaitBooking } from './plan';
 export const REFUSAL_WINDOW_MS = 10 * 60_000;
 /** The longest a caller's update is held by refusals before it is answered (src/workflows/order/cancel.ts). */
 export const CALLER_HOLD_MS = 10_000;
-
-export interface CollectedRun {
-  workflowId: string;
-  runId: string;
-  type: string;
-  status: string;
-  events: HistoryEvent[];
-}
 
 /** One wait a refusal started, as its history records it. */
 export interface RefusalWait {
@@ -72,59 +61,6 @@ export interface WaitsCheck {
   figures: WaitsFigures;
   violations: string[];
   implicated: string[];
-}
-
-/** Every run the namespace holds, each history read raw. */
-export async function collectRuns(raw: Client): Promise<CollectedRun[]> {
-  const infos: Array<Omit<CollectedRun, 'events'>> = [];
-  for await (const i of raw.workflow.list({ query: '' })) {
-    infos.push({ workflowId: i.workflowId, runId: i.runId, type: i.type, status: i.status.name });
-  }
-  const out: CollectedRun[] = [];
-  await forEachLimit(infos, 8, async (i) => {
-    const h = await retry(() => raw.workflow.getHandle(i.workflowId, i.runId).fetchHistory());
-    out.push({ ...i, events: h.events ?? [] });
-  });
-  return out;
-}
-
-/** Replays every run against the bundle; the runs that did not replay, with why. */
-export async function replayAll(
-  runs: CollectedRun[],
-  bundlePath: string,
-  dataConverter: DataConverter,
-): Promise<{ replayed: number; failed: Array<{ workflowId: string; runId: string; error: string }> }> {
-  // The replayer's workers log each state change at INFO: this process only replays, so warnings and errors only.
-  try {
-    Runtime.install({ logger: new DefaultLogger('WARN') });
-  } catch {
-    // A runtime installed already (a test's) keeps its logger.
-  }
-  const failed: Array<{ workflowId: string; runId: string; error: string }> = [];
-  let replayed = 0;
-  const queue = [...runs];
-  const sent: CollectedRun[] = [];
-  async function* histories() {
-    for (const r of queue) {
-      sent.push(r);
-      yield { workflowId: r.workflowId, history: { events: r.events } };
-    }
-  }
-  for await (const result of Worker.runReplayHistories(
-    { workflowBundle: { codePath: bundlePath }, dataConverter },
-    histories(),
-  )) {
-    const r = sent.shift();
-    replayed++;
-    if (result.error && r) {
-      failed.push({
-        workflowId: r.workflowId,
-        runId: r.runId,
-        error: result.error.message.split('\n')[0]!.slice(0, 300),
-      });
-    }
-  }
-  return { replayed, failed };
 }
 
 function ms(d: { seconds?: unknown; nanos?: number | null } | null | undefined): number {
@@ -260,7 +196,9 @@ export function checkWaits(
     for (const a of o.asks) {
       const key = `${a.what} → ${a.answer.startsWith('error:') ? 'error' : a.answer.startsWith('signalled:') ? 'signalled' : a.answer}`;
       asks[key] = (asks[key] ?? 0) + 1;
-      if (a.answer.startsWith('error:')) flag(o.customerReferenceNo, `${a.what} got no answer: ${a.answer}`);
+      // `unknown (...)`: lost on the way, a run started by it but no answer came back (chaos/cancel.ts confirmCancel).
+      if (a.answer.startsWith('error:') || a.answer.startsWith('unknown ('))
+        flag(o.customerReferenceNo, `${a.what} got no answer: ${a.answer}`);
       if (o.kind === 'callerCancelRetryAfter' && a.what === 'confirm')
         longestCallerAnswerMs = Math.max(longestCallerAnswerMs, a.ms);
       if (o.kind === 'callerCancelRetryAfter' && a.answer === 'cancel-refused')

@@ -4,21 +4,20 @@
  * (`autoCancelRetryAfter`); a cancellation under bursts of overlapping requests (`overlapsAcrossContinueAsNew`). Every
  * answer is recorded with how long it took; nothing here judges (chaos/waits/check.ts does).
  */
-import { WorkflowUpdateFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
+import type { WorkflowHandle } from '@temporalio/client';
 import {
   bookingStateQuery,
   bookingWorkflowId,
   cancelBooking,
-  cancelBookingUpdate,
   checkOrderNow,
   orderWorkflowId,
   type BookingOutcome,
   type CancelBookingRequest,
   type CancelFeeQuote,
   type OrderOutcome,
-  type RecoveryOptions,
 } from '../../src/api/client/index';
-import { withStart } from '../cancel';
+import { confirmCancel, type ConfirmOptions } from '../cancel';
+import { untilAnswered as persist } from '../classes';
 import { sleep } from '../timing';
 import type { WaitBooking } from './plan';
 
@@ -47,13 +46,8 @@ export interface WaitObservation {
   problem?: string;
 }
 
-export interface DriveOptions {
-  client: Client;
-  /** The cancellation's recovery schedule (an order run continues as new after its `continueAsNewAfterEvents`). */
-  recovery: RecoveryOptions;
-  until: number;
-  signal: AbortSignal;
-}
+/** The client, the cancellation's recovery schedule (an order run continues as new after its `continueAsNewAfterEvents`), the hard limit and the stop. */
+export type DriveOptions = ConfirmOptions;
 
 /** How many times a caller told `cancel-refused` (rate limited) asks again, and how long after. */
 const CALLER_ASKS = 6;
@@ -103,26 +97,23 @@ async function quote(obs: WaitObservation, o: DriveOptions): Promise<CancelFeeQu
   return answer.quote;
 }
 
-/** One confirm by Update-With-Start with the class's schedule; its answer, latency and run. */
+/**
+ * One confirm, as chaos/cancel.ts sends it (Update-With-Start with the class's schedule, asked again when the server
+ * says to); its answer (`error:` when none came), latency and run.
+ */
 async function confirm(obs: WaitObservation, o: DriveOptions, request: CancelBookingRequest): Promise<AskRecord> {
-  const op = withStart(obs.customerReferenceNo, o);
   const t = Date.now();
   let answer: string;
+  let run: WorkflowHandle | undefined;
   try {
-    const a = await o.client.workflow.executeUpdateWithStart(cancelBookingUpdate, {
-      args: [request],
-      startWorkflowOperation: op,
-    });
-    answer = a.kind;
+    ({ answer, run } = await confirmCancel(o, obs.customerReferenceNo, request, {
+      persist: (_what, fn) => persist(o, fn),
+    }));
   } catch (err) {
-    answer =
-      err instanceof WorkflowUpdateFailedError
-        ? `update-failed:${failureType(err)}`
-        : `error:${grpcCode(err)}${message(err)}`;
+    answer = `error:${grpcCode(err)}${message(err)}`;
   }
   const ms = Date.now() - t;
   // The run the request went to: the one it started, else the one it joined (described at once, as chaos/cancel.ts).
-  const run = await op.workflowHandle().catch(() => undefined);
   const runId =
     run &&
     ((run as { firstExecutionRunId?: string }).firstExecutionRunId ??
@@ -149,7 +140,7 @@ async function cancelAskingAgain(obs: WaitObservation, o: DriveOptions): Promise
     if (Date.now() > o.until || o.signal.aborted) throw new Error('out of time asking to cancel');
     const a = await confirm(obs, o, confirmAt(q.fee));
     if (a.runId) obs.orderRunIds.push(a.runId);
-    if (a.answer === 'cancel-requested' && a.runId) return followChain(obs, o, a.runId);
+    if (a.answer.startsWith('cancel-requested') && a.runId) return followChain(obs, o, a.runId);
     // Refused (rate limited, nothing sent) or lost on the way: the run it went to ends; then the caller asks again.
     if (a.runId) {
       const ended = await persist(
@@ -262,34 +253,10 @@ function runOf(o: DriveOptions, ref: string, runId: string): WorkflowHandle {
   return o.client.workflow.getHandle(orderWorkflowId(ref), runId, { followRuns: true });
 }
 
-/** Calls `fn` until it answers, through transport errors and worker kills, until the hard limit. */
-async function persist<T>(o: DriveOptions, fn: () => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    const limit = Math.max(1, o.until - Date.now());
-    try {
-      return await Promise.race([
-        fn(),
-        new Promise<never>((_, reject) =>
-          setTimeout(() => reject(new Error('no answer by the hard limit')), limit).unref(),
-        ),
-      ]);
-    } catch (err) {
-      const final = err instanceof Error && /WorkflowFailed|WorkflowNotFound|UpdateFailed/.test(err.name);
-      if (final || Date.now() > o.until || o.signal.aborted) throw err;
-      await sleep(Math.min(500 * attempt, 3_000), o.signal);
-    }
-  }
-}
-
 function detail(o: OrderOutcome): string {
   const sends =
     'cancellation' in o && o.cancellation ? o.cancellation.cancelAttempts.map((a) => a.result).join(', ') : '';
   return [('reason' in o && o.reason) || '', sends ? `sends [${sends}]` : ''].filter(Boolean).join('; ');
-}
-
-function failureType(err: WorkflowUpdateFailedError): string {
-  const cause = err.cause as { type?: string; message?: string } | undefined;
-  return cause?.type ?? cause?.message ?? err.message;
 }
 
 /** The gRPC status an error carries (its own or its cause's), as `code N: `; empty without one. */

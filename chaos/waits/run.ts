@@ -10,32 +10,30 @@
  *  3. Once every driver is done and every workflow closed: every run's raw history, the supplier's orders and calls;
  *     each history replayed against the bundle; the invariants checked. The report: chaos/results/chaos-waits-<seed>.json.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { startBooking } from '../../src/api/client/index';
-import { createEncryptionCodec } from '../../src/api/codec/encryption';
 import { SANDBOX_PROFILE } from '../../dev/sandbox/server';
-import { CHAOS_RECOVERY, CHAOS_SUPPLIER_TIMEOUTS_MS, type ChaosOptions } from '../options';
-import { REPO, standUpStack, WORKER_SLOTS, type Cleanups } from '../setup';
+import { CHAOS_RECOVERY, CHAOS_SUPPLIER_TIMEOUTS_MS } from '../options';
+import { REPO, standUpStack, WORKER_SLOTS } from '../setup';
+import {
+  classStackOptions,
+  collectAndReplay,
+  inTempDir,
+  killInTurn,
+  runAbort,
+  startPersistently,
+  untilClosed,
+  type ClassOptions,
+} from '../classes';
 import { buildBundle } from '../stack';
 import { seconds, sleep } from '../timing';
-import { checkWaits, collectRuns, replayAll, type WaitsCheck } from './check';
+import { checkWaits, type WaitsCheck } from './check';
 import { SKEWED_SLOTS, skewedEnv, writeClockPreload } from './clock';
 import { drive, type WaitObservation } from './drive';
-import { planWaits, WAIT_KINDS, type WaitBooking } from './plan';
+import { planWaits, WAIT_KINDS } from './plan';
 
-export interface WaitsOptions {
-  n: number;
-  seed: number;
-  minutes: number;
-  killEverySeconds: number;
+export interface WaitsOptions extends ClassOptions {
   /** The supplier profile's retryAfterCeilingSeconds on the class's workers. */
   ceilingSeconds: number;
-  resultsDir: string | null;
-  keepTempDir: boolean;
-  log: (line: string) => void;
-  signal?: AbortSignal;
 }
 
 export interface WaitsReport {
@@ -74,17 +72,13 @@ export function waitsDefaults(overrides: Partial<WaitsOptions> = {}): WaitsOptio
 export async function runWaits(overrides: Partial<WaitsOptions> = {}): Promise<WaitsReport> {
   const w = waitsDefaults(overrides);
   const t0 = Date.now();
-  const dir = mkdtempSync(path.join(os.tmpdir(), `chaos-waits-${w.seed}-`));
-  const cleanups: Cleanups = [];
-  let keep = w.keepTempDir;
   const recovery = { ...CHAOS_RECOVERY, continueAsNewAfterEvents: CONTINUE_AS_NEW_AFTER_EVENTS };
   const deadlineSeconds = recovery.deadlineSeconds ?? 150;
-  try {
+  return inTempDir(w, 'waits', async (dir, cleanups) => {
     w.log(`seed ${w.seed}: ${w.n} bookings over ${w.minutes} min; temp dir ${dir}`);
     const plan = planWaits({ n: w.n, seed: w.seed, recovery });
     const bundlePath = await buildBundle(dir);
-    const o: ChaosOptions = chaosOptions(w, bundlePath, recovery);
-    const stack = await standUpStack(o, dir, cleanups, t0);
+    const stack = await standUpStack(classStackOptions(w, bundlePath, recovery), dir, cleanups, t0);
     const preload = writeClockPreload(dir);
     const profile = JSON.stringify({
       ...SANDBOX_PROFILE,
@@ -97,15 +91,14 @@ export async function runWaits(overrides: Partial<WaitsOptions> = {}): Promise<W
     await stack.fleet.retire(WORKER_SLOTS);
     w.log(`workers with skewed clocks polling: ${stack.fleet.liveSlots().join(', ')}`);
 
-    const abort = new AbortController();
-    w.signal?.addEventListener('abort', () => abort.abort());
+    const abort = runAbort(w.signal);
     const startMs = Date.now();
     const until = startMs + w.minutes * 60_000 + (deadlineSeconds + 240) * 1000;
-    const kills = killLoop(stack.fleet, w, abort.signal);
+    const kills = killInTurn(stack.fleet, Object.keys(SKEWED_SLOTS), w.killEverySeconds, abort.signal);
     const observations = await Promise.all(
       plan.map(async (b, i) => {
         await sleep(startMs + (i * w.minutes * 60_000) / plan.length - Date.now(), abort.signal);
-        await start(b, stack.client, until);
+        await startPersistently(stack.client, b.request, until);
         const obs = await drive(b, { client: stack.client, recovery, until, signal: abort.signal });
         w.log(
           `${b.kind} ${b.request.customerReferenceNo.slice(0, 8)}: booking ${obs.bookingOutcome ?? '-'}, ` +
@@ -120,12 +113,7 @@ export async function runWaits(overrides: Partial<WaitsOptions> = {}): Promise<W
     const killCount = await kills;
 
     w.log('collecting histories and replaying them against the bundle');
-    const runs = await collectRuns(stack.raw);
-    const codec = createEncryptionCodec({
-      keys: new Map([[stack.keyId, Buffer.from(stack.key, 'base64')]]),
-      activeKeyId: stack.keyId,
-    });
-    const replay = await replayAll(runs, bundlePath, { payloadCodecs: [codec] });
+    const { runs, replay } = await collectAndReplay(stack, bundlePath);
     const checked = checkWaits(
       plan,
       observations,
@@ -139,7 +127,6 @@ export async function runWaits(overrides: Partial<WaitsOptions> = {}): Promise<W
       },
       replay,
     );
-    if (checked.violations.length) keep = true;
     const report: WaitsReport = {
       class: 'waits-and-clocks',
       seed: w.seed,
@@ -153,90 +140,9 @@ export async function runWaits(overrides: Partial<WaitsOptions> = {}): Promise<W
       figures: checked.figures,
       violations: checked.violations,
       observations,
-      ...(keep ? { tempDir: dir } : {}),
     };
-    if (w.resultsDir) {
-      mkdirSync(w.resultsDir, { recursive: true });
-      writeFileSync(path.join(w.resultsDir, `chaos-waits-${w.seed}.json`), `${JSON.stringify(report, null, 2)}\n`);
-    }
     return report;
-  } catch (err) {
-    keep = true;
-    w.log(`run failed; kept ${dir}`);
-    throw err;
-  } finally {
-    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
-    if (!keep) rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-/** The chaos stack's options for this class: no server restart (the class is about time, not the server). */
-function chaosOptions(w: WaitsOptions, bundlePath: string, recovery: ChaosOptions['recovery']): ChaosOptions {
-  return {
-    n: w.n,
-    seed: w.seed,
-    minutes: w.minutes,
-    killEverySeconds: w.killEverySeconds,
-    maxKills: 1000,
-    chaosTailSeconds: 0,
-    serverRestart: 'none',
-    engine: 'dev',
-    nodeDownSeconds: 0,
-    deploy: false,
-    recovery,
-    supplierTimeoutsMs: CHAOS_SUPPLIER_TIMEOUTS_MS,
-    resultsDir: null,
-    bundlePath,
-    startConcurrency: 8,
-    startOrder: 'plan',
-    orphans: 0,
-    keepTempDir: w.keepTempDir,
-    log: w.log,
-  };
-}
-
-async function start(b: WaitBooking, client: Parameters<typeof startBooking>[0], until: number): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await startBooking(client, b.request);
-      return;
-    } catch (err) {
-      if (Date.now() > until || attempt > 20) throw err;
-      await sleep(Math.min(500 * attempt, 3_000));
-    }
-  }
-}
-
-/** SIGKILLs the skewed workers in turn until stopped; how many. */
-async function killLoop(
-  fleet: Awaited<ReturnType<typeof standUpStack>>['fleet'],
-  w: WaitsOptions,
-  signal: AbortSignal,
-): Promise<number> {
-  const slots = Object.keys(SKEWED_SLOTS);
-  let n = 0;
-  for (;;) {
-    await sleep(w.killEverySeconds * 1000, signal);
-    if (signal.aborted) return n;
-    await fleet.kill(slots[n % slots.length]!);
-    n++;
-  }
-}
-
-/** Waits until no workflow runs (visibility), or the hard limit. */
-async function untilClosed(
-  raw: Awaited<ReturnType<typeof standUpStack>>['raw'],
-  until: number,
-  signal: AbortSignal,
-): Promise<void> {
-  while (Date.now() < until && !signal.aborted) {
-    const open = await raw.workflow
-      .count(`ExecutionStatus = 'Running'`)
-      .then((c) => c.count)
-      .catch(() => 1);
-    if (open === 0) return;
-    await sleep(2_000, signal);
-  }
+  });
 }
 
 /** The report as a few lines for the terminal. */
