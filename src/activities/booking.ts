@@ -68,8 +68,11 @@ export function createActivities({
   const checkAvail = async ({ ratePkgId, context }: CheckAvailInput): Promise<CheckAvailOutcome> => {
     try {
       const data = await supplier.checkAvail({ ratePkgId }, withSignal(context));
-      if (data.status !== profile.checkAvailStatus.available) return { kind: 'unavailable', status: data.status };
-      return { kind: 'available', price: priceOf(data.roomRatePkg) };
+      const candidates = data.candidates ? { candidates: data.candidates } : {};
+      if (data.status !== profile.checkAvailStatus.available) {
+        return { kind: 'unavailable', status: data.status, ...candidates };
+      }
+      return { kind: 'available', price: priceOf(data.roomRatePkg), ...candidates };
     } catch (err) {
       if (isSupplierError(err) && err.type === 'SupplierAriChanged') return { kind: 'ari-changed' };
       throw toFailure(err, ['SupplierBadRequest', 'SupplierForbidden', 'SupplierUnauthorized']);

@@ -4,7 +4,13 @@
  * ./sweep.ts), so an activity's code can change without a workflow's imports following it; each factory is
  * checked against its interface.
  */
-import type { AutoCancel, OrderSummary, OrderWorkflowInput, RequestValidation } from '../api/contract/index';
+import type {
+  AutoCancel,
+  FallbackCandidate,
+  OrderSummary,
+  OrderWorkflowInput,
+  RequestValidation,
+} from '../api/contract/index';
 import type { BookFailureOutcome } from '../runtime/rules/book';
 import type { CancelSendOutcome } from '../runtime/rules/cancel';
 import type { BookingView, StatusCodes } from '../runtime/rules/sweep-classify';
@@ -30,8 +36,9 @@ export interface CheckAvailInput {
   supplier?: string;
 }
 export type CheckAvailOutcome =
-  | { kind: 'available'; price?: Money }
-  | { kind: 'unavailable'; status: number }
+  /** `candidates`: what the supplier offers instead, passed on if the price is then refused. */
+  | { kind: 'available'; price?: Money; candidates?: FallbackCandidate[] }
+  | { kind: 'unavailable'; status: number; candidates?: FallbackCandidate[] }
   /** Price or inventory changed; `price` is absent when the supplier sent no package with it. */
   | { kind: 'ari-changed'; price?: Money };
 

@@ -171,8 +171,25 @@ describe('checkAvail: expected answers are values, failures typed', () => {
   test('available, with the total gross price', async () => {
     expect(await check()).toEqual({ kind: 'available', price: expect.objectContaining({ currency: 'USD' }) });
   });
-  test('sold out → unavailable', async () => {
-    expect(await check('scenario=soldOut')).toEqual({ kind: 'unavailable', status: 2 });
+  test('sold out → unavailable, with the fallback candidates the sandbox offers', async () => {
+    expect(await check('scenario=soldOut')).toEqual({
+      kind: 'unavailable',
+      status: 2,
+      candidates: [
+        {
+          ratePkgId: 'PKG-ACT-r2-a',
+          supplier: 2,
+          name: 'Double Room (partner hotel)',
+          price: expect.objectContaining({ currency: 'USD' }),
+        },
+        {
+          ratePkgId: 'PKG-ACT-r2-b',
+          supplier: 3,
+          name: 'Twin Room (partner hotel)',
+          price: expect.objectContaining({ currency: 'USD' }),
+        },
+      ],
+    });
   });
   test('ARI changed → ari-changed', async () => {
     expect(await check('checkAvail=ariChanged')).toEqual({ kind: 'ari-changed' });

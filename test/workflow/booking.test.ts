@@ -71,10 +71,22 @@ describe('happy path and immediate answers', () => {
     expect(JSON.stringify(outcome)).not.toContain('Lovelace');
   });
 
-  test('sold out ends as unavailable and books nothing', async () => {
+  test('sold out ends as unavailable, with what the supplier offers instead, and books nothing', async () => {
     const request = bookingRequest({ test: 'scenario=soldOut' });
-    expect(await book(env, rig, request)).toEqual({ kind: 'unavailable' });
+    const outcome = await book(env, rig, request);
+    expect(outcome).toEqual({
+      kind: 'unavailable',
+      candidates: [
+        expect.objectContaining({ ratePkgId: `${request.ratePkgId}-r2-a`, supplier: 2 }),
+        expect.objectContaining({ ratePkgId: `${request.ratePkgId}-r2-b`, supplier: 3 }),
+      ],
+    });
     expect(bookCallsFor(request.customerReferenceNo)).toHaveLength(0);
+
+    // A caller books a candidate as a new booking, under a new reference, at the candidate's price: confirmed.
+    const candidate = outcome.kind === 'unavailable' ? outcome.candidates![0]! : undefined;
+    const instead = bookingRequest({ ratePkgId: candidate!.ratePkgId, expectedPrice: candidate!.price! });
+    expect((await book(env, rig, instead)).kind).toBe('confirmed');
   });
 
   test.each([

@@ -6,6 +6,8 @@
 // schema/booking-outcome.schema.json.
 package booking
 
+import "encoding/json"
+
 const (
 	// WorkflowType is the name to start: callers in other languages start the workflow by name.
 	WorkflowType = "bookingWorkflow"
@@ -169,7 +171,8 @@ type Poll struct {
 
 // Outcome is the workflow's result. Kind says which other fields are set: Order and CancelRequested
 // (confirmed; failed may have an Order), Reason and ErrorType (failed), ExpectedPrice, CurrentPrice and
-// Reason (price-rejected), the references, LastStatus, BookAttempts and Polls (unresolved).
+// Reason (price-rejected), the references, LastStatus, BookAttempts and Polls (unresolved). Candidates
+// (unavailable, price-rejected): what the supplier offers instead, each bookable as a new booking under a new reference.
 type Outcome struct {
 	Kind                string        `json:"kind"`
 	Order               *Order        `json:"order,omitempty"`
@@ -183,4 +186,14 @@ type Outcome struct {
 	LastStatus          *int          `json:"lastStatus,omitempty"`
 	BookAttempts        []BookAttempt `json:"bookAttempts,omitempty"`
 	Polls               []Poll        `json:"polls,omitempty"`
+	Candidates          []Candidate   `json:"candidates,omitempty"`
+}
+
+// Candidate is a package another supplier offers in place of one unavailable or refused for its price (CheckAvail's
+// fallback candidates). Supplier is the supplier's identifier as it was sent: a number or a string.
+type Candidate struct {
+	RatePkgID string          `json:"ratePkgId"`
+	Supplier  json.RawMessage `json:"supplier,omitempty"`
+	Price     *Money          `json:"price,omitempty"`
+	Name      string          `json:"name,omitempty"`
 }

@@ -23,7 +23,8 @@ export const checkAvail: OperationHandler = async (state, req, res, call) => {
   if (flags.scenario === 'serviceUnavailable') return faultAnswer(codes, '503')!;
   if (flags.scenario === 'unknownInternalError') return faultAnswer(codes, '500')!;
   if (flags.scenario === 'soldOut') {
-    return new HttpAnswer(200, envelope(codes.success, 'Success', { status: profile.checkAvailStatus.unavailable }));
+    const soldOut = { status: profile.checkAvailStatus.unavailable, ...fallbackCandidates(state, ratePkgId) };
+    return new HttpAnswer(200, envelope(codes.success, 'Success', soldOut));
   }
   if (flags.scenario === 'priceChanged' && !state.changedPrice.has(`${sessionId}|${ratePkgId}`)) {
     return changePrice(state, `${sessionId}|${ratePkgId}`, ratePkgId, flags, call);
@@ -35,6 +36,8 @@ export const checkAvail: OperationHandler = async (state, req, res, call) => {
       date: new Date(state.now()).toISOString().slice(0, 10),
       usd: { EUR: 0.92, GBP: 0.79, CNY: 7.1 },
     },
+    // A price that moved comes with what other suppliers offer at the price first seen.
+    ...(state.changedPrice.has(`${sessionId}|${ratePkgId}`) ? fallbackCandidates(state, ratePkgId) : {}),
   };
   const drifting = state.options.drift || driftRequested(header(req, 'test'));
   return new HttpAnswer(200, envelope(codes.success, 'Success', drifting ? driftedCheckAvail(data) : data));
@@ -71,4 +74,24 @@ function changePrice(
   });
   call.fault = 'ariChanged';
   return new HttpAnswer(200, envelope(state.codes.ariChanged, 'ARI changed'));
+}
+
+/**
+ * The fallback ("R2") candidates the sandbox offers with a sold-out or re-priced package: two packages of other
+ * suppliers, under the field the sandbox's profile names (the spec shows no form).
+ */
+function fallbackCandidates(state: SandboxState, ratePkgId: string): Record<string, unknown> {
+  const offers = [
+    { ratePkgId: `${ratePkgId}-r2-a`, supplier: 2, name: 'Double Room (partner hotel)' },
+    { ratePkgId: `${ratePkgId}-r2-b`, supplier: 3, name: 'Twin Room (partner hotel)' },
+  ].map(({ ratePkgId: id, supplier, name }) => {
+    // Each at the price the sandbox books it for, so a booking of it expecting that price goes through.
+    const price = basePriceFor(id);
+    return {
+      ratePkgId: id,
+      originalRoomNaming: { id: 'alt', name, supplier },
+      totalRate: { grossRate: price, netRate: { currency: price.currency, amount: round2(price.amount * 0.9) } },
+    };
+  });
+  return { [state.profile.fallbackCandidatesField]: offers };
 }

@@ -4,7 +4,9 @@
  * Node code only, like every shape of the contract (./schemas says why).
  */
 import { z } from 'zod';
-import { Money } from '../values/index';
+import { FallbackCandidate, MAX_FALLBACK_CANDIDATES, Money } from '../values/index';
+
+export { FallbackCandidate, MAX_FALLBACK_CANDIDATES } from '../values/index';
 import { BookingStages } from './definitions';
 
 /** One room's cancel policy, from the order's rooms: free until `refundableUntil`, then `fees` (spec CancelFee items). */
@@ -53,6 +55,8 @@ export const BookAttempt = z.object({
 });
 export type BookAttempt = z.infer<typeof BookAttempt>;
 
+const candidates = z.array(FallbackCandidate).max(MAX_FALLBACK_CANDIDATES).optional();
+
 /** Whether a cancel request arrived after Book was sent (the booking was still resolved). */
 const cancelRequested = z.boolean();
 
@@ -66,12 +70,14 @@ export const BookingOutcome = z.discriminatedUnion('kind', [
     errorType: z.string().optional(),
     cancelRequested,
   }),
-  z.object({ kind: z.literal('unavailable') }),
+  /** Not available; `candidates`: what the supplier offers instead, when it said. */
+  z.object({ kind: z.literal('unavailable'), candidates }),
   z.object({
     kind: z.literal('price-rejected'),
     expectedPrice: Money,
     currentPrice: Money.optional(),
     reason: z.enum(['policy', 'refused', 'approval-timeout']),
+    candidates,
   }),
   z.object({ kind: z.literal('cancelled') }),
   /** Still unknown at the deadline: someone must follow up with these references. */

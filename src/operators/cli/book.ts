@@ -254,9 +254,32 @@ export async function runBook(values: FlagValues): Promise<number> {
     const outcome = await follow(session, reference, reconnectMs, values.json);
     if (!outcome) return EXIT_CONNECTION_LOST;
     console.log(values.json ? JSON.stringify(outcome) : `Outcome: ${JSON.stringify(outcome, null, 2)}`);
+    if (!values.json) for (const line of alternatives(outcome)) console.log(line);
     return outcome.kind === 'confirmed' ? EXIT_CONFIRMED : EXIT_NOT_CONFIRMED;
   } finally {
     await session.close().catch(() => undefined);
     await tracing?.shutdown();
   }
+}
+
+/**
+ * The supplier's fallback candidates of an unavailable or refused-price outcome, each with the command that books it:
+ * a new booking, under a new reference, at the candidate's price. Nothing was booked on any of them.
+ */
+export function alternatives(outcome: BookingOutcome): string[] {
+  const candidates = 'candidates' in outcome ? (outcome.candidates ?? []) : [];
+  if (candidates.length === 0) return [];
+  return [
+    'The supplier offers instead (nothing booked; each is a new booking under a new reference):',
+    ...candidates.map((c) => {
+      const about = [
+        c.name,
+        c.price ? `${c.price.amount} ${c.price.currency}` : undefined,
+        c.supplier !== undefined ? `supplier ${c.supplier}` : undefined,
+      ]
+        .filter(Boolean)
+        .join(', ');
+      return `  - ${c.ratePkgId}${about ? ` (${about})` : ''}: npm run book -- --rate-pkg ${c.ratePkgId}`;
+    }),
+  ];
 }

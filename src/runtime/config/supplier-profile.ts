@@ -143,6 +143,12 @@ export const SupplierProfile = z.strictObject({
    */
   testHeader: z.enum(['send', 'refuse']).default('send'),
   /**
+   * The field of CheckAvail's `data` that lists fallback ("R2") candidates, packages of alternative suppliers (the
+   * spec: returned, representation not shown; the live supplier's documentation does not name it either, so the
+   * default is the sandbox's name). Read tolerantly: a list of packages, each kept when it has a `ratePkgId`.
+   */
+  fallbackCandidatesField: z.string().min(1).default('r2Candidates'),
+  /**
    * The longest a supplier's Retry-After is waited: a 429 asking for a day (or a far-future date) would hold a Book
    * or a Cancel that long, deaf and past every window. Longer hints are cut to this (default 600 s, the recovery
    * schedule's longest wait); the booking's and the cancellation's own windows cut them further.

@@ -15,12 +15,14 @@ import { SupplierError, type SupplierErrorDetails, type SupplierErrorType, type 
 import type { CallContext, SupplierClient, TokenProvider } from './interface';
 import type { SupplierObserver } from './observer';
 import type { SupplierProfile } from '../config/supplier-profile';
+import { readCandidates } from './candidates';
 import { readAnswer, type AnswerShape } from './read';
 import {
   BookData,
   BookDecision,
   CancelData,
   CancelDecision,
+  CheckAvailAnswer,
   CheckAvailData,
   CheckAvailDecision,
   Envelope,
@@ -299,8 +301,13 @@ export function createHttpSupplierClient(options: HttpSupplierClientOptions): Su
   }
 
   return {
-    async checkAvail(req: CheckAvailRequest, context: CallContext): Promise<CheckAvailData> {
-      return readData('checkAvail', await call('checkAvail', req, context), CHECK_AVAIL);
+    async checkAvail(req: CheckAvailRequest, context: CallContext): Promise<CheckAvailAnswer> {
+      const answer = await call('checkAvail', req, context);
+      const data = readData('checkAvail', answer, CHECK_AVAIL);
+      // Beside what the decision reads: the fallback candidates, where the profile says they are (./candidates).
+      const raw = isRecord(answer.data) ? answer.data[profile.fallbackCandidatesField] : undefined;
+      const candidates = readCandidates(raw);
+      return candidates.length > 0 ? { ...data, candidates } : data;
     },
     async book(req: BookRequest, context: CallContext): Promise<HotelOrder> {
       // The callback URL goes under the field name the supplier profile gives (not documented by the spec).
@@ -386,4 +393,8 @@ export function parseRetryAfter(value: string | string[] | undefined, nowMs: num
   }
   const date = Date.parse(v);
   return Number.isNaN(date) ? undefined : Math.max(0, date - nowMs);
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

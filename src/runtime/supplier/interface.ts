@@ -10,7 +10,7 @@ import type {
   BookRequest,
   CancelData,
   CancelRequest,
-  CheckAvailData,
+  CheckAvailAnswer,
   CheckAvailRequest,
   HotelOrder,
   OrderListing,
@@ -35,7 +35,7 @@ export interface CallContext {
 }
 
 export interface SupplierClient {
-  checkAvail(request: CheckAvailRequest, context: CallContext): Promise<CheckAvailData>;
+  checkAvail(request: CheckAvailRequest, context: CallContext): Promise<CheckAvailAnswer>;
   book(request: BookRequest, context: CallContext): Promise<HotelOrder>;
   /** The orders found, each read on its own: one that cannot be read is listed apart (see ordersOf). */
   queryOrders(

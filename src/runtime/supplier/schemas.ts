@@ -16,7 +16,7 @@
  * empty fields and add fields without notice: only what a decision reads is required.
  */
 import { z } from 'zod';
-import { Guest, Holder, Money, Phone } from '../../api/values/index';
+import { Guest, Holder, Money, Phone, type FallbackCandidate } from '../../api/values/index';
 import { plainNumber } from './read';
 
 export { Guest, Holder, Money, Phone };
@@ -225,6 +225,8 @@ export const CheckAvailData = CheckAvailDecision.extend({
   exchangeRateSnapshot: ExchangeRateSnapshot.optional(),
 });
 export type CheckAvailData = z.infer<typeof CheckAvailData>;
+/** CheckAvail as the client answers it: its data, and the fallback candidates read beside it (./candidates). */
+export type CheckAvailAnswer = CheckAvailData & { candidates?: FallbackCandidate[] };
 
 // --- Book -------------------------------------------------------------------------------------
 

@@ -4,7 +4,7 @@
  */
 import { ActivityFailure, ApplicationFailure, condition, isCancellation, TemporalFailure } from '@temporalio/workflow';
 import type { CheckAvailOutcome } from '../../activities/types';
-import type { BookingOutcome } from '../../api/contract/index';
+import type { BookingOutcome, FallbackCandidate } from '../../api/contract/index';
 import type { Money } from '../../api/values/index';
 import { judgePrice } from '../../runtime/rules/price';
 import { checkAvail } from './proxies';
@@ -22,7 +22,9 @@ export async function checkAvailabilityAndPrice(run: BookingRun, first?: FirstCh
   setStage(run, 'checking-availability');
   try {
     const outcome = await currentAvailability(run, first);
-    if (outcome.kind === 'unavailable') return ended({ kind: 'unavailable' });
+    // What the supplier offers instead travels in the outcome, for the caller to book under a new reference.
+    const candidates = outcome.kind !== 'ari-changed' && outcome.candidates ? { candidates: outcome.candidates } : {};
+    if (outcome.kind === 'unavailable') return ended({ kind: 'unavailable', ...candidates });
     if (outcome.kind === 'ari-changed' && !outcome.price) {
       return ended({
         kind: 'failed',
@@ -31,7 +33,7 @@ export async function checkAvailabilityAndPrice(run: BookingRun, first?: FirstCh
         cancelRequested: run.state.cancelRequested,
       });
     }
-    return await judge(run, outcome.price);
+    return await judge(run, outcome.price, candidates);
   } catch (err) {
     if (isCancellation(err)) return ended({ kind: 'cancelled' });
     // Retries used up, whatever the last failure was (a supplier error, or the activity's own timeout):
@@ -64,12 +66,22 @@ async function currentAvailability(run: BookingRun, first: FirstCheck | undefine
 }
 
 /** The price rule's verdict; `ask` waits for a person's answer, up to the policy's approval timeout. */
-async function judge(run: BookingRun, current: Money | undefined): Promise<Availability> {
+async function judge(
+  run: BookingRun,
+  current: Money | undefined,
+  candidates: { candidates?: FallbackCandidate[] },
+): Promise<Availability> {
   const { request, state } = run;
   state.currentPrice = current;
   const verdict = judgePrice(request.expectedPrice, current, request.priceChangePolicy);
   const rejected = (reason: 'policy' | 'refused' | 'approval-timeout') =>
-    ended({ kind: 'price-rejected', expectedPrice: request.expectedPrice!, currentPrice: current, reason });
+    ended({
+      kind: 'price-rejected',
+      expectedPrice: request.expectedPrice!,
+      currentPrice: current,
+      reason,
+      ...candidates,
+    });
   if (verdict === 'reject') return rejected('policy');
   if (verdict === 'ask') {
     run.pendingPrice = current;

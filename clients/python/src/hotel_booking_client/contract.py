@@ -152,8 +152,19 @@ class FailedOutcome(TypedDict):
     cancelRequested: bool
 
 
+class FallbackCandidate(TypedDict):
+    """A package another supplier offers instead (CheckAvail's fallback candidates): book it as a new booking,
+    under a new reference, with its ratePkgId and its price as expectedPrice. supplier is as the supplier sent it."""
+
+    ratePkgId: str
+    supplier: NotRequired[Union[int, float, str]]
+    price: NotRequired[Money]
+    name: NotRequired[str]
+
+
 class UnavailableOutcome(TypedDict):
     kind: Literal["unavailable"]
+    candidates: NotRequired[List[FallbackCandidate]]
 
 
 class PriceRejectedOutcome(TypedDict):
@@ -161,6 +172,7 @@ class PriceRejectedOutcome(TypedDict):
     expectedPrice: Money
     currentPrice: NotRequired[Money]
     reason: Literal["policy", "refused", "approval-timeout"]
+    candidates: NotRequired[List[FallbackCandidate]]
 
 
 class CancelledOutcome(TypedDict):
