@@ -11,6 +11,7 @@ import { NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporal
 import { readFileSync } from 'node:fs';
 import type { DataConverter } from '@temporalio/common';
 import { routeToAccounts, supplierActivities } from './activities/accounts';
+import { accountCallbackUrl } from './runtime/config/accounts';
 import { createGateActivities } from './activities/gate';
 import { Client } from '@temporalio/client';
 import { connectWorkerConnection } from './runtime/namespace/connect';
@@ -124,7 +125,14 @@ export async function createBookingWorker(deps: BookingWorkerDeps): Promise<Book
   };
   const mine = supplierActivities(deps, shared);
   const own = mine.booking;
-  const accounts = (deps.accounts ?? []).map((account) => ({ account, ...supplierActivities(account, shared) }));
+  // Each account's Books carry its own callback path, where the receiver checks that account's secret.
+  const accounts = (deps.accounts ?? []).map((account) => ({
+    account,
+    ...supplierActivities(account, {
+      ...shared,
+      ...(deps.callbackUrl ? { callbackUrl: accountCallbackUrl(deps.callbackUrl, account.id) } : {}),
+    }),
+  }));
   const activities = {
     ...own,
     // With accounts, a booking's first step chooses its account and checks it there (./activities/accounts.ts).

@@ -91,6 +91,8 @@ beforeAll(async () => {
     SUPPLIER_ACCOUNTS_FILE: path.join(dir, 'accounts.json'),
     BOOKING_TASK_QUEUE: taskQueue,
     RECONCILIATION_SCHEDULE: 'off',
+    // Each account's Books carry the receiver's URL with the account's own path (nothing listens here: a hint only).
+    SUPPLIER_CALLBACK_URL: 'http://127.0.0.1:9/callbacks/order-status',
     RECOVERY_TESTING: 'on',
     SUPPLIER_QUERY_BATCH_MIN_INTERVAL_MS: '0',
     // Two activity slots per queue: the slow-account test fills delta's.
@@ -140,7 +142,10 @@ test("a booking naming an account books there, with that account's profile, and 
   const outcome = await book(request);
   expect(outcome.kind).toBe('confirmed');
   const ref = request.customerReferenceNo;
-  expect(beta.callsOf('book').filter((c) => c.body.customerReferenceNo === ref)).toHaveLength(1);
+  const books = beta.callsOf('book').filter((c) => c.body.customerReferenceNo === ref);
+  expect(books).toHaveLength(1);
+  // Its callbacks come back on beta's own path, checked with beta's secret by the receiver.
+  expect(JSON.stringify(books[0]!.body)).toContain('http://127.0.0.1:9/callbacks/order-status/beta');
   expect(alpha.orders().some((o) => o.customerReferenceNo === ref)).toBe(false);
   expect((await getBookingState(client, ref)).supplier).toBe('beta');
 
