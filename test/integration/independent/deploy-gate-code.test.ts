@@ -31,6 +31,8 @@ afterAll(async () => {
   worker?.child.kill('SIGKILL');
   await worker?.exited;
   await supplier?.close();
+  // Closes this file's connections only; the dev server is the harness's.
+  await env?.teardown();
 });
 
 /** A refusal: not 0 (the help says 1; see the README of these checks for what was seen). */

@@ -11,6 +11,7 @@
  */
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { connectDevServer, workflowBundle } from '../../harness/temporal';
+import type { WorkerProcess } from '../../harness/worker-process';
 import { deploy, deploymentName, versionedWorker } from './deploy';
 import { startIndependentSupplier, type SpecSupplier } from './supplier';
 
@@ -19,6 +20,7 @@ jest.setTimeout(150_000);
 const deployment = deploymentName();
 let env: TestWorkflowEnvironment;
 let supplier: SpecSupplier;
+let worker: WorkerProcess | undefined;
 
 beforeAll(async () => {
   env = await connectDevServer();
@@ -26,11 +28,15 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  worker?.child.kill('SIGKILL');
+  await worker?.exited;
   await supplier?.close();
+  // Closes this file's connections only; the dev server is the harness's.
+  await env?.teardown();
 });
 
 test('rollout to a build whose only worker polled and was killed: refused, routing unchanged', async () => {
-  const worker = await versionedWorker(env.address, supplier.url, deployment, 'indep-gone-1');
+  worker = await versionedWorker(env.address, supplier.url, deployment, 'indep-gone-1');
   // The build is registered by its worker's first polls: killed only once the deployment lists it.
   while (!/indep-gone-1/.test((await deploy(env.address, deployment, ['status'])).stdout));
   worker.child.kill('SIGKILL');

@@ -39,6 +39,8 @@ afterAll(async () => {
   worker?.child.kill('SIGKILL');
   await worker?.exited;
   await Promise.all([first?.close(), second?.close()]);
+  // Closes this file's connections only; the dev server is the harness's.
+  await env?.teardown();
 });
 
 test('the kit onboards the unseen supplier: no blocker, a profile written with its own numbers', () => {
