@@ -28,11 +28,17 @@
  *   --waits                  the class of waits and clocks instead (chaos/waits/run.ts): --n (default 24), --seed,
  *                            --minutes (default 1), --kill-every (default 20), --ceiling <s> (the workers' Retry-After
  *                            ceiling, default 20), --results, --keep; report chaos/results/chaos-waits-<seed>.json
+ *   --accounts               the class of two supplier accounts instead (chaos/accounts/run.ts): --n (default 48),
+ *                            --seed, --minutes (default 6), --kill-every (default 20), --down <s>, --rate-limited <s>,
+ *                            --slow <s> (the failing account's phases, default 120, 120, 60), --results, --keep;
+ *                            report chaos/results/chaos-accounts-<seed>.json
  */
 import { parseArgs } from 'node:util';
 import { formatReport } from './report';
 import { parseSeed } from './mix';
 import { CHAOS_RECOVERY, chaosDefaults, chaosReportFile, runChaos, type ChaosOptions } from './run';
+import { accountsDefaults, formatAccounts, runAccounts } from './accounts/run';
+import type { ClassOptions } from './classes';
 import { formatWaits, runWaits, waitsDefaults } from './waits/run';
 
 function positive(name: string, text: string | undefined): number | undefined {
@@ -115,6 +121,7 @@ async function main(): Promise<number> {
 
   const argv = process.argv.slice(2);
   if (argv.includes('--waits')) return waitsMain(argv, controller.signal, () => interrupted);
+  if (argv.includes('--accounts')) return accountsMain(argv, controller.signal, () => interrupted);
   const opts = chaosDefaults({ ...options(argv), signal: controller.signal });
   try {
     const report = await runChaos(opts);
@@ -128,45 +135,86 @@ async function main(): Promise<number> {
   }
 }
 
-/** The class of waits and clocks: its own options (the run's size, seed, pace, ceiling) and its own report. */
-async function waitsMain(argv: string[], signal: AbortSignal, interrupted: () => boolean): Promise<number> {
-  const { values } = parseArgs({
+/** The options every class of its own reads (its size, seed, pace, report), besides its own `extra` ones. */
+function classArgs(argv: string[], extra: Record<string, { type: 'string' | 'boolean' }>) {
+  const values = parseArgs({
     args: argv,
     options: {
-      waits: { type: 'boolean' },
+      ...extra,
       n: { type: 'string' },
       seed: { type: 'string' },
       minutes: { type: 'string' },
       'kill-every': { type: 'string' },
-      ceiling: { type: 'string' },
       results: { type: 'string' },
       keep: { type: 'boolean' },
     },
-  });
-  const n = positive('n', values.n);
-  const minutes = positive('minutes', values.minutes);
-  const killEvery = positive('kill-every', values['kill-every']);
-  const ceiling = positive('ceiling', values.ceiling);
-  const w = waitsDefaults({
+  }).values as Record<string, string | boolean | undefined>;
+  const n = positive('n', values.n as string | undefined);
+  const minutes = positive('minutes', values.minutes as string | undefined);
+  const killEvery = positive('kill-every', values['kill-every'] as string | undefined);
+  const common: Partial<ClassOptions> = {
     ...(n !== undefined ? { n: Math.round(n) } : {}),
-    ...(values.seed !== undefined ? { seed: parseSeed(values.seed) } : {}),
+    ...(values.seed !== undefined ? { seed: parseSeed(values.seed as string) } : {}),
     ...(minutes !== undefined ? { minutes } : {}),
     ...(killEvery !== undefined ? { killEverySeconds: killEvery } : {}),
-    ...(ceiling !== undefined ? { ceilingSeconds: Math.round(ceiling) } : {}),
-    ...(values.results !== undefined ? { resultsDir: values.results } : {}),
+    ...(values.results !== undefined ? { resultsDir: values.results as string } : {}),
     ...(values.keep ? { keepTempDir: true } : {}),
-    signal,
-  });
+  };
+  return { values, common };
+}
+
+/** Runs a class, prints its report and where it went; the exit code (0 held, 1 a violation, 2 failed, 130 stopped). */
+async function classMain<R extends { ok: boolean }>(
+  name: string,
+  o: ClassOptions,
+  run: () => Promise<R>,
+  format: (r: R) => string,
+  interrupted: () => boolean,
+): Promise<number> {
   try {
-    const report = await runWaits(w);
-    console.log(formatWaits(report));
-    if (w.resultsDir) console.log(`\nreport: ${w.resultsDir}/chaos-waits-${w.seed}.json`);
+    const report = await run();
+    console.log(format(report));
+    if (o.resultsDir) console.log(`\nreport: ${o.resultsDir}/chaos-${name}-${o.seed}.json`);
     return report.ok ? 0 : 1;
   } catch (err) {
     if (interrupted()) return 130;
-    console.error(`chaos waits run failed (seed ${w.seed}):`, err);
+    console.error(`chaos ${name} run failed (seed ${o.seed}):`, err);
     return 2;
   }
+}
+
+/** The class of waits and clocks: its own options (the workers' Retry-After ceiling) and its own report. */
+function waitsMain(argv: string[], signal: AbortSignal, interrupted: () => boolean): Promise<number> {
+  const { values, common } = classArgs(argv, { waits: { type: 'boolean' }, ceiling: { type: 'string' } });
+  const ceiling = positive('ceiling', values.ceiling as string | undefined);
+  const w = waitsDefaults({
+    ...common,
+    ...(ceiling !== undefined ? { ceilingSeconds: Math.round(ceiling) } : {}),
+    signal,
+  });
+  return classMain('waits', w, () => runWaits(w), formatWaits, interrupted);
+}
+
+/** The class of two supplier accounts: its own options (the failing account's phases) and its own report. */
+function accountsMain(argv: string[], signal: AbortSignal, interrupted: () => boolean): Promise<number> {
+  const { values, common } = classArgs(argv, {
+    accounts: { type: 'boolean' },
+    down: { type: 'string' },
+    'rate-limited': { type: 'string' },
+    slow: { type: 'string' },
+  });
+  const seconds = (name: string) => positive(name, values[name] as string | undefined);
+  const down = seconds('down');
+  const rateLimited = seconds('rate-limited');
+  const slow = seconds('slow');
+  const outage = {
+    ...accountsDefaults().outage,
+    ...(down !== undefined ? { stoppedSeconds: down } : {}),
+    ...(rateLimited !== undefined ? { rateLimitedSeconds: rateLimited } : {}),
+    ...(slow !== undefined ? { slowSeconds: slow } : {}),
+  };
+  const a = accountsDefaults({ ...common, outage, signal });
+  return classMain('accounts', a, () => runAccounts(a), formatAccounts, interrupted);
 }
 
 main().then(
