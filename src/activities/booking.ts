@@ -87,7 +87,7 @@ export function createActivities({
      * A new booking's first step in one local activity: the input check, then (valid only) CheckAvail. One
      * activity instead of two saves the booking a marker event and a workflow activation, the largest share of
      * its CPU over its floor (docs/performance.md). Only reads: run again on retry, the check costs microseconds.
-     * The headers are the ones the workflow's run sends (src/workflows/booking/run.ts, newRun): the request's
+     * The headers are the ones the workflow's run sends (src/workflows/booking/run.ts, BookingRun): the request's
      * context with the session and trace ids the workflow derived.
      */
     async checkRequestAndAvail({

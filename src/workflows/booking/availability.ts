@@ -9,7 +9,7 @@ import type { Money } from '../../api/values/index';
 import { judgePrice } from '../../runtime/rules/price';
 import { checkAvail } from './proxies';
 import type { FirstCheck } from './input';
-import { fmt, setStage, type BookingRun } from './run';
+import { fmt, type BookingRun } from './run';
 
 /** How often an ARI-changed answer without a package leads to another CheckAvail. */
 const MAX_ARI_RECHECKS = 3;
@@ -19,7 +19,7 @@ export type Availability = { kind: 'accepted'; price?: Money } | { kind: 'ended'
 
 /** `first`: the first CheckAvail's ending when the input check already made it (see ./input.ts). */
 export async function checkAvailabilityAndPrice(run: BookingRun, first?: FirstCheck): Promise<Availability> {
-  setStage(run, 'checking-availability');
+  run.setStage('checking-availability');
   try {
     const outcome = await currentAvailability(run, first);
     // What the supplier offers instead travels in the outcome, for the caller to book under a new reference.
@@ -85,8 +85,7 @@ async function judge(
   if (verdict === 'reject') return rejected('policy');
   if (verdict === 'ask') {
     run.pendingPrice = current;
-    setStage(
-      run,
+    run.setStage(
       'awaiting-price-approval',
       `Price changed from ${fmt(request.expectedPrice)} to ${fmt(current)}: awaiting approval`,
     );

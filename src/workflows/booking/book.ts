@@ -9,7 +9,7 @@ import { bookActivity } from './proxies';
 import { neverStarted } from '../failure';
 import { countBookAttempt, countConfirmedAboveAccepted } from '../counters';
 import { confirmedAboveAccepted } from '../../runtime/rules/price';
-import { describe, setStage, unresolvedOutcome, type BookingRun } from './run';
+import { describe, type BookingRun } from './run';
 
 /** Book refused before any work (429, connection refused) is sent again for at most this long. */
 const BOOK_RETRY_WINDOW_MS = 10 * 60_000;
@@ -22,7 +22,7 @@ const BOOK_RETRY_WINDOW_MS = 10 * 60_000;
  * again or end is the same in every replay, whatever time a task runs at.
  */
 export async function sendBook(run: BookingRun, { retryRefused = true } = {}): Promise<BookOutcome> {
-  setStage(run, 'booking');
+  run.setStage('booking');
   let waitedMs = 0;
   for (let wait = 1_000; ; wait = Math.min(wait * 2, 60_000)) {
     const at = new Date().toISOString();
@@ -116,7 +116,7 @@ export function decideOnOrder(run: BookingRun, order: OrderView): BookingOutcome
   if (order.state === 'cancel-failed') {
     run.unresolvedBecause =
       'Booking unresolved: its order is CancelFailed (the supplier could not roll it back, so it may stand): needs manual follow-up';
-    return unresolvedOutcome(run);
+    return run.unresolved();
   }
   // A booking reads every other ending as failed: Cancelled (rolled back) before it was ever confirmed.
   if (order.state === 'failed' || order.state === 'cancelled') {

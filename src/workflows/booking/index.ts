@@ -25,7 +25,7 @@ import { handOffOrder } from './hand-off';
 import { checkInput, type BookingWorkflowInput } from './input';
 import { listen } from './messages';
 import { recover } from './recovery';
-import { describe, finish, newRun, startingState, type BookingRun } from './run';
+import { BookingRun, describe, startingState } from './run';
 
 export type { BookingWorkflowInput } from './input';
 
@@ -46,7 +46,7 @@ export async function bookingWorkflow(input: BookingWorkflowInput): Promise<Book
   const { request, recovery, firstCheck, supplier } = await checkInput(input);
   if (!input.resume) live.state = startingState(request);
   if (supplier) onAccount(live.state, supplier);
-  const run = newRun(live.state, request, recovery, {
+  const run = new BookingRun(live.state, request, recovery, {
     queryOrder: queryOrderActivity(live.state.supplier),
     resumed: !!input.resume,
   });
@@ -56,15 +56,15 @@ export async function bookingWorkflow(input: BookingWorkflowInput): Promise<Book
     const resume = input.resume;
     setCurrentDetails(describe(run.state));
     const resolved = await CancellationScope.nonCancellable(() => recover(run, resume, input));
-    return finish(run, await handOffOrder(run, resolved));
+    return run.finish(await handOffOrder(run, resolved));
   }
 
   const availability = await checkAvailabilityAndPrice(run, firstCheck);
-  if (availability.kind === 'ended') return finish(run, availability.outcome);
-  if (run.state.cancelRequested) return finish(run, { kind: 'cancelled' });
+  if (availability.kind === 'ended') return run.finish(availability.outcome);
+  if (run.state.cancelRequested) return run.finish({ kind: 'cancelled' });
 
   const resolved = await CancellationScope.nonCancellable(() => bookAndResolve(run, input));
-  return finish(run, await handOffOrder(run, resolved));
+  return run.finish(await handOffOrder(run, resolved));
 }
 
 /**

@@ -72,7 +72,7 @@ export async function checkInput(input: BookingWorkflowInput): Promise<CheckedIn
 
 /**
  * The input check and, for a valid request, the first CheckAvail, in one local activity, with the headers the run
- * will send (run.ts, newRun). When CheckAvail fails for good, or the booking is cancelled meanwhile, the input is
+ * will send (run.ts, BookingRun). When CheckAvail fails for good, or the booking is cancelled meanwhile, the input is
  * checked on its own (to the end, whatever the cancellation) and the failure goes to the availability step,
  * which ends the booking with it as it ends any failed CheckAvail.
  */

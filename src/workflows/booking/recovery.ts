@@ -21,7 +21,7 @@ import { countFromSend, followOrder, maySendAgain } from '../follow';
 import { decideOnOrder, sendBook } from './book';
 import { withoutResume, type BookingWorkflowInput, type RecoverySchedule } from './input';
 import { countRecoveryPoll } from '../counters';
-import { describe, setStage, unresolvedOutcome, type BookingRun } from './run';
+import { describe, type BookingRun } from './run';
 
 /** Polls kept in state (and carried over continue-as-new); older ones are dropped. */
 const MAX_POLLS_KEPT = 200;
@@ -35,7 +35,7 @@ export async function recover(
   const place = { anchorMs: from.anchorMs, nextIndex: from.nextIndex, deadlineMs: from.deadlineMs };
   state.deadlineAt = new Date(place.deadlineMs).toISOString();
   run.hintsSeen = run.hints;
-  setStage(run, 'recovering');
+  run.setStage('recovering');
 
   return followOrder<QueryOrderOutcome | { kind: 'error' }, BookingOutcome>({
     place,
@@ -65,11 +65,11 @@ export async function recover(
         const decided = decideOnOrder(run, poll.order);
         if (decided) return decided;
       }
-      if (atDeadline) return unresolvedOutcome(run);
+      if (atDeadline) return run.unresolved();
       if (poll.kind === 'not-found' && mayBookAgain(run) && maySendAgain(step, place, recovery, booksSent(run))) {
         const decided = await bookAgain(run);
         if (decided) return decided;
-        setStage(run, 'recovering');
+        run.setStage('recovering');
         countFromSend(place, step.dueMs);
       }
       return undefined;

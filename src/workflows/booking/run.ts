@@ -18,64 +18,116 @@ import type {
 import type { Money } from '../../api/values/index';
 import { countOutcome, countStageEntered } from '../counters';
 
-export interface BookingRun {
-  /** Mutated in place: the query handler holds this very object. */
-  state: BookingState;
-  request: ParsedBookingRequest;
-  recovery: RecoveryPolicy;
-  /** The headers every supplier call of this booking sends. */
-  context: ParsedBookingRequest['context'] & { sessionId: string; traceId: string };
-  traceId: string;
-  queryOrder: BookingActivities['queryOrder'];
-  /**
-   * What this run knows the booking's search attributes hold: the stage it last upserted (a new run: the starting
-   * stage, which the start carries), and whether it has upserted the reference. Its own record, so a replay on any
-   * worker sends the very same upserts.
-   */
-  shown: { stage?: string; reference: boolean };
-  /** Supplier hints received (the `supplierOrderUpdate` signal); each one triggers a verifying poll. */
-  hints: number;
-  /** Hints the recovery has acted on (src/workflows/follow.ts). */
-  hintsSeen: number;
-  /** The price a person is asked to approve, while one is. */
-  pendingPrice?: Money;
-  /** The answer to that question, once given. */
-  approval?: PriceApproval;
-  /** Stages this booking has been counted entering (booking_stage_entered counts each once per booking). */
-  enteredStages: Set<BookingStage>;
-  /** Why the booking ends `unresolved` when it is not the recovery deadline: the ERROR line a person reads. */
-  unresolvedBecause?: string;
-}
-
 export interface RunSetup {
   queryOrder: BookingActivities['queryOrder'];
   resumed: boolean;
 }
 
-export function newRun(
-  state: BookingState,
-  request: ParsedBookingRequest,
-  recovery: RecoveryPolicy,
-  { queryOrder, resumed }: RunSetup,
-): BookingRun {
-  const traceId = workflowInfo().workflowId;
-  // One derivation of the session id (startingState), carried over continue-as-new in the state.
-  const context = { ...request.context, sessionId: state.sessionId, traceId };
-  // A resumed run (continue-as-new) is in recovery, its earlier stages counted by the run before it.
-  const enteredStages = new Set<BookingStage>(resumed ? STAGES_BEFORE_RESUME : []);
-  return {
-    state,
-    request,
-    recovery,
-    context,
-    traceId,
-    queryOrder,
+/**
+ * One run of the booking: its state and what its steps share, and the few things a step does to the run itself
+ * (enter a stage, end with an outcome). The steps (availability.ts, book.ts, recovery.ts) take it and call these.
+ */
+export class BookingRun {
+  /** The headers every supplier call of this booking sends. */
+  readonly context: ParsedBookingRequest['context'] & { sessionId: string; traceId: string };
+  readonly traceId: string;
+  /**
+   * What this run knows the booking's search attributes hold: the stage it last upserted (a new run: the starting
+   * stage, which the start carries), and whether it has upserted the reference. Its own record, so a replay on any
+   * worker sends the very same upserts.
+   */
+  private shown: { stage?: string; reference: boolean };
+  /** Stages this booking has been counted entering (booking_stage_entered counts each once per booking). */
+  private readonly enteredStages: Set<BookingStage>;
+  readonly queryOrder: BookingActivities['queryOrder'];
+  /** Supplier hints received (the `supplierOrderUpdate` signal); each one triggers a verifying poll. */
+  hints = 0;
+  /** Hints the recovery has acted on (src/workflows/follow.ts). */
+  hintsSeen = 0;
+  /** The price a person is asked to approve, while one is. */
+  pendingPrice?: Money;
+  /** The answer to that question, once given. */
+  approval?: PriceApproval;
+  /** Why the booking ends `unresolved` when it is not the recovery deadline: the ERROR line a person reads. */
+  unresolvedBecause?: string;
+
+  constructor(
+    /** Mutated in place: the query handler holds this very object. */
+    readonly state: BookingState,
+    readonly request: ParsedBookingRequest,
+    readonly recovery: RecoveryPolicy,
+    { queryOrder, resumed }: RunSetup,
+  ) {
+    this.traceId = workflowInfo().workflowId;
+    // One derivation of the session id (startingState), carried over continue-as-new in the state.
+    this.context = { ...request.context, sessionId: state.sessionId, traceId: this.traceId };
+    this.queryOrder = queryOrder;
+    // A resumed run (continue-as-new) is in recovery, its earlier stages counted by the run before it.
+    this.enteredStages = new Set<BookingStage>(resumed ? STAGES_BEFORE_RESUME : []);
     // A resumed run does not know what its predecessor's attributes were carried as: its first upsert sets both.
-    shown: resumed ? { reference: false } : { stage: 'checking-availability', reference: false },
-    hints: 0,
-    hintsSeen: 0,
-    enteredStages,
-  };
+    this.shown = resumed ? { reference: false } : { stage: 'checking-availability', reference: false };
+  }
+
+  setStage(stage: BookingStage, details?: string): void {
+    // Once per booking, so a Book re-sent from recovery does not count the booking into recovery twice.
+    if (!this.enteredStages.has(stage)) {
+      this.enteredStages.add(stage);
+      countStageEntered(stage);
+    }
+    this.state.stage = stage;
+    this.setSearchAttributes(stage);
+    setCurrentDetails(details ?? describe(this.state));
+  }
+
+  /** Still unknown: someone must follow up with these references, the attempts and the poll log. */
+  unresolved(): BookingOutcome {
+    const { state } = this;
+    return {
+      kind: 'unresolved',
+      customerReferenceNo: state.customerReferenceNo,
+      sessionId: state.sessionId,
+      lastStatus: state.order?.status,
+      bookAttempts: state.bookAttempts,
+      polls: state.polls,
+      cancelRequested: state.cancelRequested,
+    };
+  }
+
+  /** Records the outcome; an `unresolved` one is also an ERROR line, so a person is told. */
+  finish(outcome: BookingOutcome): BookingOutcome {
+    const { state } = this;
+    countOutcome(outcome.kind, state.stage);
+    state.outcome = outcome;
+    state.nextPollAt = undefined;
+    state.stage = 'completed';
+    // The outcome kind, not just "completed", so operators can filter for `unresolved` bookings.
+    this.setSearchAttributes(outcome.kind);
+    setCurrentDetails(`Outcome: ${outcome.kind}. ${describe(state)}`);
+    if (outcome.kind === 'unresolved') {
+      log.error(this.unresolvedBecause ?? 'Booking unresolved at the recovery deadline: needs manual follow-up', {
+        customerReferenceNo: state.customerReferenceNo,
+        bookingStage: outcome.kind,
+      });
+    }
+    return outcome;
+  }
+
+  /**
+   * The stage and the reference as search attributes: a stage only when it differs from the one the run last set
+   * (the starting stage is the start's), and the reference with the run's first upsert; so a booking costs two
+   * upserts (booking, outcome), each an event and a visibility write. Decided from the run's own record, never from
+   * workflowInfo().searchAttributes: that map is how the server presents the start, and a frontend node just
+   * restarted can present it under other names, so a replay on another worker would send another count of upserts
+   * (a nondeterminism error). A booking started without attributes (another language, the CLI) shows none while it
+   * checks availability: nothing is booked yet, and its first upsert sets both.
+   */
+  private setSearchAttributes(stage: string): void {
+    if (this.shown.stage === stage) return;
+    const pairs: SearchAttributeUpdatePair[] = [{ key: BookingStageKey, value: stage }];
+    if (!this.shown.reference) pairs.push({ key: CustomerReferenceNoKey, value: this.state.customerReferenceNo });
+    upsertSearchAttributes(pairs);
+    this.shown = { stage, reference: true };
+  }
 }
 
 const STAGES_BEFORE_RESUME: BookingStage[] = [
@@ -98,67 +150,6 @@ export function startingState(request: Partial<BookingRequest>): BookingState {
     polls: [],
     cancelRequested: false,
   };
-}
-
-export function setStage(run: BookingRun, stage: BookingStage, details?: string): void {
-  // Once per booking, so a Book re-sent from recovery does not count the booking into recovery twice.
-  if (!run.enteredStages.has(stage)) {
-    run.enteredStages.add(stage);
-    countStageEntered(stage);
-  }
-  run.state.stage = stage;
-  setSearchAttributes(run, stage);
-  setCurrentDetails(details ?? describe(run.state));
-}
-
-/**
- * The stage and the reference as search attributes: a stage only when it differs from the one the run last set
- * (the starting stage is the start's), and the reference with the run's first upsert; so a booking costs two
- * upserts (booking, outcome), each an event and a visibility write. Decided from the run's own record, never from
- * workflowInfo().searchAttributes: that map is how the server presents the start, and a frontend node just
- * restarted can present it under other names, so a replay on another worker would send another count of upserts
- * (a nondeterminism error). A booking started without attributes (another language, the CLI) shows none while it
- * checks availability: nothing is booked yet, and its first upsert sets both.
- */
-function setSearchAttributes(run: BookingRun, stage: string): void {
-  if (run.shown.stage === stage) return;
-  const pairs: SearchAttributeUpdatePair[] = [{ key: BookingStageKey, value: stage }];
-  if (!run.shown.reference) pairs.push({ key: CustomerReferenceNoKey, value: run.state.customerReferenceNo });
-  upsertSearchAttributes(pairs);
-  run.shown = { stage, reference: true };
-}
-
-/** Still unknown: someone must follow up with these references, the attempts and the poll log. */
-export function unresolvedOutcome(run: BookingRun): BookingOutcome {
-  const { state } = run;
-  return {
-    kind: 'unresolved',
-    customerReferenceNo: state.customerReferenceNo,
-    sessionId: state.sessionId,
-    lastStatus: state.order?.status,
-    bookAttempts: state.bookAttempts,
-    polls: state.polls,
-    cancelRequested: state.cancelRequested,
-  };
-}
-
-/** Records the outcome; an `unresolved` one is also an ERROR line, so a person is told. */
-export function finish(run: BookingRun, outcome: BookingOutcome): BookingOutcome {
-  const { state } = run;
-  countOutcome(outcome.kind, state.stage);
-  state.outcome = outcome;
-  state.nextPollAt = undefined;
-  state.stage = 'completed';
-  // The outcome kind, not just "completed", so operators can filter for `unresolved` bookings.
-  setSearchAttributes(run, outcome.kind);
-  setCurrentDetails(`Outcome: ${outcome.kind}. ${describe(state)}`);
-  if (outcome.kind === 'unresolved') {
-    log.error(run.unresolvedBecause ?? 'Booking unresolved at the recovery deadline: needs manual follow-up', {
-      customerReferenceNo: state.customerReferenceNo,
-      bookingStage: outcome.kind,
-    });
-  }
-  return outcome;
 }
 
 /** The view an operator sees in the Web UI ("current details", rendered as Markdown). No personal data. */

@@ -10,14 +10,14 @@ import type { AcceptedFee } from '../../runtime/rules/cancel-fee';
 import { followOrder } from '../follow';
 import { cancelOrder, continueWith } from './cancel';
 import type { OrderWorkflowArgs, WaitState } from './carry';
-import { readOrder, recordOutcome, setOrderStage, type OrderRun } from './run';
+import type { OrderRun } from './run';
 
 /** Takes one automatic cancellation: joined to the cancellation this run already took, or carried out. */
 export async function takeAutoCancel(run: OrderRun, auto: AutoCancel, input: OrderWorkflowArgs): Promise<void> {
   run.autoAsked ??= auto.origin;
   // One cancellation per run: the one taken stands for this one too, and now its refusal is for a person.
   if (run.state.cancellation) return;
-  recordOutcome(run, await cancelOnItsOwn(run, auto, input));
+  run.recordOutcome(await cancelOnItsOwn(run, auto, input));
 }
 
 /**
@@ -35,16 +35,16 @@ export async function cancelOnItsOwn(
   const startMs = Date.now();
   const wait = from ?? { anchorMs: startMs, nextIndex: 0, deadlineMs: startMs + run.recovery.deadlineSeconds * 1000 };
   const reads = (wait.reads ??= []);
-  return followOrder<Awaited<ReturnType<typeof readOrder>>, OrderOutcome>({
+  return followOrder<Awaited<ReturnType<OrderRun['read']>>, OrderOutcome>({
     place: wait,
     schedule: run.recovery,
     hints: { of: run, log: reads },
     stop: () => run.interrupted,
     due(dueMs) {
-      if (dueMs > wait.anchorMs) setOrderStage(run, 'cancel-waiting');
+      if (dueMs > wait.anchorMs) run.setStage('cancel-waiting');
     },
     handOver: { when: 'after-read', to: () => continueWith(run, input, { wait: { auto, from: wait } }) },
-    read: (trigger) => readOrder(run, wait.anchorMs, trigger === 'supplier-hint' ? trigger : 'request', reads),
+    read: (trigger) => run.read(wait.anchorMs, trigger === 'supplier-hint' ? trigger : 'request', reads),
     decide({ poll: read, atDeadline }) {
       const order = run.state.order;
       if (read.kind === 'found' && order) {

@@ -19,7 +19,7 @@ import { feeWithin, type AcceptedFee } from '../../runtime/rules/cancel-fee';
 import { countFromSend, followOrder, maySendAgain } from '../follow';
 import { cancelActivity, earlierCancelSends } from './proxies';
 import { failureType, neverStarted } from '../failure';
-import { describeOrder, fee, feeClock, feeSoon, quoteAt, readOrder, setOrderStage, type OrderRun } from './run';
+import { describeOrder, fee, feeClock, type OrderRun } from './run';
 import type { CancelPlan, FollowState, OrderCarry, OrderWorkflowArgs } from './carry';
 
 /** How long the first send keeps trying while the supplier refuses before any work (429): Book's figure. */
@@ -46,13 +46,13 @@ export async function sendFirst(run: OrderRun, plan: CancelPlan): Promise<FirstS
     reason: plan.reason,
     ...(plan.requestedBy ? { requestedBy: plan.requestedBy } : {}),
     origin: plan.origin,
-    quote: quoteAt(run, await feeClock()),
+    quote: run.quoteAt(await feeClock()),
     accepted: plan.accepted,
     cancelAttempts: [],
     polls: [],
   };
   run.state.cancellation = record;
-  setOrderStage(run, 'cancelling');
+  run.setStage('cancelling');
 
   const first = await send(run, plan, record, { mayHaveActed: false });
   const order = run.state.order!;
@@ -99,7 +99,7 @@ export async function follow(
   const place = { anchorMs: from.anchorMs, nextIndex: from.nextIndex, deadlineMs: from.deadlineMs };
   let { ambiguous } = from;
   record.deadlineAt = new Date(place.deadlineMs).toISOString();
-  return followOrder<Awaited<ReturnType<typeof readOrder>>, OrderOutcome>({
+  return followOrder<Awaited<ReturnType<OrderRun['read']>>, OrderOutcome>({
     place,
     schedule: recovery,
     hints: { of: run, log: record.polls },
@@ -113,7 +113,7 @@ export async function follow(
       when: 'before-wait',
       to: () => continueWith(run, input, { cancel: { plan, follow: { ...place, ambiguous } } }),
     },
-    read: (trigger) => readOrder(run, place.anchorMs, trigger, record.polls),
+    read: (trigger) => run.read(place.anchorMs, trigger, record.polls),
     async decide(step) {
       const { poll, atDeadline } = step;
       if (poll.kind === 'found') {
@@ -216,7 +216,7 @@ async function send(
   let pauseMs = 1000;
   for (;;) {
     const quotedAtMs = await feeClock();
-    const quote = quoteAt(run, quotedAtMs);
+    const quote = run.quoteAt(quotedAtMs);
     const at = new Date(quotedAtMs).toISOString();
     if (run.interrupted) {
       record.cancelAttempts.push({ at, result: 'not-sent', error: 'Interrupted', quote });
@@ -282,7 +282,7 @@ function aboveAccepted(
         : `the fee now is ${fee(quote.fee)}, above the accepted ${acceptedText}`;
     return { error: 'FeeAboveAccepted', reason };
   }
-  const soon = feeSoon(run, quote, quotedAtMs);
+  const soon = run.feeSoon(quote, quotedAtMs);
   if (soon && !feeWithin(accepted, soon)) {
     const what = accepted.kind === 'free' ? 'only while free' : `up to ${acceptedText}`;
     const reason =

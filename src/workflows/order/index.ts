@@ -25,7 +25,7 @@ import { cancelOnItsOwn, takeAutoCancel } from './auto-cancel';
 import { follow } from './cancel';
 import type { OrderCarry, OrderWorkflowArgs } from './carry';
 import { listenOrder } from './messages';
-import { finishOrder, newOrderRun, onAccount, recordOutcome, type OrderRun } from './run';
+import { OrderRun } from './run';
 import { checkOrderStart } from './proxies';
 
 export type { OrderCarry, OrderWorkflowArgs } from './carry';
@@ -43,7 +43,7 @@ export async function orderWorkflow(input: OrderWorkflowArgs): Promise<OrderOutc
   // of bounds) is refused before any command, whoever was let through to start it.
   const issues = orderInputIssues(input, workflowInfo());
   if (issues.length > 0) throw refuseInput('InvalidOrderInput', issues);
-  const run = newOrderRun(input);
+  const run = new OrderRun(input);
   // A continued run knows what it carries before any handler is set: an update buffered for its first task is then
   // judged against the cancellation it follows, not against an empty run.
   if (input.carry) restoreCarry(run, input.carry);
@@ -73,7 +73,7 @@ async function work(run: OrderRun, input: OrderWorkflowArgs): Promise<OrderOutco
     if (run.notOurs !== undefined) {
       const outcome = answerNotOurs(run, run.notOurs);
       if (run.requests.length + run.autoCancels.length + run.checks.length > 0 || !allHandlersFinished()) continue;
-      return finishOrder(run, outcome);
+      return run.finish(outcome);
     }
     const request = run.requests.shift();
     if (request) {
@@ -91,18 +91,18 @@ async function work(run: OrderRun, input: OrderWorkflowArgs): Promise<OrderOutco
       run.hintsSeen = run.hints;
       const check = takeChecks(run);
       // A hint after a cancellation of this run adds nothing: it has already read the order to its end.
-      if (!run.state.cancellation) recordOutcome(run, await checkOrder(run, check));
+      if (!run.state.cancellation) run.recordOutcome(await checkOrder(run, check));
       continue;
     }
     // A run given nothing to do (an update refused before it was taken, a start without work) checks the order;
     // then the loop looks again, so a signal that came meanwhile is taken, not dropped by the run's end.
     if (!run.outcome) {
-      recordOutcome(run, await checkOrder(run, undefined));
+      run.recordOutcome(await checkOrder(run, undefined));
       continue;
     }
     break;
   }
-  return finishOrder(run, run.outcome);
+  return run.finish(run.outcome);
 }
 
 /**
@@ -121,7 +121,7 @@ async function checkStart(run: OrderRun, input: OrderWorkflowArgs): Promise<void
   }
   if (checked.kind === 'invalid') throw refuseInput('InvalidOrderInput', checked.issues);
   if (checked.kind === 'not-ours') run.notOurs = checked.reason;
-  else if (checked.supplier) onAccount(run, checked.supplier);
+  else if (checked.supplier) run.onAccount(checked.supplier);
 }
 
 /** The checks asked so far, as one: the latest's words, and an operator's resolvesUnresolved if any asked it. */
@@ -135,13 +135,13 @@ function takeChecks(run: OrderRun): OrderCheck | undefined {
 /** What the run before continue-as-new knew: its state, who asked for the cancellation, the outcome so far. */
 function restoreCarry(run: OrderRun, carry: OrderCarry): void {
   Object.assign(run.state, carry.state);
-  if (run.state.supplier) onAccount(run, run.state.supplier);
+  if (run.state.supplier) run.onAccount(run.state.supplier);
   if (carry.autoAsked) run.autoAsked = carry.autoAsked;
   if (carry.outcome) run.outcome = carry.outcome;
 }
 
 /** Takes up what the run before continue-as-new was doing (its state already restored). */
 async function resume(run: OrderRun, carry: OrderCarry, input: OrderWorkflowArgs): Promise<void> {
-  if (carry.cancel) recordOutcome(run, await follow(run, carry.cancel.plan, carry.cancel.follow, input));
-  else if (carry.wait) recordOutcome(run, await cancelOnItsOwn(run, carry.wait.auto, input, carry.wait.from));
+  if (carry.cancel) run.recordOutcome(await follow(run, carry.cancel.plan, carry.cancel.follow, input));
+  else if (carry.wait) run.recordOutcome(await cancelOnItsOwn(run, carry.wait.auto, input, carry.wait.from));
 }

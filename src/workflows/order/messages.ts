@@ -26,7 +26,7 @@ export function listenOrder(run: OrderRun): void {
   setHandler(autoCancelSignal, (auto) => {
     if (!isAutoCancel(auto)) {
       log.warn('autoCancel signal ignored: not an automatic cancellation', {
-        customerReferenceNo: run.input.customerReferenceNo,
+        customerReferenceNo: run.reference,
       });
       return;
     }
@@ -58,7 +58,7 @@ export function listenOrder(run: OrderRun): void {
 
 function takeCheck(run: OrderRun, check: OrderCheck, byOperator: boolean): void {
   if (!isCheck(check)) {
-    log.warn('checkOrder signal ignored: not a check', { customerReferenceNo: run.input.customerReferenceNo });
+    log.warn('checkOrder signal ignored: not a check', { customerReferenceNo: run.reference });
     return;
   }
   // Only what a check may say: fields the sender added (an older receiver's `lastOrderStage`) are not kept.

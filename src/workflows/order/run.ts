@@ -33,70 +33,147 @@ export interface QueuedRequest {
   refusal?: { type: string; message: string };
 }
 
-export interface OrderRun {
+/**
+ * One run of the order: its state and what its steps share, and what a step does to the run itself: take the
+ * booking's account, quote a fee, enter a stage, read the order, record and finish with an outcome. The steps
+ * (work.ts, cancel.ts, auto-cancel.ts) take it and call these. The reference is the state's, kept once.
+ */
+export class OrderRun {
   /** Mutated in place: the query handler holds this very object. */
-  state: OrderState;
-  input: OrderWorkflowInput;
-  recovery: RecoveryPolicy;
-  context: NonNullable<OrderWorkflowInput['context']> & { sessionId: string; traceId: string };
-  traceId: string;
+  readonly state: OrderState;
+  readonly recovery: RecoveryPolicy;
+  readonly context: NonNullable<OrderWorkflowInput['context']> & { sessionId: string; traceId: string };
+  readonly traceId: string;
   queryOrder: BookingActivities['queryOrder'];
   /** cancelBooking updates, in arrival order; the main loop takes them one at a time. */
-  requests: QueuedRequest[];
+  requests: QueuedRequest[] = [];
   /** The request being worked on, if any (the validator reads it: one cancellation per run). */
   current?: QueuedRequest;
   /** The system's cancellations (`autoCancel` signals) not taken yet, in arrival order. */
-  autoCancels: AutoCancel[];
+  autoCancels: AutoCancel[] = [];
   /**
    * Set once the system asked this run to cancel (the first auto-cancel's origin): its refusal or a not cancellable
    * order is then for a person (`cancel-not-done`), as nobody else waits for it.
    */
   autoAsked?: AutoCancel['origin'];
   /** Checks asked (`checkOrder` signals) not taken yet. */
-  checks: OrderCheck[];
+  checks: OrderCheck[] = [];
   /** Supplier hints received (`supplierOrderUpdate`) and the count already acted on. */
-  hints: number;
-  hintsSeen: number;
+  hints = 0;
+  hintsSeen = 0;
   /** Why the order is not this namespace's to read or act on (checkStart); every piece of work is answered not-found. */
   notOurs?: string;
   /** An operator cancelled the run: what is in flight finishes, nothing new is sent. */
-  interrupted: boolean;
+  interrupted = false;
   /** The order's state as last read (profile-independent: confirmed, cancelled, …). */
   orderState?: OrderView['state'];
   /** The run's outcome so far: a cancellation's outweighs a quote's. */
   outcome?: OrderOutcome;
-}
 
-/** The supplier account the order is on: its Cancel and QueryOrders go to that account's queues from now on. */
-export function onAccount(run: OrderRun, supplier: string): void {
-  run.state.supplier = supplier;
-  run.queryOrder = orderQueryActivity(supplier);
-}
-
-export function newOrderRun(input: OrderWorkflowInput): OrderRun {
-  const traceId = workflowInfo().workflowId;
-  return {
-    state: { stage: 'checking', customerReferenceNo: input.customerReferenceNo },
-    input,
-    recovery: {
+  constructor(readonly input: OrderWorkflowInput) {
+    this.traceId = workflowInfo().workflowId;
+    this.state = { stage: 'checking', customerReferenceNo: input.customerReferenceNo };
+    this.recovery = {
       ...RECOVERY_DEFAULTS,
       ...input.recovery,
       delaysSeconds: [...(input.recovery?.delaysSeconds ?? RECOVERY_DEFAULTS.delaysSeconds)],
-    },
-    context: {
+    };
+    this.context = {
       ...input.context,
       sessionId: input.sessionId ?? `order-${input.customerReferenceNo}`,
-      traceId,
-    },
-    traceId,
-    queryOrder: orderQueryActivity(undefined),
-    requests: [],
-    autoCancels: [],
-    checks: [],
-    hints: 0,
-    hintsSeen: 0,
-    interrupted: false,
-  };
+      traceId: this.traceId,
+    };
+    this.queryOrder = orderQueryActivity(undefined);
+  }
+
+  /** The order's reference (the booking's customerReferenceNo), kept in the state alone. */
+  get reference(): string {
+    return this.state.customerReferenceNo;
+  }
+
+  /** The supplier account the order is on: its Cancel and QueryOrders go to that account's queues from now on. */
+  onAccount(supplier: string): void {
+    this.state.supplier = supplier;
+    this.queryOrder = orderQueryActivity(supplier);
+  }
+
+  /** The fee that applies at `atMs` (feeClock), from the order as last read, in the order's own currency. */
+  quoteAt(atMs: number): CancelFeeQuote {
+    const order = this.state.order;
+    return cancelFeeAt(order?.cancelPolicy, atMs, order?.price?.currency);
+  }
+
+  /** The fee after a change of fee within the run's margin (feeChangeMarginSeconds) of `atMs`, if one is that close. */
+  feeSoon(quote: CancelFeeQuote, atMs: number): CancelFeeQuote | undefined {
+    const order = this.state.order;
+    const marginMs = this.recovery.feeChangeMarginSeconds * 1000;
+    return feeAfterChange(order?.cancelPolicy, quote, atMs, marginMs, order?.price?.currency);
+  }
+
+  setStage(stage: OrderStage): void {
+    this.state.stage = stage;
+    upsertSearchAttributes([{ key: BookingStageKey, value: `order-${stage}` }]);
+    setCurrentDetails(describeOrder(this.state));
+  }
+
+  /**
+   * The run's outcome becomes `next` unless the one it has weighs more: one that needs a person is never replaced,
+   * nor is a cancellation's ending replaced by a check's. The outcome travels over continue-as-new (OrderCarry.outcome).
+   */
+  recordOutcome(next: OrderOutcome): void {
+    if (!this.outcome || weight(this, next) >= weight(this, this.outcome)) this.outcome = next;
+  }
+
+  /** Records the run's outcome: state, stage, metric, and an ERROR line when a person must act. */
+  finish(reached: OrderOutcome): OrderOutcome {
+    const outcome = forTheSystem(this, reached);
+    this.state.outcome = outcome;
+    if (this.state.cancellation) this.state.cancellation.nextPollAt = undefined;
+    this.setStage(finalStage(this, outcome));
+    countOrderOutcome(outcome.kind);
+    reportFeeAboveAccepted(this, outcome);
+    if (NEEDS_A_PERSON.has(outcome.kind)) {
+      log.error(`Order ${outcome.kind}: needs manual follow-up`, {
+        customerReferenceNo: this.reference,
+        orderStage: outcome.kind,
+        ...('reason' in outcome ? { reason: outcome.reason } : {}),
+      });
+    }
+    return outcome;
+  }
+
+  /** One QueryOrders of the order; an error (after the activity's own retries) is recorded, never decisive. */
+  async read(
+    anchorMs: number,
+    trigger: PollRecord['trigger'],
+    polls?: PollRecord[],
+  ): Promise<QueryOrderOutcome | { kind: 'error'; error: string }> {
+    const at = new Date();
+    const record: PollRecord = {
+      at: at.toISOString(),
+      sinceBookSeconds: Math.round((at.getTime() - anchorMs) / 1000),
+      trigger,
+      result: 'error',
+    };
+    try {
+      const result = await this.queryOrder({ customerReferenceNo: this.reference, traceId: this.traceId });
+      record.result = result.kind;
+      if (result.kind === 'found') {
+        record.status = result.order.status;
+        this.state.order = summaryOf(result.order, this.state.order);
+        this.orderState = result.order.state;
+      }
+      return result;
+    } catch (err) {
+      record.error = failureType(err);
+      return { kind: 'error', error: record.error };
+    } finally {
+      if (polls) {
+        polls.push(record);
+        if (polls.length > MAX_POLLS_KEPT) polls.splice(0, polls.length - MAX_POLLS_KEPT);
+      }
+    }
+  }
 }
 
 /**
@@ -111,25 +188,6 @@ export async function feeClock(): Promise<number> {
   } catch {
     return workflowNowMs;
   }
-}
-
-/** The fee that applies at `atMs` (feeClock), from the order as last read, in the order's own currency. */
-export function quoteAt(run: OrderRun, atMs: number): CancelFeeQuote {
-  const order = run.state.order;
-  return cancelFeeAt(order?.cancelPolicy, atMs, order?.price?.currency);
-}
-
-/** The fee after a change of fee within the run's margin (feeChangeMarginSeconds) of `atMs`, if one is that close. */
-export function feeSoon(run: OrderRun, quote: CancelFeeQuote, atMs: number): CancelFeeQuote | undefined {
-  const order = run.state.order;
-  const marginMs = run.recovery.feeChangeMarginSeconds * 1000;
-  return feeAfterChange(order?.cancelPolicy, quote, atMs, marginMs, order?.price?.currency);
-}
-
-export function setOrderStage(run: OrderRun, stage: OrderStage): void {
-  run.state.stage = stage;
-  upsertSearchAttributes([{ key: BookingStageKey, value: `order-${stage}` }]);
-  setCurrentDetails(describeOrder(run.state));
 }
 
 const NEEDS_A_PERSON = new Set<OrderOutcome['kind']>(ORDER_OUTCOMES_NEEDING_A_PERSON);
@@ -154,32 +212,6 @@ function weight(run: OrderRun, outcome: OrderOutcome): number {
   if (NEEDS_A_PERSON.has(ending.kind)) return 3;
   if (ending.kind === 'cancelled' || ending.kind === 'cancel-refused' || ending.kind === 'not-cancellable') return 2;
   return ending.kind === 'quoted' ? 0 : 1;
-}
-
-/**
- * The run's outcome becomes `next` unless the one it has weighs more: one that needs a person is never replaced, nor
- * is a cancellation's ending replaced by a check's. The outcome travels over continue-as-new (OrderCarry.outcome).
- */
-export function recordOutcome(run: OrderRun, next: OrderOutcome): void {
-  if (!run.outcome || weight(run, next) >= weight(run, run.outcome)) run.outcome = next;
-}
-
-/** Records the run's outcome: state, stage, metric, and an ERROR line when a person must act. */
-export function finishOrder(run: OrderRun, reached: OrderOutcome): OrderOutcome {
-  const outcome = forTheSystem(run, reached);
-  run.state.outcome = outcome;
-  if (run.state.cancellation) run.state.cancellation.nextPollAt = undefined;
-  setOrderStage(run, finalStage(run, outcome));
-  countOrderOutcome(outcome.kind);
-  reportFeeAboveAccepted(run, outcome);
-  if (NEEDS_A_PERSON.has(outcome.kind)) {
-    log.error(`Order ${outcome.kind}: needs manual follow-up`, {
-      customerReferenceNo: run.state.customerReferenceNo,
-      orderStage: outcome.kind,
-      ...('reason' in outcome ? { reason: outcome.reason } : {}),
-    });
-  }
-  return outcome;
 }
 
 /**
@@ -223,40 +255,6 @@ function finalStage(run: OrderRun, outcome: OrderOutcome): OrderStage {
     return run.orderState;
   }
   return outcome.kind;
-}
-
-/** One QueryOrders of the order; an error (after the activity's own retries) is recorded, never decisive. */
-export async function readOrder(
-  run: OrderRun,
-  anchorMs: number,
-  trigger: PollRecord['trigger'],
-  polls?: PollRecord[],
-): Promise<QueryOrderOutcome | { kind: 'error'; error: string }> {
-  const at = new Date();
-  const record: PollRecord = {
-    at: at.toISOString(),
-    sinceBookSeconds: Math.round((at.getTime() - anchorMs) / 1000),
-    trigger,
-    result: 'error',
-  };
-  try {
-    const result = await run.queryOrder({ customerReferenceNo: run.state.customerReferenceNo, traceId: run.traceId });
-    record.result = result.kind;
-    if (result.kind === 'found') {
-      record.status = result.order.status;
-      run.state.order = summaryOf(result.order, run.state.order);
-      run.orderState = result.order.state;
-    }
-    return result;
-  } catch (err) {
-    record.error = failureType(err);
-    return { kind: 'error', error: record.error };
-  } finally {
-    if (polls) {
-      polls.push(record);
-      if (polls.length > MAX_POLLS_KEPT) polls.splice(0, polls.length - MAX_POLLS_KEPT);
-    }
-  }
 }
 
 /** The new status and references over what we knew; the cancel policy is kept when a poll lacks it. */

@@ -8,27 +8,17 @@ import { feeWithin, sameFee } from '../../runtime/rules/cancel-fee';
 import { bookingInProgress, judgeOrder } from './proxies';
 import { follow, sendFirst } from './cancel';
 import type { CancelPlan, OrderWorkflowArgs } from './carry';
-import {
-  fee,
-  feeClock,
-  feeSoon,
-  quoteAt,
-  readOrder,
-  recordOutcome,
-  setOrderStage,
-  type OrderRun,
-  type QueuedRequest,
-} from './run';
+import { fee, feeClock, type OrderRun, type QueuedRequest } from './run';
 
 /** Answers one cancelBooking request; the run's outcome becomes the request's, a cancellation's over a quote's. */
 export async function answerRequest(run: OrderRun, queued: QueuedRequest, input: OrderWorkflowArgs): Promise<void> {
   const refuse = (type: string, message: string, outcome?: OrderOutcome) => {
     queued.refusal = { type, message };
-    if (outcome) recordOutcome(run, outcome);
-    if (outcome) setOrderStage(run, outcome.kind === 'quoted' ? 'quoted' : 'not-cancellable');
+    if (outcome) run.recordOutcome(outcome);
+    if (outcome) run.setStage(outcome.kind === 'quoted' ? 'quoted' : 'not-cancellable');
   };
   if (run.interrupted) return refuse('OrderRunCancelled', 'The order run was cancelled by an operator: ask again');
-  setOrderStage(run, 'checking');
+  run.setStage('checking');
   const booking = await bookingStill(run);
   if (booking !== 'ended') {
     // The run's outcome says so too: a run left without one would check an order its booking is still finding out,
@@ -46,7 +36,7 @@ export async function answerRequest(run: OrderRun, queued: QueuedRequest, input:
       { kind: 'not-cancellable', reason },
     );
   }
-  const read = await readOrder(run, Date.now(), 'request');
+  const read = await run.read(Date.now(), 'request');
   if (read.kind === 'error') return refuse('OrderUnreadable', `The order could not be read (${read.error}): ask again`);
   const order = run.state.order;
   if (read.kind === 'not-found' || !order) {
@@ -62,12 +52,12 @@ export async function answerRequest(run: OrderRun, queued: QueuedRequest, input:
     });
   }
   const quotedAtMs = await feeClock();
-  const quote = quoteAt(run, quotedAtMs);
+  const quote = run.quoteAt(quotedAtMs);
   const { request } = queued;
   if (!request.confirm) {
     queued.answer = { kind: 'quote', quote };
-    recordOutcome(run, { kind: 'quoted', order, quote });
-    setOrderStage(run, 'quoted');
+    run.recordOutcome({ kind: 'quoted', order, quote });
+    run.setStage('quoted');
     return;
   }
   // Refused below, the request still got the run to quote: that is its outcome, nothing was sent.
@@ -81,7 +71,7 @@ export async function answerRequest(run: OrderRun, queued: QueuedRequest, input:
     return refuse('FeeChanged', message, quoted);
   }
   // A send this close to a change of fee may land after it: accepted only if the fee after the change is accepted too.
-  const soon = feeSoon(run, quote, quotedAtMs);
+  const soon = run.feeSoon(quote, quotedAtMs);
   if (soon && !feeWithin({ kind: 'fee', fee: request.acceptedFee }, soon)) {
     const message =
       `The cancellation fee changes to ${fee(soon.fee)} at ${quote.changesAt}, within ` +
@@ -98,7 +88,7 @@ export async function answerRequest(run: OrderRun, queued: QueuedRequest, input:
   const first = await sendFirst(run, plan);
   queued.answer = first.answer;
   const outcome = 'ended' in first ? first.ended : await follow(run, plan, first.follow, input);
-  recordOutcome(run, outcome);
+  run.recordOutcome(outcome);
 }
 
 /**
@@ -115,9 +105,9 @@ export function answerNotOurs(run: OrderRun, reason: string): OrderOutcome {
   run.checks.splice(0);
   run.hintsSeen = run.hints;
   const outcome: OrderOutcome = { kind: 'not-cancellable', reason };
-  recordOutcome(run, outcome);
+  run.recordOutcome(outcome);
   // Once: the loop passes here again for each piece of work that comes later, and the stage says the same.
-  if (run.state.stage !== 'not-cancellable') setOrderStage(run, 'not-cancellable');
+  if (run.state.stage !== 'not-cancellable') run.setStage('not-cancellable');
   return outcome;
 }
 
@@ -141,8 +131,8 @@ async function bookingStill(run: OrderRun): Promise<'ended' | 'running' | 'unkno
  * an ERROR line and the metric, for a person.
  */
 export async function checkOrder(run: OrderRun, check: OrderCheck | undefined): Promise<OrderOutcome> {
-  setOrderStage(run, 'checking');
-  const read = await readOrder(run, Date.now(), 'supplier-hint');
+  run.setStage('checking');
+  const read = await run.read(Date.now(), 'supplier-hint');
   const order = run.state.order;
   if (read.kind === 'error') {
     return { kind: 'changed-by-supplier', reason: `the order could not be read to check it (${read.error})` };
