@@ -96,8 +96,9 @@ export async function runOutage(
   const phases: OutagePhase[] = [];
   const at = () => Date.now() - startMs;
   const phase = async (mode: OutageMode, seconds: number, enter: () => Promise<void> | void) => {
-    await enter();
+    // From before the change, so a booking started while it is made counts in the new phase.
     const fromMs = at();
+    await enter();
     log(`failing account ${mode} for ${seconds} s (t+${Math.round(fromMs / 1000)} s)`);
     await sleep(seconds * 1000, signal);
     phases.push({ mode, fromMs, toMs: at() });
