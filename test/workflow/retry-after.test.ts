@@ -15,7 +15,14 @@ import {
   type AutoCancel,
   type OrderWorkflow,
 } from '../../src/api/contract/index';
-import { askedReferences, bookAnswer, ordersAnswer, specOrder, success } from '../fixtures/spec-supplier';
+import {
+  askedReferences,
+  bookAnswer,
+  ordersAnswer,
+  specCheckAvail,
+  specOrder,
+  success,
+} from '../fixtures/spec-supplier';
 import { bookingRequest } from '../harness/booking';
 import { startSpecWorker, type SpecWorker } from '../harness/spec-worker';
 import { connectTimeSkipping } from '../harness/temporal';
@@ -130,4 +137,24 @@ test("the system's own cancellation refused 429 with Retry-After of an hour is s
   expect(await awaitOrderOutcome(env.client, ref)).toMatchObject({ kind: 'cancelled' });
   expect(cancels).toBe(2);
   expect(await longestTimerSeconds(orderWorkflowId(ref))).toBeLessThanOrEqual(CEILING_S);
+});
+
+/**
+ * A supplier that answers CheckAvail 429 for about four minutes (an account down or throttled): the booking waits in
+ * `checking-availability` (nothing booked, the caller may cancel) and goes on once it answers, confirmed with one
+ * order. Before, CheckAvail's 8 attempts (about 2 minutes) ended it `failed`. Refusals are retried for 10 minutes,
+ * as a first Book's are.
+ */
+test('CheckAvail refused 429 for minutes: the booking waits and is confirmed once the supplier answers', async () => {
+  const ref = randomUUID();
+  const ratePkgId = `pkg-throttled-${ref.slice(0, 8)}`;
+  let checks = 0;
+  rig.spec.script({
+    checkAvail: (body) =>
+      body.ratePkgId === ratePkgId && ++checks <= 10 ? tooManyRequests('1') : specCheckAvail(String(body.ratePkgId)),
+    book: (body) => bookAnswer(specOrder(String(body.customerReferenceNo))),
+  });
+  expect(await rig.book(bookingRequest({ customerReferenceNo: ref, ratePkgId }))).toMatchObject({ kind: 'confirmed' });
+  expect(checks).toBe(11);
+  expect(rig.spec.callsOf('book').filter((c) => c.body.customerReferenceNo === ref)).toHaveLength(1);
 });

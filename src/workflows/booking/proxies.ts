@@ -8,10 +8,16 @@ import {
   supplierTaskQueue,
 } from '../../api/contract/definitions';
 
-/** CheckAvail reads only: retried by Temporal with backoff; used-up retries become a `failed` outcome. */
+/**
+ * CheckAvail reads only: retried by Temporal with backoff, for up to 10 minutes, as long as refusals of a first Book
+ * are (a supplier account down or answering 429 for minutes delays its bookings, which go on once it answers); used-up
+ * retries, or an answer no retry changes (bad request, credentials), become a `failed` outcome, nothing booked. Before,
+ * 8 attempts (about 2 minutes) failed every booking that began while its account was down for longer.
+ */
 const checkAvailOptions = {
   startToCloseTimeout: `${ACTIVITY_TIMEOUT_SECONDS.checkAvail} seconds`,
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 8 },
+  scheduleToCloseTimeout: '10 minutes',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 } as const;
 
 /**
