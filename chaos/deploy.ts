@@ -3,15 +3,25 @@
  * Versioning. Build A (src/workflows) is made current before the first booking; at DRILL_AT.deploy build B (the
  * changed-commands bundle, dev/builds/changed-commands) starts beside it, passes the replay gate and is made current;
  * at DRILL_AT.rollback A is made current again (gated), at DRILL_AT.forward B again. Then the drill waits until no
- * open run is on A and stops A's workers. Every routing change goes through src/operators/deploy/routing.ts as the operator;
- * every gate through src/operators/deploy/gate.ts with the workers' payload keys.
+ * open run is on A and stops A's workers once the deploy command's drain says it may (no run on it or pinned to it,
+ * and the server says drained or DRAIN_GRACE_SECONDS passed). Every routing change goes through
+ * src/operators/deploy/routing.ts as the operator; every gate through src/operators/deploy/gate.ts with the workers'
+ * payload keys, then the gate run on the build's own workers (gate-run.ts). Two refusals are drilled too: build C,
+ * which fails every first workflow task (payload keys not the fleet's), started beside B after B's deploy, must be
+ * refused by its gate run; and once A is stopped, a rollout back to A must be refused (no live worker). Either one
+ * not refused is a finding.
  */
 import { Client, type ConnectionLike } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { DEFAULT_TASK_QUEUE } from '../src/api/client/index';
+import { randomBytes } from 'node:crypto';
+import { parseDeployArgs } from '../src/operators/deploy/command';
+import { drainStep } from '../src/operators/deploy/drain';
 import { describeGate, runReplayGate, type GateReport, type GateRun } from '../src/operators/deploy/gate';
-import { describeDeployment, openRunsOn, setCurrentBuild } from '../src/operators/deploy/routing';
+import { describeGateRun, runGateWorkflow } from '../src/operators/deploy/gate-run';
+import { runDeployStep } from '../src/operators/deploy/main';
+import { describeDeployment, setCurrentBuild } from '../src/operators/deploy/routing';
 import type { WorkerBuild } from '../src/runtime/config/build';
 import { temporal } from '@temporalio/proto';
 import { runBuilds } from './history';
@@ -28,6 +38,11 @@ export const DRILL_AT = { deploy: 0.25, rollback: 0.45, forward: 0.6 } as const;
 export const BUILD_SLOTS = { A: ['A1', 'A2'], B: ['B1', 'B2'] } as const;
 
 export type BuildLabel = 'A' | 'B';
+
+/** The drain's grace for the drill: A may stop this long after it stopped taking new runs, if nothing is left on it. */
+export const DRAIN_GRACE_SECONDS = 30;
+/** The gate run's ceiling for the rollout to the stopped build A: its refusal takes this long (no node is killed then). */
+const GATE_RUN_TIMEOUT = '20s';
 
 /** The drill's builds, bundles and operator, made at setup. */
 export interface DeployStack {
@@ -153,6 +168,16 @@ export async function makeCurrent(
   }
 }
 
+/** The operator with the workers' payload keys: the deploy command's gate reads and writes payloads. */
+function gateClient(d: DeployStack): Client {
+  return new Client({
+    connection: d.operator.connection,
+    namespace: d.operator.options.namespace,
+    identity: DRILL_OPERATOR,
+    dataConverter: d.dataConverter,
+  });
+}
+
 /**
  * The replayer's workers log each state change at INFO through the process's SDK runtime: this process only replays,
  * so its runtime logs warnings and errors. A runtime already installed (a test's) is left as it is.
@@ -180,6 +205,20 @@ async function gate(d: DeployStack, label: BuildLabel, log: Log): Promise<NonNul
         taskQueue: DEFAULT_TASK_QUEUE,
       });
       const lines = describeGate(report);
+      if (report.verdict === 'pass') {
+        // The build's own workers prove their code: a gate run pinned to it (src/operators/deploy/gate-run.ts).
+        const run = await runGateWorkflow({
+          client: gateClient(d),
+          build: d.builds[label],
+          taskQueue: DEFAULT_TASK_QUEUE,
+          timeoutMs: 45_000,
+        });
+        lines.push(describeGateRun(run, d.builds[label]));
+        if (run.verdict === 'refuse') {
+          report.verdict = 'refuse';
+          report.reasons.push(`gate run: ${run.reason}`);
+        }
+      }
       for (const line of lines) log(`gate ${label}: ${line.trim()}`);
       const refused = report.runs.filter(
         (r) =>
@@ -317,6 +356,7 @@ export async function runDrill(
     record.bReadyMs = Date.now() - t;
     o.mark(`build B: workers polling after ${record.bReadyMs} ms`);
     await gatedStep(d, record, 'deploy', 'B', o);
+    await refuseBrokenBuild(d, fleet, record, o);
 
     await sleep(at(DRILL_AT.rollback) - Date.now(), o.signal);
     if (o.signal.aborted) return;
@@ -331,6 +371,7 @@ export async function runDrill(
     }
     // A stopped being current at the latest when the call returned (under a node kill the call can take a minute).
     await drainAndStopA(d, fleet, record, forward.setAfterMs, o);
+    if (record.aDrain?.stoppedAtMs !== undefined) await refuseStoppedBuild(d, record, o);
   } catch (err) {
     record.errors.push(`drill: ${errorLine(err)}`);
     o.log(`deploy drill failed: ${errorLine(err)}`);
@@ -338,8 +379,10 @@ export async function runDrill(
 }
 
 /**
- * Waits until visibility counts no open run on A twice, 3 s apart, and every booking has been started; then stops
- * A's workers. The time to drain runs from the moment A stopped being current.
+ * Asks the deploy command's drain (src/operators/deploy/drain.ts) every 3 s until it says A may stop: no open run on
+ * A or pinned to it, and the server says drained or DRAIN_GRACE_SECONDS have passed since A stopped taking new runs;
+ * and every booking has been started. Then stops A's workers. The time to drain runs from the moment A stopped being
+ * current to the first time drain said so.
  */
 async function drainAndStopA(
   d: DeployStack,
@@ -350,29 +393,27 @@ async function drainAndStopA(
 ): Promise<void> {
   const drain: NonNullable<DeployRecord['aDrain']> = { notCurrentSinceMs, samples: [] };
   record.aDrain = drain;
-  let zeros = 0;
+  const args = parseDeployArgs(
+    ['drain', '--deployment', d.deploymentName, '--build-id', d.builds.A.buildId, '--grace', `${DRAIN_GRACE_SECONDS}`],
+    {},
+  );
+  const io = { say: () => undefined, identity: DRILL_OPERATOR };
+  let mayStop = false;
   while (Date.now() < o.hardLimitAt && !o.signal.aborted) {
-    let count: number | undefined;
     try {
-      count = await openRunsOn(d.operator, d.builds.A);
+      const { exitCode, value } = await drainStep(d.operator, args, io);
+      drain.samples.push([seconds(Date.now() - notCurrentSinceMs), Number(value.openRuns) + Number(value.pinnedRuns)]);
+      mayStop = exitCode === 0;
+      if (mayStop) drain.drainedAtMs ??= Date.now();
+      else delete drain.drainedAtMs;
+      if (mayStop && o.startsDone()) break;
     } catch {
       // A node may be down: ask again.
     }
-    if (count !== undefined) {
-      drain.samples.push([seconds(Date.now() - notCurrentSinceMs), count]);
-      if (count === 0) {
-        if (zeros === 0) drain.drainedAtMs = Date.now();
-        zeros++;
-      } else {
-        zeros = 0;
-        delete drain.drainedAtMs;
-      }
-      if (zeros >= 2 && o.startsDone()) break;
-    }
     await sleep(3_000, o.signal);
   }
-  if (zeros < 2 || !o.startsDone()) {
-    record.errors.push(`build A still had open runs at the hard limit (last count ${drain.samples.at(-1)?.[1]})`);
+  if (!mayStop || !o.startsDone()) {
+    record.errors.push(`build A may not stop at the hard limit (last count ${drain.samples.at(-1)?.[1]})`);
     return;
   }
   o.mark(`build A drained ${seconds(drain.drainedAtMs! - notCurrentSinceMs)} s after it stopped being current`);
@@ -380,4 +421,86 @@ async function drainAndStopA(
   drain.stoppedAtMs = Date.now();
   o.mark('build A: workers stopped');
   o.log(`deploy: build A drained and stopped`);
+}
+
+/**
+ * Build C beside B: A's code in an image misconfigured with payload keys that are not the fleet's, so it can read no
+ * run's input and fails every first workflow task; its workers poll, so its queues look served. Its gate run must
+ * refuse it, and routing must stay where it was; C's workers are stopped after. (The key is random, made here, and
+ * never written anywhere but the worker's environment.)
+ */
+async function refuseBrokenBuild(
+  d: DeployStack,
+  fleet: WorkerFleet,
+  record: DeployRecord,
+  o: { envOf: (label: BuildLabel) => Record<string, string>; log: Log; mark: (e: string) => void },
+): Promise<void> {
+  const c: WorkerBuild = { deploymentName: d.deploymentName, buildId: `${d.builds.A.buildId}-wrong-keys` };
+  o.mark('build C (fails its first workflow task): workers starting');
+  await fleet.add(['C1'], {
+    ...o.envOf('A'),
+    WORKER_BUILD_ID: c.buildId,
+    PAYLOAD_ENCRYPTION_KEYS: `not-the-fleets:${randomBytes(32).toString('base64')}`,
+  });
+  try {
+    const before = (await describeDeployment(d.operator, d.deploymentName))?.current;
+    // C's worker is up: a "no live worker" verdict here is a task held up by a node the chaos killed meanwhile, so
+    // the run is tried again (three times at most) until C's worker has taken the task and failed it.
+    let run = await runGateWorkflow({
+      client: gateClient(d),
+      build: c,
+      taskQueue: DEFAULT_TASK_QUEUE,
+      timeoutMs: 45_000,
+    });
+    for (let attempt = 2; attempt <= 3 && /no live worker/.test(run.reason ?? ''); attempt++) {
+      o.log(`gate C: attempt ${attempt - 1}: ${describeGateRun(run, c)}`);
+      run = await runGateWorkflow({
+        client: gateClient(d),
+        build: c,
+        taskQueue: DEFAULT_TASK_QUEUE,
+        timeoutMs: 45_000,
+      });
+    }
+    o.log(`gate C: ${describeGateRun(run, c)}`);
+    o.mark(`build C: gate run ${run.verdict}${run.reason ? `: ${run.reason.slice(0, 200)}` : ''}`);
+    const after = (await describeDeployment(d.operator, d.deploymentName))?.current;
+    if (run.verdict !== 'refuse' || !/failed its first workflow task/.test(run.reason ?? '')) {
+      record.errors.push(
+        `build C, which fails its first workflow task, was not refused by its gate run: ${run.verdict} ${run.reason ?? ''}`,
+      );
+    }
+    if (after !== before) record.errors.push(`routing changed while build C was gated: ${before} -> ${after}`);
+  } finally {
+    await fleet.retire(['C1']);
+  }
+}
+
+/**
+ * A rollout back to A once its workers stopped: the deploy command (replay gate, served check, gate run) must refuse
+ * it, and B must stay current.
+ */
+async function refuseStoppedBuild(d: DeployStack, record: DeployRecord, o: { log: Log; mark: (e: string) => void }) {
+  const args = parseDeployArgs(
+    [
+      'rollout',
+      ...['--deployment', d.deploymentName, '--task-queue', DEFAULT_TASK_QUEUE],
+      ...['--build-id', d.builds.A.buildId, '--bundle', d.bundles.A, '--gate-timeout', GATE_RUN_TIMEOUT],
+    ],
+    {},
+  );
+  const lines: string[] = [];
+  let outcome: string;
+  try {
+    const result = await runDeployStep(gateClient(d), args, { say: (l) => lines.push(l), identity: DRILL_OPERATOR });
+    outcome = result.exitCode === 0 ? 'made current' : `refused: ${lines.filter((l) => /REFUSED/.test(l)).join(' ')}`;
+  } catch (err) {
+    outcome = `refused: ${errorLine(err)}`;
+  }
+  o.mark(`rollout to stopped build A: ${outcome.slice(0, 300)}`);
+  const current = (await describeDeployment(d.operator, d.deploymentName))?.current;
+  if (!outcome.startsWith('refused') || !/no live worker/.test(outcome)) {
+    record.errors.push(`a rollout to stopped build A was not refused for its missing workers: ${outcome}`);
+  }
+  if (current !== d.builds.B.buildId)
+    record.errors.push(`after the rollout to stopped A, ${current} is current, not B`);
 }

@@ -2,7 +2,8 @@
  * The deploy drill small (chaos/run.ts with `deploy`, on the production engine): build A's workers versioned and
  * current from the first booking, build B (changed commands, no patch) started beside them, gated and made current,
  * rolled back to A, forward to B, then A drained and stopped, while workers, nodes and PostgreSQL are killed as in
- * every prod chaos run. Every existing invariant holds, and: every gate passed, no workflow task failed for
+ * every prod chaos run; build C, whose code fails its first workflow task, is refused by its gate run, and once A
+ * is stopped a rollout back to it is refused. Every existing invariant holds, and: every gate passed, no workflow task failed for
  * nondeterminism, every run ran on one build (the one current when its first task was handed out), and nothing was
  * left on A when it stopped. The full drill is `npm run chaos -- --deploy`.
  */
@@ -99,6 +100,13 @@ test('the drill happened: A current, B deployed, rolled back to A, forward to B,
   expect(d.timeToDrainASeconds).not.toBeNull();
   expect(d.aStoppedAtSeconds).not.toBeNull();
   expect(report.chaos.workerKills).toBeGreaterThanOrEqual(2);
+});
+
+test('the gate run refused build C, whose code fails its first task, and a rollout to the stopped build A', () => {
+  const timeline = report.chaos.timeline.join('\n');
+  expect(timeline).toMatch(/build C: gate run refuse: build \S+ failed its first workflow task/);
+  expect(timeline).toMatch(/rollout to stopped build A: refused: .*no live worker/);
+  expect(report.deploy!.errors).toEqual([]);
 });
 
 test('every run finished on the build it started on, the one current then; none failed for nondeterminism', () => {
