@@ -119,6 +119,24 @@ describe('what needs a person', () => {
     expect(page).not.toContain(bookingRequest().holder.lastName);
   }, 90_000);
 
+  test("a booking's own page shows what it waits for: a refused Book's next send, while it waits", async () => {
+    // The first Book answered 429 asking for a minute: the booking waits that long (under the profile's ceiling).
+    const request = bookingRequest({ test: 'book=429&bookTimes=1&retryAfter=60' });
+    const ref = request.customerReferenceNo;
+    const handle = await startBooking(env.client, request, { taskQueue: rig.taskQueue });
+    try {
+      const waits = await eventually(async () => {
+        const page = await (await fetch(`${server.url}/booking?ref=${ref}`)).text();
+        return /<ul class="waits" id="waits">[\s\S]*?<\/ul>/.exec(page)?.[0];
+      }, 30_000);
+      expect(waits).toMatch(
+        /Next Book at <code>\d{4}-\d\d-\d\dT[^<]+<\/code> \(the last was refused before any work\)/,
+      );
+    } finally {
+      await handle.terminate('test done');
+    }
+  });
+
   test('"check again" resolves it once the supplier lists the order confirmed, through an order run', async () => {
     expectWorkerWarnings(/^ERROR Booking unresolved/);
     const ref = await unresolvedBooking(env, rig);

@@ -2,7 +2,7 @@
  * The console's pages, the list of what needs a person and a booking's own page: server-rendered HTML with plain
  * forms (no script), every value escaped.
  */
-import type { BookingDetail, RunSummary } from './booking';
+import type { BookingDetail, BookingWaits, RunSummary } from './booking';
 import { describeRunBuild, type RunBuild } from '../shared/run-build';
 import type { ConsoleItem } from './items';
 
@@ -209,10 +209,23 @@ ${
       ? `<table><thead><tr><th>Workflow</th><th>Status</th><th>Stage</th><th>Build</th><th>Started</th><th>Closed</th></tr></thead>
 <tbody>
 ${runs}
-</tbody></table>`
+</tbody></table>
+${renderWaits(model.detail.waits)}`
       : '<p class="problem" role="alert">No booking (and no order run) for this reference.</p>'
 }`,
   );
+}
+
+/** What a running booking waits for, as its state says: a refused Book's next send, the next poll, the deadline. */
+function renderWaits(waits: BookingWaits | undefined): string {
+  if (!waits) return '';
+  const e = escapeHtml;
+  const lines = [
+    waits.nextBookAt ? `Next Book at <code>${e(waits.nextBookAt)}</code> (the last was refused before any work)` : '',
+    waits.nextPollAt ? `Next QueryOrders poll at <code>${e(waits.nextPollAt)}</code>` : '',
+    waits.deadlineAt ? `Gives up at <code>${e(waits.deadlineAt)}</code>, and a person is told` : '',
+  ].filter(Boolean);
+  return `<ul class="waits" id="waits">${lines.map((l) => `<li>${l}</li>`).join('')}</ul>`;
 }
 
 function renderRun(
