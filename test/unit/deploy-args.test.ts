@@ -10,6 +10,10 @@ import {
   parseDuration,
   parseSteps,
 } from '../../src/operators/deploy/command';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { GateRefusedError } from '../../src/operators/deploy/command';
 import { gateCodeSource } from '../../src/operators/deploy/gate-code';
 import { rollbackTarget } from '../../src/operators/deploy/moves';
 
@@ -97,9 +101,20 @@ test("the gate replays this checkout's code only for this checkout's own build; 
   expect(() => gateCodeSource({}, '1.0.0+fffffff', '1.0.0+abc1234')).toThrow(
     /^build 1\.0\.0\+fffffff is not this checkout's code \(this checkout is build 1\.0\.0\+abc1234\).*--bundle/,
   );
-  expect(gateCodeSource({ bundle: '/b/bundle.js' }, '1.0.0+fffffff', '1.0.0+abc1234')).toEqual({
-    codePath: '/b/bundle.js',
-  });
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'gate-code-'));
+  const bundle = path.join(dir, 'bundle.js');
+  writeFileSync(bundle, 'exports.importWorkflows = function importWorkflows() {}; globalThis.__TEMPORAL__ = {};');
+  expect(gateCodeSource({ bundle }, '1.0.0+fffffff', '1.0.0+abc1234')).toEqual({ codePath: bundle });
+});
+
+test('a --bundle the gate cannot read, or that is no workflow bundle, is a refusal naming the flag and the file', () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'gate-code-'));
+  const missing = path.join(dir, 'missing.js');
+  expect(() => gateCodeSource({ bundle: missing }, 'b', 'a')).toThrow(GateRefusedError);
+  expect(() => gateCodeSource({ bundle: missing }, 'b', 'a')).toThrow(`--bundle ${missing}: cannot read it (ENOENT)`);
+  const other = path.join(dir, 'other.js');
+  writeFileSync(other, 'console.log("not a bundle")');
+  expect(() => gateCodeSource({ bundle: other }, 'b', 'a')).toThrow(`--bundle ${other}: not a workflow bundle`);
 });
 
 test('move needs two different builds', () => {

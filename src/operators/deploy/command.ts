@@ -16,6 +16,12 @@ export class DeployError extends Error {
   override readonly name = 'DeployError';
 }
 
+/**
+ * The gate refused before it could prove anything: it cannot get the target build's own code. A refusal, as any
+ * other gate's (exit 1), not a mistake in the command (exit 2).
+ */
+export class GateRefusedError extends DeployError {}
+
 export interface DeployArgs {
   step: DeployStep;
   deploymentName: string;

@@ -1,11 +1,12 @@
 /**
  * The code the replay gate proves: the target build's own workflow bundle, never another's, and the gate run on it.
  */
+import { readFileSync } from 'node:fs';
 import type { Client } from '@temporalio/client';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { defaultBuildId, type WorkerBuild } from '../../runtime/config/build';
 import { workflowBundlerOptions } from '../../workflow-bundle';
-import { DeployError, type DeployArgs, type DeployIo } from './command';
+import { GateRefusedError, type DeployArgs, type DeployIo } from './command';
 import { describeGate, runReplayGate, type GateReport } from './gate';
 import { describeGateRun, runGateWorkflow, type GateRunReport } from './gate-run';
 import { assertServed } from './moves';
@@ -21,13 +22,36 @@ export function gateCodeSource(
   targetBuildId: string,
   ownBuildId: string,
 ): { codePath: string } | 'this-checkout' {
-  if (args.bundle) return { codePath: args.bundle };
+  if (args.bundle) return { codePath: readableBundle(args.bundle) };
   if (targetBuildId === ownBuildId) return 'this-checkout';
-  throw new DeployError(
+  throw new GateRefusedError(
     `build ${targetBuildId} is not this checkout's code (this checkout is build ${ownBuildId}): the gate would replay ` +
       `other code than the build it routes to. Give that build's workflow bundle (--bundle FILE, its \`npm run bundle\` ` +
       'output), or run the step from its checkout or image',
   );
+}
+
+/**
+ * The --bundle file, when it reads as a workflow bundle (`npm run bundle`'s output: the SDK's bundle declares
+ * `importWorkflows` and the `__TEMPORAL__` global); else the gate is refused naming the flag and the file, rather than
+ * failing later in the replayer with a library's message that names neither.
+ */
+function readableBundle(file: string): string {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new GateRefusedError(
+      `--bundle ${file}: cannot read it (${(err as NodeJS.ErrnoException).code ?? 'unreadable'}): the gate has no code ` +
+        'of the build to prove',
+    );
+  }
+  if (!text.includes('importWorkflows') || !text.includes('__TEMPORAL__')) {
+    throw new GateRefusedError(
+      `--bundle ${file}: not a workflow bundle (\`npm run bundle\`'s output): the gate has no code of the build to prove`,
+    );
+  }
+  return file;
 }
 
 /** The bundle the gate replays against: see gateCodeSource. */

@@ -17,6 +17,7 @@ import {
   asksForHelp,
   DEPLOY_USAGE,
   DeployError,
+  GateRefusedError,
   parseDeployArgs,
   type DeployArgs,
   type DeployIo,
@@ -127,7 +128,8 @@ if (require.main === module) {
     (code) => process.exit(code),
     (err: unknown) => {
       console.error(err instanceof DeployError ? err.message : err instanceof Error ? err.message : String(err));
-      process.exit(2);
+      // A gate that cannot get the build's code refuses it (exit 1, as --help says); anything else is exit 2.
+      process.exit(err instanceof GateRefusedError ? 1 : 2);
     },
   );
 }
