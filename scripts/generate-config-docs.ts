@@ -329,7 +329,10 @@ renewal margin, rate limits (100/s overall, 10/s CheckAvail and Book, 50/s Query
 verification scheme, the longest a supplier's Retry-After is waited (\`retryAfterCeilingSeconds\`, 600: a 429 asking
 for a day waits 10 minutes, and never past the Book's or Cancel's own retry window), and whether a request's test flags go out as the \`Test\` header (\`testHeader\`: \`send\` by
 default, as the supplier's test environment takes them; an account that books for real sets \`refuse\`, and a booking
-or order input carrying \`context.test\` is then refused at its first step, nothing sent). Override any part with
+or order input carrying \`context.test\` is then refused at its first step, nothing sent), and where CheckAvail's
+fallback ("R2") candidates are (\`fallbackCandidatesField\`, \`r2Candidates\` by default: the spec shows no form, so it is
+the sandbox's name; an unavailable or refused-price outcome carries them as \`candidates\`, read tolerantly, and \`npm run
+book\` prints each with the command that books it as a new booking). Override any part with
 \`SUPPLIER_PROFILE\`.`;
 
 /** The JSDoc comment right above each `NAME:` in the schema's sources, as one line. */

@@ -8,9 +8,14 @@
  * Workflow code only.
  */
 import { condition, workflowInfo } from '@temporalio/workflow';
-import type { RecoveryPolicy } from '../api/contract/index';
+import type { BookingActivities, QueryOrderOutcome } from '../activities/types';
+import type { PollRecord, RecoveryPolicy } from '../api/contract/index';
 import { HINT_POLL_SPACING_SECONDS } from '../api/contract/definitions';
 import { pollOffsetSeconds, waitFor } from '../runtime/rules/schedule';
+import { failureType } from './failure';
+
+/** The poll log a run keeps: the latest this many reads (a run continues as new long before it holds more). */
+const MAX_POLLS_KEPT = 200;
 
 /** Where a follow-up stands on its schedule; moved by the loop and by a re-send, and carried over continue-as-new. */
 export interface FollowPlace {
@@ -153,4 +158,39 @@ async function spacedHint(
     summary: 'Supplier hint: polled on a hint less than a minute ago; waiting',
   });
   return stopped || untilMs < dueMs;
+}
+
+/**
+ * One QueryOrders of an order, recorded as a poll in `polls` (when given): its time from the schedule's anchor, what
+ * triggered it, what it found. A failure (after the activity's own retries) is recorded too, and never decisive: the
+ * order is still unknown, not gone. The one read of the booking's recovery and of the order's runs.
+ */
+export async function readRecorded(
+  queryOrder: BookingActivities['queryOrder'],
+  ids: { customerReferenceNo: string; traceId: string },
+  anchorMs: number,
+  trigger: PollRecord['trigger'],
+  polls: PollRecord[] | undefined,
+): Promise<QueryOrderOutcome | { kind: 'error'; error: string }> {
+  const at = new Date();
+  const record: PollRecord = {
+    at: at.toISOString(),
+    sinceBookSeconds: Math.round((at.getTime() - anchorMs) / 1000),
+    trigger,
+    result: 'error',
+  };
+  try {
+    const result = await queryOrder(ids);
+    record.result = result.kind;
+    if (result.kind === 'found') record.status = result.order.status;
+    return result;
+  } catch (err) {
+    record.error = failureType(err);
+    return { kind: 'error', error: record.error };
+  } finally {
+    if (polls) {
+      polls.push(record);
+      if (polls.length > MAX_POLLS_KEPT) polls.splice(0, polls.length - MAX_POLLS_KEPT);
+    }
+  }
 }

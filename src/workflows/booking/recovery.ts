@@ -5,9 +5,7 @@
  * Book, and `unresolved` at the deadline. Long recoveries continue-as-new, carrying their state.
  */
 import {
-  ActivityFailure,
   allHandlersFinished,
-  ApplicationFailure,
   condition,
   continueAsNew,
   log,
@@ -17,14 +15,13 @@ import {
 } from '@temporalio/workflow';
 import type { QueryOrderOutcome } from '../../activities/types';
 import type { BookingOutcome, PollRecord } from '../../api/contract/index';
-import { countFromSend, followOrder, maySendAgain } from '../follow';
+import { countFromSend, followOrder, maySendAgain, readRecorded } from '../follow';
 import { decideOnOrder, sendBook } from './book';
 import { withoutResume, type BookingWorkflowInput, type RecoverySchedule } from './input';
 import { countRecoveryPoll } from '../counters';
 import { describe, type BookingRun } from './run';
 
 /** Polls kept in state (and carried over continue-as-new); older ones are dropped. */
-const MAX_POLLS_KEPT = 200;
 
 export async function recover(
   run: BookingRun,
@@ -111,39 +108,14 @@ async function bookAgain(run: BookingRun): Promise<BookingOutcome | undefined> {
   return undefined;
 }
 
+/** One QueryOrders, recorded in the booking's poll log (follow.ts) and counted. */
 async function pollOnce(
   run: BookingRun,
   anchorMs: number,
   trigger: PollRecord['trigger'],
 ): Promise<QueryOrderOutcome | { kind: 'error' }> {
-  const at = new Date();
-  const record: PollRecord = {
-    at: at.toISOString(),
-    sinceBookSeconds: Math.round((at.getTime() - anchorMs) / 1000),
-    trigger,
-    result: 'error',
-  };
-  try {
-    const result = await run.queryOrder({ customerReferenceNo: run.request.customerReferenceNo, traceId: run.traceId });
-    record.result = result.kind;
-    if (result.kind === 'found') record.status = result.order.status;
-    pushPoll(run, record);
-    countRecoveryPoll(result.kind === 'found' ? result.order.state : result.kind);
-    return result;
-  } catch (err) {
-    // QueryOrders kept failing for its whole retry window: the booking is still unknown, not failed.
-    record.error =
-      err instanceof ActivityFailure && err.cause instanceof ApplicationFailure
-        ? (err.cause.type ?? err.cause.message)
-        : String(err);
-    pushPoll(run, record);
-    countRecoveryPoll('error');
-    return { kind: 'error' };
-  }
-}
-
-function pushPoll(run: BookingRun, record: PollRecord): void {
-  const { polls } = run.state;
-  polls.push(record);
-  if (polls.length > MAX_POLLS_KEPT) polls.splice(0, polls.length - MAX_POLLS_KEPT);
+  const ids = { customerReferenceNo: run.request.customerReferenceNo, traceId: run.traceId };
+  const result = await readRecorded(run.queryOrder, ids, anchorMs, trigger, run.state.polls);
+  countRecoveryPoll(result.kind === 'found' ? result.order.state : result.kind);
+  return result;
 }

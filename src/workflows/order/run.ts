@@ -20,11 +20,9 @@ import type {
   RecoveryPolicy,
 } from '../../api/contract/index';
 import { cancelFeeAt, chargedWithin, feeAfterChange } from '../../runtime/rules/cancel-fee';
-import { failureType } from '../failure';
+import { readRecorded } from '../follow';
 import { clockForFees, orderQueryActivity } from './proxies';
 import { countCancelFeeAboveAccepted, countOrderOutcome } from '../counters';
-
-const MAX_POLLS_KEPT = 200;
 
 /** A cancelBooking update waiting for its turn; the handler returns `answer` or fails with `refusal`. */
 export interface QueuedRequest {
@@ -142,37 +140,19 @@ export class OrderRun {
     return outcome;
   }
 
-  /** One QueryOrders of the order; an error (after the activity's own retries) is recorded, never decisive. */
+  /** One QueryOrders of the order (follow.ts's, recorded in `polls` when given); what it found becomes the run's. */
   async read(
     anchorMs: number,
     trigger: PollRecord['trigger'],
     polls?: PollRecord[],
   ): Promise<QueryOrderOutcome | { kind: 'error'; error: string }> {
-    const at = new Date();
-    const record: PollRecord = {
-      at: at.toISOString(),
-      sinceBookSeconds: Math.round((at.getTime() - anchorMs) / 1000),
-      trigger,
-      result: 'error',
-    };
-    try {
-      const result = await this.queryOrder({ customerReferenceNo: this.reference, traceId: this.traceId });
-      record.result = result.kind;
-      if (result.kind === 'found') {
-        record.status = result.order.status;
-        this.state.order = summaryOf(result.order, this.state.order);
-        this.orderState = result.order.state;
-      }
-      return result;
-    } catch (err) {
-      record.error = failureType(err);
-      return { kind: 'error', error: record.error };
-    } finally {
-      if (polls) {
-        polls.push(record);
-        if (polls.length > MAX_POLLS_KEPT) polls.splice(0, polls.length - MAX_POLLS_KEPT);
-      }
+    const ids = { customerReferenceNo: this.reference, traceId: this.traceId };
+    const result = await readRecorded(this.queryOrder, ids, anchorMs, trigger, polls);
+    if (result.kind === 'found') {
+      this.state.order = summaryOf(result.order, this.state.order);
+      this.orderState = result.order.state;
     }
+    return result;
   }
 }
 
