@@ -22,6 +22,7 @@ import { startSandbox, type Sandbox } from '../../dev/sandbox/server';
 import { bookingWorkflowId, type BookingOutcome, type BookingRequest } from '../../src/api/contract/index';
 import { awaitOrderOutcome, cancelBooking, getBookingState, getOrderState } from '../../src/api/client/index';
 import { runConformance } from '../../src/operators/conformance/run';
+import { startConsole } from '../../src/operators/console/server';
 import { loadConfig, type AppConfig } from '../../src/runtime/config/index';
 import { createWorkerFromConfig, type ConfiguredWorker } from '../../src/worker';
 import { createHttpSupplierClient } from '../../src/runtime/supplier/http-client';
@@ -159,6 +160,18 @@ test("a booking naming an account books there, with that account's profile, and 
   expect((await awaitOrderOutcome(client, ref)).kind).toBe('cancelled');
   expect(beta.callsOf('cancel').filter((c) => c.body.customerReferenceNo === ref)).toHaveLength(1);
   expect(alpha.calls('cancel')).toHaveLength(0);
+});
+
+test("the console's page of a booking names the account it is on", async () => {
+  const request = bookingRequest({ supplier: 'delta' });
+  expect((await book(request)).kind).toBe('confirmed');
+  const operatorConsole = await startConsole({ client, taskQueue });
+  try {
+    const page = await (await fetch(`${operatorConsole.url}/booking?ref=${request.customerReferenceNo}`)).text();
+    expect(page).toContain('On supplier account <code id="supplier-account">delta</code>');
+  } finally {
+    await operatorConsole.close();
+  }
 });
 
 test("a booking naming none goes to its partner's default, the first account open to it", async () => {

@@ -28,6 +28,8 @@ export interface BookingDetail {
   order: RunSummary | null;
   /** What a running booking waits for; absent when it runs no wait or its workers did not answer in time. */
   waits?: BookingWaits;
+  /** The supplier account the booking is on (its memo, written by its first step); absent on a single supplier. */
+  supplier?: string;
 }
 
 /** The times a running booking waits for (ISO), from its state: never guest data. */
@@ -50,8 +52,16 @@ export async function readBookingDetail(client: Client, ref: string): Promise<Bo
     describeOrNull(client, orderWorkflowId(ref)),
   ]);
   if (!booking && !order) return undefined;
-  const waits = booking?.status === 'RUNNING' ? await waitsOf(client, ref) : undefined;
-  return { customerReferenceNo: ref, booking, order, ...(waits ? { waits } : {}) };
+  const waits = booking?.run.status === 'RUNNING' ? await waitsOf(client, ref) : undefined;
+  // The account the booking's first step chose, from its memo: an id, shown as text, never a credential.
+  const supplier = booking?.memo?.['supplier'];
+  return {
+    customerReferenceNo: ref,
+    booking: booking?.run ?? null,
+    order: order?.run ?? null,
+    ...(waits ? { waits } : {}),
+    ...(typeof supplier === 'string' ? { supplier } : {}),
+  };
 }
 
 /** The waits a running booking's state shows, or undefined when it shows none or does not answer in time. */
@@ -75,7 +85,10 @@ async function waitsOf(client: Client, ref: string): Promise<BookingWaits | unde
   }
 }
 
-async function describeOrNull(client: Client, workflowId: string): Promise<RunSummary | null> {
+async function describeOrNull(
+  client: Client,
+  workflowId: string,
+): Promise<{ run: RunSummary; memo?: Record<string, unknown> } | null> {
   let d: WorkflowExecutionDescription;
   try {
     d = await client.workflow.getHandle(workflowId).describe();
@@ -84,7 +97,7 @@ async function describeOrNull(client: Client, workflowId: string): Promise<RunSu
     throw err;
   }
   const stage = d.typedSearchAttributes.get(BookingStageKey);
-  return {
+  const run: RunSummary = {
     workflowId: d.workflowId,
     runId: d.runId,
     type: d.type,
@@ -94,4 +107,5 @@ async function describeOrNull(client: Client, workflowId: string): Promise<RunSu
     ...(d.closeTime ? { closeTime: d.closeTime.toISOString() } : {}),
     build: runBuildOf(d) ?? null,
   };
+  return { run, ...(d.memo ? { memo: d.memo } : {}) };
 }

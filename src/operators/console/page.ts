@@ -200,6 +200,7 @@ export function renderBookingPage(model: BookingPageModel): string {
     `Booking ${ref}`,
     `<h1>Booking <code>${e(ref)}</code></h1>
 ${model.namespace ? `<p>In namespace <code id="namespace">${e(model.namespace)}</code></p>` : ''}
+${model.detail?.supplier ? `<p>On supplier account <code id="supplier-account">${e(model.detail.supplier)}</code></p>` : ''}
 ${model.operator ? renderOperator(model.operator, model.signedIn === true) : ''}
 <p><a href="/">Back to what needs a person</a></p>
 ${
