@@ -114,6 +114,20 @@ async function startDevServer(): Promise<{ env: TestWorkflowEnvironment; uiUrl: 
   return { env, uiUrl: `http://127.0.0.1:${uiPort}` };
 }
 
+/** `start`, tried up to `tries` times: a server that did not come up is tried again, its error kept for the last. */
+async function startedWithin<T>(tries: number, start: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await start();
+    } catch (err) {
+      if (attempt >= tries) throw err;
+      log(
+        `a test server did not start (${(err as Error).message.slice(0, 120)}); trying again (${attempt + 1}/${tries})`,
+      );
+    }
+  }
+}
+
 /** Sets `name` for each worker (`name_1`, ...) and the plain `name` to the first, for a file run alone. */
 function perWorker(name: string, values: string[]): void {
   values.forEach((value, i) => (process.env[`${name}_${i + 1}`] = value));
@@ -125,9 +139,15 @@ export default async function globalSetup(globalConfig?: Config.GlobalConfig): P
   const needs = (...names: string[]) => names.some((n) => tiers.includes(n));
   const started: TestWorkflowEnvironment[] = [];
   (globalThis as Record<string, unknown>).__temporalEnvs = started;
-  // One set of servers per worker Jest may run (JEST_WORKER_ID is 1..maxWorkers).
+  // One set of servers per worker Jest may run (JEST_WORKER_ID is 1..maxWorkers), started one after another, each
+  // tried again when it does not come up: the SDK gives a server 5 s to listen, and two JVMs (or a JVM beside other
+  // runs) starting at once on 2 busy cores have missed that ("ephemeral server ... did not start within 5s").
   const workers = Math.max(1, globalConfig?.maxWorkers ?? 1);
-  const each = <T>(start: () => Promise<T>) => Promise.all(Array.from({ length: workers }, start));
+  const each = async <T>(start: () => Promise<T>): Promise<T[]> => {
+    const servers: T[] = [];
+    for (let i = 0; i < workers; i++) servers.push(await startedWithin(3, start));
+    return servers;
+  };
 
   if (needs('workflow', 'integration', 'replay', 'e2e', 'prod')) {
     const t0 = Date.now();
