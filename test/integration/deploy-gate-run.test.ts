@@ -57,6 +57,8 @@ test('the gate run passes the build that runs it; refuses a build that fails its
 
 test('the gate run refuses a build whose workers stopped, while its last polls still look recent', async () => {
   const worker = await d.startWorker(c);
+  // Its polls reach the server first (the build is registered and looks served), then it stops.
+  await d.waitServed(c);
   worker.worker.shutdown();
   await worker.running;
   const rollout = await runDeployStep(d.env.client, args('rollout', '--build-id', c.buildId), io);

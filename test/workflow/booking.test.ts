@@ -538,7 +538,7 @@ describe('CheckAvail that never answers', () => {
       return (await handle.result()) as BookingOutcome;
     });
     expect(outcome).toMatchObject({ kind: 'failed', errorType: 'TimeoutFailure' });
-    expect(attempts).toBe(8);
+    expect(attempts).toBe(16);
     expect(bookCallsFor(request.customerReferenceNo)).toHaveLength(0);
   });
 });

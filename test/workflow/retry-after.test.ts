@@ -142,7 +142,7 @@ test("the system's own cancellation refused 429 with Retry-After of an hour is s
 /**
  * A supplier that answers CheckAvail 429 for about four minutes (an account down or throttled): the booking waits in
  * `checking-availability` (nothing booked, the caller may cancel) and goes on once it answers, confirmed with one
- * order. Before, CheckAvail's 8 attempts (about 2 minutes) ended it `failed`. Refusals are retried for 10 minutes,
+ * order. Before, CheckAvail's 8 attempts (about 2 minutes) ended it `failed`. Refusals are retried for about 10 minutes,
  * as a first Book's are.
  */
 test('CheckAvail refused 429 for minutes: the booking waits and is confirmed once the supplier answers', async () => {

@@ -9,15 +9,16 @@ import {
 } from '../../api/contract/definitions';
 
 /**
- * CheckAvail reads only: retried by Temporal with backoff, for up to 10 minutes, as long as refusals of a first Book
- * are (a supplier account down or answering 429 for minutes delays its bookings, which go on once it answers); used-up
- * retries, or an answer no retry changes (bad request, credentials), become a `failed` outcome, nothing booked. Before,
- * 8 attempts (about 2 minutes) failed every booking that began while its account was down for longer.
+ * CheckAvail reads only: retried by Temporal with backoff for about 10 minutes of waits (16 attempts: 1, 2, 4, ... 32 s,
+ * then a minute apart), as long as refusals of a first Book are: a supplier account down or answering 429 for minutes
+ * delays its bookings, which go on once it answers. Used-up retries, or an answer no retry changes (bad request,
+ * credentials), become a `failed` outcome, nothing booked. Before, 8 attempts (about 2 minutes) failed every booking
+ * that began while its account was down for longer. Counted in attempts, not a schedule-to-close time: a local
+ * activity's is measured on the worker's clock, where its waits are the workflow's timers.
  */
 const checkAvailOptions = {
   startToCloseTimeout: `${ACTIVITY_TIMEOUT_SECONDS.checkAvail} seconds`,
-  scheduleToCloseTimeout: '10 minutes',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 16 },
 } as const;
 
 /**
