@@ -8,6 +8,11 @@
 import { MAX_FALLBACK_CANDIDATES, type FallbackCandidate, type Money } from '../../api/values/index';
 import { plainNumber } from './read';
 
+/** The candidates at `field` of CheckAvail's `data` (the profile's fallbackCandidatesField), read as below. */
+export function candidatesIn(data: unknown, field: string): FallbackCandidate[] {
+  return readCandidates(isRecord(data) ? data[field] : undefined);
+}
+
 export function readCandidates(raw: unknown): FallbackCandidate[] {
   if (!Array.isArray(raw)) return [];
   const read: FallbackCandidate[] = [];

@@ -15,7 +15,7 @@ import { SupplierError, type SupplierErrorDetails, type SupplierErrorType, type 
 import type { CallContext, SupplierClient, TokenProvider } from './interface';
 import type { SupplierObserver } from './observer';
 import type { SupplierProfile } from '../config/supplier-profile';
-import { readCandidates } from './candidates';
+import { candidatesIn } from './candidates';
 import { readAnswer, type AnswerShape } from './read';
 import {
   BookData,
@@ -305,8 +305,7 @@ export function createHttpSupplierClient(options: HttpSupplierClientOptions): Su
       const answer = await call('checkAvail', req, context);
       const data = readData('checkAvail', answer, CHECK_AVAIL);
       // Beside what the decision reads: the fallback candidates, where the profile says they are (./candidates).
-      const raw = isRecord(answer.data) ? answer.data[profile.fallbackCandidatesField] : undefined;
-      const candidates = readCandidates(raw);
+      const candidates = candidatesIn(answer.data, profile.fallbackCandidatesField);
       return candidates.length > 0 ? { ...data, candidates } : data;
     },
     async book(req: BookRequest, context: CallContext): Promise<HotelOrder> {
@@ -393,8 +392,4 @@ export function parseRetryAfter(value: string | string[] | undefined, nowMs: num
   }
   const date = Date.parse(v);
   return Number.isNaN(date) ? undefined : Math.max(0, date - nowMs);
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
