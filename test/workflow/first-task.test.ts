@@ -123,6 +123,17 @@ test("a continued run judges a caller's confirm against the cancellation it carr
 });
 
 test("a fresh run takes the system's autoCancel that came with its start before it judges a caller's confirm", async () => {
+  // The Java test server sometimes loses an update sent before any worker polls ("update ... not found", its own
+  // defect, seen in CI): then the whole scenario is run once more, on a new order, and judged the same way.
+  let answer: unknown;
+  for (let attempt = 1; attempt <= 2; attempt++) {
+    answer = await freshRunWithAutoCancel();
+    if (!lostByTheTestServer(answer)) break;
+  }
+  expect(answer).toEqual({ refused: 'AutoCancelUnderWay' });
+});
+
+async function freshRunWithAutoCancel(): Promise<unknown> {
   const ref = `first-task-auto-${randomUUID().slice(0, 8)}`;
   const workflowId = orderWorkflowId(ref);
   const taskQueue = `first-task-fresh-${randomUUID().slice(0, 8)}`;
@@ -135,9 +146,16 @@ test("a fresh run takes the system's autoCancel that came with its start before 
     signalArgs: [{ reason: 'onCancelAfterBook', onlyIfFree: false, origin: 'auto' }],
   });
   const answer = await heldUntilWorkerStarts(taskQueue, () => confirmFree(workflowId));
-  expect(answer).toEqual({ refused: 'AutoCancelUnderWay' });
   await client.workflow
     .getHandle(workflowId)
     .terminate('test done')
     .catch(() => undefined);
-});
+  return answer;
+}
+
+/** The Java test server's lost update: not an answer of the workflow. */
+function lostByTheTestServer(answer: unknown): boolean {
+  return (
+    answer instanceof Error && answer.name === 'WorkflowNotFoundError' && /^update .* not found/.test(answer.message)
+  );
+}
