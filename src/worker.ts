@@ -22,7 +22,7 @@ import { loadConfig, type AppConfig } from './runtime/config/index';
 import type { SupplierClient } from './runtime/supplier/interface';
 import type { SupplierProfile } from './runtime/config/supplier-profile';
 import type { QueryOrdersCoalescer } from './runtime/supplier/coalescer';
-import { createSupplierStack } from './runtime/supplier/stack';
+import { createSupplierStacks } from './runtime/supplier/stacks';
 import { createDriftReporter, type DriftLog } from './runtime/supplier/drift';
 import { reportReadiness } from './runtime/namespace/setup';
 import { BookingMeters, countedDrift, createSupplierObserver, setUpObservability } from './runtime/observability/index';
@@ -331,24 +331,13 @@ export async function createWorkerFromConfig(
     workflowType: WORKFLOW_TYPE,
   });
   const drift = countedDrift(createDriftReporter(runtimeDriftLog), meters);
-  // Each account its own client, rate limiter, tokens and QueryOrders coalescer: nothing shared but the process.
-  for (const line of config.accounts?.leftOut ?? [])
-    Runtime.instance().logger.warn(`Supplier account left out: ${line}`);
-  const accountStacks = (config.accounts?.accounts ?? []).map((account) => ({
-    account,
-    stack: createSupplierStack(
-      { ...account, ...(config.supplier.queryBatch ? { queryBatch: config.supplier.queryBatch } : {}) },
-      { drift, observer: createSupplierObserver(meters, account.id) },
-    ),
-  }));
-  // The worker's own supplier, unless it is the first account (no SUPPLIER_* credential): then that account's stack,
-  // so one credential never has two rate limiters in one process.
-  const shared = accountStacks.find(({ account }) => account.id === config.supplier.account)?.stack;
-  const { supplier, orders, close } =
-    shared ?? createSupplierStack(config.supplier, { drift, observer: createSupplierObserver(meters) });
-  const closeAll = async () => {
-    await Promise.allSettled([...(shared ? [] : [close()]), ...accountStacks.map(({ stack }) => stack.close())]);
-  };
+  const stacks = createSupplierStacks(config, {
+    drift,
+    observerFor: (account) => createSupplierObserver(meters, account),
+    log: { info: (line) => Runtime.instance().logger.info(line), warn: runtimeWarn },
+  });
+  const { supplier, orders } = stacks.own;
+  const accountStacks = stacks.accounts;
   try {
     const worker = await createBookingWorker({
       connection,
@@ -385,12 +374,12 @@ export async function createWorkerFromConfig(
       worker,
       closeSupplier: async () => {
         stopSchedule();
-        await closeAll();
+        await stacks.close();
       },
     };
   } catch (err) {
     stopSchedule();
-    await closeAll();
+    await stacks.close();
     throw err;
   }
 }

@@ -11,6 +11,7 @@
  * refused before any request; its order run cancels on the account the booking was made on.
  */
 import { execFile } from 'node:child_process';
+import { createServer } from 'node:net';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -32,11 +33,12 @@ import type { bookingWorkflow } from '../../src/workflows';
 import { kitOptions, startConformanceSupplier } from '../fixtures/conformance-supplier';
 import type { SpecSupplier } from '../fixtures/spec-supplier';
 import { bookingRequest, eventually, guests, holder } from '../harness/booking';
-import { expectWorkerWarnings } from '../harness/quiet-worker-logs';
+import { expectWorkerWarnings, workerLogLines } from '../harness/quiet-worker-logs';
 import { expectExit, inheritedEnv, runProgram } from '../harness/program';
 import { connectDevServer, workflowBundle } from '../harness/temporal';
 
 const SECRET_TOKEN = 'beta-token-never-logged';
+const WRONG_SECRET = 'refused-secret-never-logged';
 
 let env: TestWorkflowEnvironment;
 let client: Client;
@@ -68,6 +70,8 @@ beforeAll(async () => {
   writeFileSync(path.join(dir, 'app-key'), 'sandbox-app\n');
   writeFileSync(path.join(dir, 'app-secret'), 'sandbox-secret\n');
   writeFileSync(path.join(dir, 'beta-token'), 'conformance-token\n');
+  writeFileSync(path.join(dir, 'wrong-secret'), `${WRONG_SECRET}\n`);
+  const closedPort = await portNobodyListensOn();
   const ticket = { appKeyFile: 'app-key', appSecretFile: 'app-secret' };
   writeFileSync(
     path.join(dir, 'accounts.json'),
@@ -84,6 +88,14 @@ beforeAll(async () => {
         { id: 'gamma', baseUrl: gamma.url, credentials: ticket, partners: ['another-partner'] },
         { id: 'delta', baseUrl: delta.url, credentials: ticket, partners: ['default'] },
         { id: 'broken', baseUrl: alpha.url, credentials: { tokenFile: 'no-such-file' }, partners: ['*'] },
+        // Read well, but not usable: nothing listens at one, the other's Ticket secret is refused.
+        { id: 'down', baseUrl: `http://127.0.0.1:${closedPort}`, credentials: ticket, partners: ['another-partner'] },
+        {
+          id: 'refused',
+          baseUrl: gamma.url,
+          credentials: { appKeyFile: 'app-key', appSecretFile: 'wrong-secret' },
+          partners: ['another-partner'],
+        },
       ],
     }),
   );
@@ -99,7 +111,11 @@ beforeAll(async () => {
     // Two activity slots per queue: the slow-account test fills delta's.
     WORKER_MAX_CONCURRENT_ACTIVITIES: '2',
   });
-  expectWorkerWarnings(/^WARN Supplier account left out/, /^WARN No workflows registered/);
+  expectWorkerWarnings(
+    /^WARN Supplier account left out/,
+    /^WARN Supplier account (down|refused) .* is not usable at start/,
+    /^WARN No workflows registered/,
+  );
   configured = await createWorkerFromConfig(env.nativeConnection, config, { workflowBundle: workflowBundle() });
   running = configured.worker.run();
 }, 120_000);
@@ -113,6 +129,15 @@ afterAll(async () => {
   await env?.teardown();
 });
 
+/** A port that was free a moment ago: nothing listens on it. */
+async function portNobodyListensOn(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
 async function book(request: BookingRequest): Promise<BookingOutcome> {
   const handle = await client.workflow.start<typeof bookingWorkflow>('bookingWorkflow', {
     taskQueue,
@@ -123,7 +148,7 @@ async function book(request: BookingRequest): Promise<BookingOutcome> {
 }
 
 test('the file is read at start: a bad account is named and left out, never with a secret; the others serve', () => {
-  expect(config.accounts?.accounts.map((a) => a.id)).toEqual(['alpha', 'beta', 'gamma', 'delta']);
+  expect(config.accounts?.accounts.map((a) => a.id)).toEqual(['alpha', 'beta', 'gamma', 'delta', 'down', 'refused']);
   expect(config.accounts?.leftOut).toEqual([
     expect.stringMatching(
       /^SUPPLIER_ACCOUNTS_FILE: accounts\[4\] \(broken\): credentials\.tokenFile: cannot read no-such-file/,
@@ -132,6 +157,23 @@ test('the file is read at start: a bad account is named and left out, never with
   expect(JSON.stringify(config.accounts?.leftOut)).not.toContain(SECRET_TOKEN);
   // No SUPPLIER_* credential: the first account also serves bookings that name none, with its one stack.
   expect(config.supplier.account).toBe('alpha');
+});
+
+test('every account is tried at start: one nobody answers and one whose Ticket is refused are named, the others answer', async () => {
+  // The worker asks in the background, so its start waits for no supplier: the lines come when the answers do.
+  const said = (id: string) => workerLogLines().find((line) => line.includes(`Supplier account ${id} (`));
+  const ids = ['alpha', 'beta', 'gamma', 'delta', 'down', 'refused'];
+  await eventually(async () => (ids.every((id) => said(id) !== undefined) ? true : undefined));
+  expect(said('down')).toMatch(/^WARN .*down .* is not usable at start: nothing listens there \(ECONNREFUSED\)/);
+  expect(said('refused')).toMatch(/^WARN .*refused .* is not usable at start: it answers, but no Ticket was issued/);
+  expect(said('refused')).toContain('SupplierUnauthorized');
+  for (const id of ['alpha', 'gamma', 'delta'])
+    expect(said(id)).toMatch(/^INFO .*answered at start: it answers and issued a Ticket/);
+  expect(said('beta')).toMatch(/answered at start: it answers \{/);
+  expect(workerLogLines().join('\n')).not.toContain(WRONG_SECRET);
+  // One bad account stops no other: alpha books while down and refused are named.
+  const outcome = await book(bookingRequest({ supplier: 'alpha' }));
+  expect(outcome.kind).toBe('confirmed');
 });
 
 test("a booking naming an account books there, with that account's profile, and its order is cancelled there", async () => {

@@ -10,6 +10,7 @@ import type { SupplierObserver } from './observer';
 import { createRateLimitedSupplierClient } from './limited-client';
 import type { SupplierProfile } from '../config/supplier-profile';
 import { SupplierRateLimiter, type RateLimiterOptions } from './rate-limiter';
+import { reachSupplier, type Reach } from './reachability';
 import { staticToken, ticketTokens } from './token';
 
 /** What the stack reads from configuration; `AppConfig['supplier']` (src/runtime/config) is one. */
@@ -31,6 +32,8 @@ export interface SupplierStack {
   orders: QueryOrdersCoalescer;
   /** Fields of supplier answers that drift from the spec's shapes, counted per path (logged once each). */
   drift: DriftReporter;
+  /** Whether the supplier answers and, for a Ticket credential, issues a Ticket (asked once, at start). */
+  reach(): Promise<Reach>;
   /** Stops waiting lookups and closes the connection pools. */
   close(): Promise<void>;
 }
@@ -83,6 +86,7 @@ export function createSupplierStack(
     supplier,
     orders,
     drift,
+    reach: () => reachSupplier({ baseUrl, ...(credentials.kind === 'ticket' ? { tickets: tokens } : {}) }),
     async close() {
       orders.close();
       ownLimiter?.close();
