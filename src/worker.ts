@@ -325,11 +325,14 @@ export async function createWorkerFromConfig(
     : () => {};
   // The runtime's meter: the Prometheus endpoint when metrics are on, else a no-op.
   const meters = new BookingMeters(Runtime.instance().metricMeter);
-  meters.initialize({
-    namespace: overrides.namespace ?? config.temporal.namespace,
-    taskQueue: overrides.taskQueue ?? config.taskQueue,
-    workflowType: WORKFLOW_TYPE,
-  });
+  meters.initialize(
+    {
+      namespace: overrides.namespace ?? config.temporal.namespace,
+      taskQueue: overrides.taskQueue ?? config.taskQueue,
+      workflowType: WORKFLOW_TYPE,
+    },
+    (config.accounts?.accounts ?? []).map((account) => account.id),
+  );
   const drift = countedDrift(createDriftReporter(runtimeDriftLog), meters);
   const stacks = createSupplierStacks(config, {
     drift,

@@ -227,4 +227,15 @@ test("an account's callback arrives on its own path, verified with its secret, a
     status: confirmed,
     supplier: 'acme',
   });
+  // Counted on the account's series, known from the start: the forged one refused and the sandbox's delivered.
+  const scrape = parseScrape(await (await fetch(`${receiver.adminUrl}/metrics`)).text());
+  const onAcme = (result: string) =>
+    sampleValue(scrape, 'booking_callbacks_total', { result, supplier_account: 'acme' });
+  expect(onAcme('unverified')).toBe(1);
+  expect(onAcme('signalled-booking')).toBe(1);
+  expect(scrape.samples).toContainEqual({
+    name: 'booking_callbacks_total',
+    labels: { result: 'unknown-reference', supplier_account: 'acme' },
+    value: 0,
+  });
 });

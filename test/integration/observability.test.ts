@@ -4,7 +4,8 @@
  * client's start through the workflow and its activities to the supplier, whose id the sandbox received
  * as `Trace-Id`.
  */
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@temporalio/client';
 import { noopMetricMeter } from '@temporalio/common';
@@ -51,14 +52,27 @@ describe('metrics and JSON logs of a worker process', () => {
   let worker: WorkerProcess;
   let metricsUrl: string;
   const taskQueue = `observability-${Date.now()}`;
+  let dir: string | undefined;
 
   beforeAll(async () => {
     const port = await freePort();
     metricsUrl = `http://127.0.0.1:${port}/metrics`;
+    // The bookings go to the partner's account, alpha (the sandbox again): every series says so.
+    dir = mkdtempSync(path.join(os.tmpdir(), 'observability-'));
+    writeFileSync(path.join(dir, 'app-key'), 'sandbox-app\n');
+    writeFileSync(path.join(dir, 'app-secret'), 'sandbox-secret\n');
+    const alpha = {
+      id: 'alpha',
+      baseUrl: sandbox.url,
+      credentials: { appKeyFile: 'app-key', appSecretFile: 'app-secret' },
+      partners: ['default'],
+    };
+    writeFileSync(path.join(dir, 'accounts.json'), JSON.stringify({ accounts: [alpha] }));
     worker = await startWorkerProcess(
       { temporalAddress: env.address, supplierUrl: sandbox.url },
       {
         BOOKING_TASK_QUEUE: taskQueue,
+        SUPPLIER_ACCOUNTS_FILE: path.join(dir, 'accounts.json'),
         WORKER_METRICS_PORT: String(port),
         WORKER_METRICS_HOST: '127.0.0.1',
         LOG_FORMAT: 'json',
@@ -70,6 +84,7 @@ describe('metrics and JSON logs of a worker process', () => {
   afterAll(async () => {
     worker?.child.kill('SIGTERM');
     await worker?.exited;
+    if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
   test('counters and histograms move as bookings go, with no reference in any label', async () => {
@@ -104,6 +119,17 @@ describe('metrics and JSON logs of a worker process', () => {
     const delta = (name: string, labels: Record<string, string> = {}) =>
       sampleValue(after, name, labels) - sampleValue(before, name, labels);
 
+    // Each account's series start at 0 with the worker, so an alert sees an account's first unresolved booking.
+    expect(sampleValue(before, 'booking_outcomes_total', { kind: 'unresolved', supplier_account: 'alpha' })).toBe(0);
+    expect(
+      before.samples.some((s) => s.name === 'booking_outcomes_total' && s.labels.supplier_account === 'alpha'),
+    ).toBe(true);
+    const onAlpha = { supplier_account: 'alpha' };
+    expect(delta('booking_outcomes_total', { kind: 'confirmed', ...onAlpha })).toBe(3);
+    expect(delta('booking_stage_entered_total', { stage: 'recovering', ...onAlpha })).toBe(1);
+    expect(delta('booking_book_attempts_total', { result: 'order', ...onAlpha })).toBe(2);
+    expect(delta('booking_recovery_polls_total', { result: 'confirmed', ...onAlpha })).toBe(1);
+    expect(delta('booking_supplier_responses_total', { operation: 'book', status_class: '5xx', ...onAlpha })).toBe(1);
     expect(delta('booking_outcomes_total', { kind: 'confirmed' })).toBe(3);
     expect(delta('booking_outcomes_total', { kind: 'unavailable' })).toBe(1);
     expect(delta('booking_stage_entered_total', { stage: 'checking-availability' })).toBe(4);

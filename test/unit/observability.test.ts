@@ -174,6 +174,16 @@ describe('dashboards and alert rules name only metrics the worker exports', () =
     observer.queryOrdersBatch(3);
     return [...exported].filter(([, def]) => def && names.has(def.name)).map(([family]) => family);
   })();
+  /** The families the definitions say may carry the account: the supplier's above, the workflows' and the callbacks'. */
+  const byAccount = [...exported].filter(([, def]) => def?.byAccount).map(([family]) => family);
+  /** Of those, what a person follows up: each alert on them says the account. */
+  const followedUp = [
+    'booking_outcomes_total',
+    'booking_confirmed_above_accepted_total',
+    'order_cancel_fee_above_accepted_total',
+    'order_outcomes_total',
+    'reconciliation_findings_total',
+  ];
 
   const dashboard = JSON.parse(readFileSync(path.join(ROOT, 'infra/grafana/dashboards/booking.json'), 'utf8')) as {
     panels: Array<{ title: string; targets?: Array<{ expr: string }> }>;
@@ -247,6 +257,31 @@ describe('dashboards and alert rules name only metrics the worker exports', () =
     }
   });
 
+  test('bookings, orders, sweeps and callbacks are seen per account too: panels take the variable, alerts name it', () => {
+    expect(byAccount).toEqual(expect.arrayContaining([...accountLabelled, ...followedUp, 'booking_callbacks_total']));
+    const panels = dashboard.panels.flatMap((p) => (p.targets ?? []).map((t) => ({ title: p.title, expr: t.expr })));
+    const onBookings = panels.filter((p) =>
+      metricNames(p.expr).some(({ name }) => byAccount.includes(name) && !accountLabelled.includes(name)),
+    );
+    expect(onBookings.length).toBeGreaterThanOrEqual(8);
+    for (const { title, expr } of onBookings) {
+      const filtered = metricNames(expr).every(({ labels }) => labels.some(([l]) => l === 'supplier_account'));
+      expect({ title, filtered }).toEqual({ title, filtered: true });
+    }
+    const alerts = rules.groups
+      .flatMap((g) => g.rules)
+      .filter((r) => metricNames(r.expr).some(({ name }) => followedUp.includes(name)));
+    expect(alerts.map((r) => r.alert)).toEqual([
+      'BookingUnresolved',
+      'ConfirmedAboveAccepted',
+      'CancelFeeAboveAccepted',
+      'OrderNeedsPerson',
+      'ReconciliationFindings',
+    ]);
+    for (const { alert, expr } of alerts)
+      expect({ alert, byAccount: /\bby \([^)]*supplier_account/.test(expr) }).toEqual({ alert, byAccount: true });
+  });
+
   test.each(expressions)('$where', ({ expr }) => {
     const names = metricNames(expr);
     expect(names.length).toBeGreaterThan(0);
@@ -256,7 +291,7 @@ describe('dashboards and alert rules name only metrics the worker exports', () =
       const def = exported.get(name);
       if (!def) continue;
       for (const [label, value] of labels) {
-        if (label === 'supplier_account' && accountLabelled.includes(name)) continue;
+        if (label === 'supplier_account' && byAccount.includes(name)) continue;
         expect(def.labels).toContain(label);
         // A value the code never records would make a panel or an alert silently empty.
         if (value !== undefined && def.values?.[label]) expect(def.values[label]).toContain(value);
@@ -322,6 +357,27 @@ function recordingMeter() {
 }
 
 describe('BookingMeters.initialize', () => {
+  test("with accounts, each account's series too, so an alert sees the first unresolved booking or 429 of each", () => {
+    const { meter, added } = recordingMeter();
+    const workflow = { namespace: 'ns', taskQueue: 'q', workflowType: 'bookingWorkflow' };
+    new BookingMeters(meter).initialize(workflow, ['alpha', 'beta']);
+    for (const supplier_account of ['alpha', 'beta']) {
+      expect(added).toContainEqual({
+        name: 'booking_outcomes',
+        value: 0,
+        tags: { kind: 'unresolved', supplier_account, ...workflow },
+      });
+      expect(added).toContainEqual({
+        name: 'booking_supplier_rate_limited',
+        value: 0,
+        tags: { operation: 'book', supplier_account },
+      });
+    }
+    // And the series of bookings on no account (the worker's own supplier), as before.
+    expect(added).toContainEqual({ name: 'booking_outcomes', value: 0, tags: { kind: 'unresolved', ...workflow } });
+    expect(added.filter((a) => a.name === 'booking_outcomes')).toHaveLength(6 * 3);
+  });
+
   test('records every known series at 0, workflow-side ones with the labels the SDK adds to workflow metrics', () => {
     const { meter, added } = recordingMeter();
     new BookingMeters(meter).initialize({ namespace: 'ns', taskQueue: 'q', workflowType: 'bookingWorkflow' });

@@ -13,6 +13,14 @@
 
 export type MetricKind = 'counter' | 'histogram';
 
+/**
+ * The label naming the supplier account (the accounts file's `id`, a closed set the operator writes): on the supplier
+ * side's series of an account's stack and on the workflows' series of a booking, order or sweep on an account. Absent
+ * where there is none (the worker's own SUPPLIER_* credential, bookings from before accounts), so it is not in a
+ * definition's `labels`, which list the labels every series has.
+ */
+export const ACCOUNT_LABEL = 'supplier_account';
+
 export interface MetricDefinition {
   /** The name given to the SDK's meter; the exported name adds the suffixes (exportedNames). */
   name: string;
@@ -21,6 +29,8 @@ export interface MetricDefinition {
   unit?: 'seconds';
   valueType?: 'int' | 'float';
   labels: readonly string[];
+  /** Series may carry ACCOUNT_LABEL too: they are recorded per supplier account where there is one. */
+  byAccount?: true;
   /**
    * The values a label takes, where they are a closed set known ahead: the worker records each series at 0
    * when it starts (BookingMeters.initialize), since Prometheus's increase() and rate() miss a counter's
@@ -41,6 +51,7 @@ export const BOOKING_METRICS = define({
     /** Recorded by workflow code, like the four below (src/workflows/counters.ts). */
     name: 'booking_outcomes',
     kind: 'counter',
+    byAccount: true,
     labels: ['kind'],
     values: { kind: ['confirmed', 'failed', 'unavailable', 'price-rejected', 'cancelled', 'unresolved'] },
     help: 'Bookings ended, by outcome kind (confirmed, failed, unavailable, price-rejected, cancelled, unresolved).',
@@ -48,6 +59,7 @@ export const BOOKING_METRICS = define({
   stageEntered: {
     name: 'booking_stage_entered',
     kind: 'counter',
+    byAccount: true,
     labels: ['stage'],
     values: { stage: ['checking-availability', 'awaiting-price-approval', 'booking', 'recovering'] },
     help: 'Bookings entering a stage (checking-availability, awaiting-price-approval, booking, recovering).',
@@ -55,6 +67,7 @@ export const BOOKING_METRICS = define({
   recoveriesEnded: {
     name: 'booking_recoveries_ended',
     kind: 'counter',
+    byAccount: true,
     labels: ['kind'],
     values: { kind: ['confirmed', 'failed', 'unresolved'] },
     help: 'Bookings that left recovery, by outcome kind; with booking_stage_entered{stage="recovering"}, the recovery backlog.',
@@ -62,6 +75,7 @@ export const BOOKING_METRICS = define({
   bookAttempts: {
     name: 'booking_book_attempts',
     kind: 'counter',
+    byAccount: true,
     labels: ['result'],
     values: { result: ['order', 'refused', 'rejected', 'ambiguous'] },
     help: 'Book activities completed, by the Book rule value (order, refused, rejected, ambiguous).',
@@ -69,6 +83,7 @@ export const BOOKING_METRICS = define({
   recoveryPolls: {
     name: 'booking_recovery_polls',
     kind: 'counter',
+    byAccount: true,
     labels: ['result'],
     values: { result: ['confirmed', 'failed', 'pending', 'not-found', 'error'] },
     help: 'Recovery polls (QueryOrders lookups of one booking), by result (confirmed, failed, pending, not-found, error).',
@@ -77,6 +92,7 @@ export const BOOKING_METRICS = define({
     /** Recorded by the booking workflow (src/workflows/counters.ts) when an order is confirmed. */
     name: 'booking_confirmed_above_accepted',
     kind: 'counter',
+    byAccount: true,
     labels: [],
     help: 'Bookings confirmed at a price above the one accepted (beyond the caller allowance and a cent): a person checks the charge.',
   },
@@ -84,6 +100,7 @@ export const BOOKING_METRICS = define({
     /** Recorded by the order workflow (src/workflows/counters.ts) when a cancellation ends. */
     name: 'order_cancel_fee_above_accepted',
     kind: 'counter',
+    byAccount: true,
     labels: [],
     help: 'Cancellations the supplier charged a service fee above the fee accepted (or any fee for a free one): a person checks the charge.',
   },
@@ -91,6 +108,7 @@ export const BOOKING_METRICS = define({
     /** Recorded by the order workflow's code (src/workflows/counters.ts). */
     name: 'order_outcomes',
     kind: 'counter',
+    byAccount: true,
     labels: ['kind'],
     values: {
       kind: [
@@ -114,6 +132,7 @@ export const BOOKING_METRICS = define({
     /** Recorded by the sweep's code (src/workflows/counters.ts); a sweep that fails records nothing. */
     name: 'reconciliation_sweeps',
     kind: 'counter',
+    byAccount: true,
     labels: ['result'],
     values: { result: ['clean', 'findings'] },
     help: 'Reconciliation sweeps ended, by result (clean, findings). No increase for a whole interval: sweeps fail or do not run.',
@@ -121,6 +140,7 @@ export const BOOKING_METRICS = define({
   sweepFindings: {
     name: 'reconciliation_findings',
     kind: 'counter',
+    byAccount: true,
     labels: ['kind'],
     values: { kind: ['orphan', 'mismatch', 'unreadable', 'failed-slice'] },
     help: 'Reconciliation findings, by kind (orphan, mismatch, unreadable order, failed listing): each needs a person.',
@@ -129,6 +149,7 @@ export const BOOKING_METRICS = define({
   supplierRequestDuration: {
     name: 'booking_supplier_request_duration',
     kind: 'histogram',
+    byAccount: true,
     unit: 'seconds',
     valueType: 'float',
     labels: ['operation', 'outcome'],
@@ -138,6 +159,7 @@ export const BOOKING_METRICS = define({
   supplierResponses: {
     name: 'booking_supplier_responses',
     kind: 'counter',
+    byAccount: true,
     labels: ['operation', 'status_class'],
     values: { operation: OPERATIONS, status_class: ['2xx', '4xx', '5xx', 'other', 'none'] },
     help: 'Supplier requests by HTTP status class (2xx, 4xx, 5xx, other; none when no answer came).',
@@ -145,12 +167,14 @@ export const BOOKING_METRICS = define({
   supplierErrors: {
     name: 'booking_supplier_errors',
     kind: 'counter',
+    byAccount: true,
     labels: ['operation', 'error_type'],
     help: 'Supplier requests that ended in an error, by its stable type (SupplierRateLimited, SupplierServerError, ...).',
   },
   supplierRateLimited: {
     name: 'booking_supplier_rate_limited',
     kind: 'counter',
+    byAccount: true,
     labels: ['operation'],
     values: { operation: OPERATIONS },
     help: 'Supplier answers 429 (quota limit exceeded).',
@@ -158,6 +182,7 @@ export const BOOKING_METRICS = define({
   rateLimiterWait: {
     name: 'booking_rate_limiter_wait',
     kind: 'histogram',
+    byAccount: true,
     unit: 'seconds',
     valueType: 'float',
     labels: ['operation'],
@@ -167,6 +192,7 @@ export const BOOKING_METRICS = define({
   queryOrdersBatchReferences: {
     name: 'booking_query_orders_batch_references',
     kind: 'histogram',
+    byAccount: true,
     valueType: 'int',
     labels: [],
     help: 'References carried by one QueryOrders request of the coalescer.',
@@ -202,6 +228,7 @@ export const CALLBACK_METRICS = define({
   callbacks: {
     name: 'booking_callbacks',
     kind: 'counter',
+    byAccount: true,
     labels: ['result'],
     values: {
       result: [

@@ -3,22 +3,29 @@
  * (the callback receiver): the names, help texts and label values of ./definitions.ts, the same conventions
  * as the worker's endpoint (counters end in `_total`), every known series present from the start at 0.
  */
-import { exportedName, labelCombinations, type MetricDefinition } from './definitions';
+import { ACCOUNT_LABEL, exportedName, labelCombinations, type MetricDefinition } from './definitions';
 
 /** A counter's values by label set: the key is `labelCombinations`' record, serialized by `seriesKey`. */
 export type CounterValues = ReadonlyMap<string, number>;
 
-/** The key of one series: its labels in the definition's order. */
+/** The key of one series: its labels in the definition's order, then the account's when it has one. */
 export function seriesKey(def: MetricDefinition, labels: Record<string, string>): string {
-  return def.labels.map((l) => `${l}=${labels[l] ?? ''}`).join(',');
+  const names = labels[ACCOUNT_LABEL] !== undefined ? [...def.labels, ACCOUNT_LABEL] : def.labels;
+  return names.map((l) => `${l}=${labels[l] ?? ''}`).join(',');
 }
 
-/** The text of one counter family: HELP, TYPE, then each series, the known ones first (at 0 when unseen). */
-export function counterText(def: MetricDefinition, values: CounterValues): string {
+/**
+ * The text of one counter family: HELP, TYPE, then each series, the known ones first (at 0 when unseen), those of
+ * each of `accounts` among them.
+ */
+export function counterText(def: MetricDefinition, values: CounterValues, accounts: readonly string[] = []): string {
   if (def.kind !== 'counter') throw new Error(`${def.name} is not a counter`);
   const name = exportedName(def);
   const lines = [`# HELP ${name} ${def.help.replace(/\\/g, '\\\\').replace(/\n/g, '\\n')}`, `# TYPE ${name} counter`];
-  const known = labelCombinations(def).map((labels) => seriesKey(def, labels));
+  const whose = [{}, ...accounts.map((account) => ({ [ACCOUNT_LABEL]: account }))];
+  const known = whose.flatMap((account) =>
+    labelCombinations(def).map((labels) => seriesKey(def, { ...labels, ...account })),
+  );
   const keys = [...known, ...[...values.keys()].filter((k) => !known.includes(k))];
   for (const key of keys) {
     const labels = key

@@ -9,6 +9,7 @@ import type { MetricCounter, MetricHistogram, MetricMeter } from '@temporalio/co
 import type { DriftReporter } from '../supplier/drift';
 import type { SupplierObserver } from '../supplier/observer';
 import {
+  ACCOUNT_LABEL,
   BOOKING_METRICS,
   labelCombinations,
   WORKFLOW_METRICS,
@@ -25,13 +26,19 @@ export class BookingMeters {
 
   /**
    * Records every known series at 0, so alert rules see the first step of each (see MetricDefinition.values).
-   * Workflow-side series carry the labels the SDK adds to workflow metrics, which `workflow` gives.
+   * Workflow-side series carry the labels the SDK adds to workflow metrics, which `workflow` gives. With supplier
+   * accounts, each series once more for each account, which every one of them may carry (ACCOUNT_LABEL).
    */
-  initialize(workflow: { namespace: string; taskQueue: string; workflowType: string }): void {
+  initialize(
+    workflow: { namespace: string; taskQueue: string; workflowType: string },
+    accounts: readonly string[] = [],
+  ): void {
+    const whose = [{}, ...accounts.map((account) => ({ [ACCOUNT_LABEL]: account }))];
     for (const [key, def] of Object.entries(BOOKING_METRICS) as Array<[BookingMetricKey, MetricDefinition]>) {
       if (def.kind !== 'counter') continue;
       const extra = WORKFLOW_METRICS.includes(key) ? workflow : {};
-      for (const labels of labelCombinations(def)) this.counter(key).add(0, { ...labels, ...extra });
+      for (const labels of labelCombinations(def))
+        for (const account of whose) this.counter(key).add(0, { ...labels, ...account, ...extra });
     }
   }
 
@@ -65,7 +72,7 @@ const tracer = () => trace.getTracer('hotel-booking-supplier');
  */
 export function createSupplierObserver(meters: BookingMeters, account?: string): SupplierObserver {
   // With several supplier accounts, every series and span says whose: one account's 429s or latency stand apart.
-  const whose: Record<string, string> = account ? { supplier_account: account } : {};
+  const whose: Record<string, string> = account ? { [ACCOUNT_LABEL]: account } : {};
   return {
     request(operation) {
       const started = performance.now();

@@ -22,15 +22,15 @@
  * signed callback is passed on once while its timestamp is fresh, so a captured one cannot be replayed.
  *
  * A separate admin listener, on 127.0.0.1 by default (CALLBACKS_ADMIN_HOST, CALLBACKS_ADMIN_PORT), serves
- * `GET /metrics`, what became of each callback as `booking_callbacks_total{result}` in the Prometheus text
- * format (src/runtime/observability/definitions.ts), and `GET /callbacks/stats`, the same counts as JSON; the public
- * listener answers neither.
+ * `GET /metrics`, what became of each callback as `booking_callbacks_total{result}`, with `supplier_account` on an
+ * account's path, in the Prometheus text format (src/runtime/observability/definitions.ts), and `GET /callbacks/stats`,
+ * the same counts as JSON; the public listener answers neither.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
-import { CALLBACK_METRICS, type CallbackResult } from '../../runtime/observability/definitions';
+import { ACCOUNT_LABEL, CALLBACK_METRICS, type CallbackResult } from '../../runtime/observability/definitions';
 import { counterText, PROMETHEUS_CONTENT_TYPE, seriesKey } from '../../runtime/observability/exposition';
 import type { CallbackAccount } from '../../runtime/config/accounts';
 import type { SupplierProfile } from '../../runtime/config/supplier-profile';
@@ -218,8 +218,10 @@ export async function startCallbackReceiver(options: CallbackReceiverOptions): P
   };
 
   const results = new Map<string, number>();
-  const count = (result: CallbackResult) => {
-    const key = seriesKey(CALLBACK_METRICS.callbacks, { result });
+  const accountIds = (options.accounts ?? []).map((a) => a.id);
+  // By account too, but only an account the receiver knows: a stranger's path adds no series.
+  const count = (result: CallbackResult, account: string | undefined) => {
+    const key = seriesKey(CALLBACK_METRICS.callbacks, { result, ...(account ? { [ACCOUNT_LABEL]: account } : {}) });
     results.set(key, (results.get(key) ?? 0) + 1);
   };
 
@@ -228,7 +230,7 @@ export async function startCallbackReceiver(options: CallbackReceiverOptions): P
     if (req.method === 'GET' && url.pathname === '/callbacks/stats') return send(res, 200, stats);
     if (req.method === 'GET' && url.pathname === '/metrics') {
       res.writeHead(200, { 'content-type': PROMETHEUS_CONTENT_TYPE });
-      res.end(counterText(CALLBACK_METRICS.callbacks, results));
+      res.end(counterText(CALLBACK_METRICS.callbacks, results, accountIds));
       return;
     }
     return send(res, 404, { error: 'not found' });
@@ -246,13 +248,13 @@ export async function startCallbackReceiver(options: CallbackReceiverOptions): P
     stats.received++;
     if (!isJsonContentType(req.headers['content-type'])) {
       stats.unsupportedMediaType++;
-      count('invalid');
+      count('invalid', account);
       return refuse(req, res, 415, { error: 'content-type must be application/json' });
     }
     const body = await readLimitedBody(req, MAX_CALLBACK_BODY_BYTES);
     if (!body) {
       stats.tooLarge++;
-      count('too-large');
+      count('too-large', account);
       return refuse(req, res, 413, { error: 'body too large' });
     }
     const signature = headerOf(req, scheme.header);
@@ -260,7 +262,7 @@ export async function startCallbackReceiver(options: CallbackReceiverOptions): P
       scheme.verification === 'hmac-sha256-timestamp' ? headerOf(req, scheme.timestampHeader) : undefined;
     if (!secret || !verifyCallback(scheme.verification, secret, body, signature, timestamp)) {
       stats.unverified++;
-      count('unverified');
+      count('unverified', account);
       return send(res, 401, { error: 'unverified callback' });
     }
     const t = now();
@@ -270,13 +272,13 @@ export async function startCallbackReceiver(options: CallbackReceiverOptions): P
       if (!timestampIsFresh(timestamp, t, scheme.toleranceSeconds)) {
         stats.unverified++;
         stats.stale++;
-        count('unverified');
+        count('unverified', account);
         return send(res, 401, { error: 'unverified callback: timestamp too far from now' });
       }
       signedKey = `${account ?? ''}|${timestamp}|${timestampedSignature(secret, timestamp!, body)}`;
       if (signedSeen.has(signedKey) || signedInFlight.has(signedKey)) {
         stats.duplicates++;
-        count('duplicate');
+        count('duplicate', account);
         return send(res, 200, { accepted: true, duplicate: true });
       }
     }
@@ -289,7 +291,7 @@ export async function startCallbackReceiver(options: CallbackReceiverOptions): P
     const parsed = CallbackPayload.safeParse(json);
     if (!parsed.success) {
       stats.invalid++;
-      count('invalid');
+      count('invalid', account);
       return send(res, 400, { error: 'no customerReferenceNo in the callback' });
     }
     const update = parsed.data;
@@ -298,7 +300,7 @@ export async function startCallbackReceiver(options: CallbackReceiverOptions): P
     if (last !== undefined && t - last < dedupeMs) {
       if (signedKey) rememberSigned(signedKey, Number(timestamp) + scheme.toleranceSeconds, t);
       stats.duplicates++;
-      count('duplicate');
+      count('duplicate', account);
       return send(res, 200, { accepted: true, duplicate: true });
     }
     let delivered: Awaited<ReturnType<CallbackTarget['signal']>>;
@@ -312,12 +314,12 @@ export async function startCallbackReceiver(options: CallbackReceiverOptions): P
     } catch (err) {
       if (err instanceof CallbackDeferredError) {
         stats.deferred++;
-        count('deferred');
+        count('deferred', account);
         res.setHeader('retry-after', String(err.retryAfterSeconds));
         return send(res, 503, { error: err.message });
       }
       stats.failed++;
-      count('failed');
+      count('failed', account);
       return send(res, 503, { error: 'could not pass the callback on; send it again' });
     } finally {
       if (signedKey) signedInFlight.delete(signedKey);
@@ -326,11 +328,11 @@ export async function startCallbackReceiver(options: CallbackReceiverOptions): P
     if (signedKey) rememberSigned(signedKey, Number(timestamp) + scheme.toleranceSeconds, t);
     if (delivered === 'none') {
       stats.unknownReference++;
-      count('unknown-reference');
+      count('unknown-reference', account);
       return send(res, 200, { accepted: true, matched: false });
     }
     stats.signalled[delivered]++;
-    count(delivered === 'booking' ? 'signalled-booking' : 'signalled-order');
+    count(delivered === 'booking' ? 'signalled-booking' : 'signalled-order', account);
     return send(res, 200, { accepted: true, matched: delivered });
   }
 

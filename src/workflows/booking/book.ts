@@ -27,7 +27,7 @@ export async function sendBook(run: BookingRun, { retryRefused = true } = {}): P
   for (let wait = 1_000; ; wait = Math.min(wait * 2, 60_000)) {
     const at = new Date().toISOString();
     const outcome = await bookOnce(run);
-    countBookAttempt(outcome.kind);
+    countBookAttempt(outcome.kind, run.state.supplier);
     if (outcome.kind === 'refused') {
       if (!retryRefused) {
         run.state.bookAttempts.push(attemptRecord(at, outcome));
@@ -137,7 +137,7 @@ export function decideOnOrder(run: BookingRun, order: OrderView): BookingOutcome
 function reportPriceAboveAccepted(run: BookingRun, order: OrderView): void {
   const accepted = run.state.acceptedPrice;
   if (confirmedAboveAccepted(accepted, order.price, run.request.priceChangePolicy) !== true) return;
-  countConfirmedAboveAccepted();
+  countConfirmedAboveAccepted(run.state.supplier);
   log.error('Booking confirmed at a price above the one accepted: a person checks the charge', {
     customerReferenceNo: run.state.customerReferenceNo,
     acceptedPrice: accepted,

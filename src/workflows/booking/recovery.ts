@@ -116,6 +116,6 @@ async function pollOnce(
 ): Promise<QueryOrderOutcome | { kind: 'error' }> {
   const ids = { customerReferenceNo: run.request.customerReferenceNo, traceId: run.traceId };
   const result = await readRecorded(run.queryOrder, ids, anchorMs, trigger, run.state.polls);
-  countRecoveryPoll(result.kind === 'found' ? result.order.state : result.kind);
+  countRecoveryPoll(result.kind === 'found' ? result.order.state : result.kind, run.state.supplier);
   return result;
 }

@@ -72,7 +72,7 @@ export class BookingRun {
     // Once per booking, so a Book re-sent from recovery does not count the booking into recovery twice.
     if (!this.enteredStages.has(stage)) {
       this.enteredStages.add(stage);
-      countStageEntered(stage);
+      countStageEntered(stage, this.state.supplier);
     }
     this.state.stage = stage;
     this.setSearchAttributes(stage);
@@ -96,7 +96,7 @@ export class BookingRun {
   /** Records the outcome; an `unresolved` one is also an ERROR line, so a person is told. */
   finish(outcome: BookingOutcome): BookingOutcome {
     const { state } = this;
-    countOutcome(outcome.kind, state.stage);
+    countOutcome(outcome.kind, state.stage, state.supplier);
     state.outcome = outcome;
     state.nextPollAt = undefined;
     state.stage = 'completed';

@@ -128,7 +128,7 @@ export class OrderRun {
     this.state.outcome = outcome;
     if (this.state.cancellation) this.state.cancellation.nextPollAt = undefined;
     this.setStage(finalStage(this, outcome));
-    countOrderOutcome(outcome.kind);
+    countOrderOutcome(outcome.kind, this.state.supplier);
     reportFeeAboveAccepted(this, outcome);
     if (NEEDS_A_PERSON.has(outcome.kind)) {
       log.error(`Order ${outcome.kind}: needs manual follow-up`, {
@@ -218,7 +218,7 @@ function reportFeeAboveAccepted(run: OrderRun, outcome: OrderOutcome): void {
   const cancellation = outcome.kind === 'cancelled' ? outcome.cancellation : undefined;
   const charged = cancellation?.serviceFee;
   if (!cancellation || !charged || chargedWithin(cancellation.accepted, charged)) return;
-  countCancelFeeAboveAccepted();
+  countCancelFeeAboveAccepted(run.state.supplier);
   log.error('Order cancelled at a service fee above the one accepted: a person checks the charge', {
     customerReferenceNo: run.state.customerReferenceNo,
     accepted: cancellation.accepted,

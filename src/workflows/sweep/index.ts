@@ -83,7 +83,7 @@ export async function reconciliationSweepWorkflow(input: SweepWorkflowInput): Pr
   const listed = await listAll(windowsToList(input, startMs, endMs, nowMs), input.supplier);
   const { orphans, mismatches } = await judge(input, listed.orders);
   const window = { start: new Date(startMs).toISOString(), end: new Date(endMs).toISOString() };
-  report(listed, orphans, mismatches, window);
+  report(listed, orphans, mismatches, window, input.supplier);
   const { orders, failedSlices, unreadable, requests } = listed;
   return { window, requests, ordersSeen: orders.size, unreadable, orphans, mismatches, failedSlices };
 }
@@ -176,6 +176,7 @@ function report(
   orphans: SweepFinding[],
   mismatches: SweepFinding[],
   window: { start: string; end: string },
+  account: string | undefined,
 ): void {
   const findings = orphans.length + mismatches.length + unreadable + failedSlices.length;
   upsertSearchAttributes([
@@ -200,12 +201,16 @@ function report(
     log.error(`Reconciliation: ${unreadable} orders could not be read (drift); they were not judged`, { unreadable });
   }
   for (const f of failedSlices) log.error(`Reconciliation: a listing failed, its window was not seen`, { ...f });
-  countSweep(findings > 0 ? 'findings' : 'clean', {
-    orphan: orphans.length,
-    mismatch: mismatches.length,
-    unreadable,
-    'failed-slice': failedSlices.length,
-  });
+  countSweep(
+    findings > 0 ? 'findings' : 'clean',
+    {
+      orphan: orphans.length,
+      mismatch: mismatches.length,
+      unreadable,
+      'failed-slice': failedSlices.length,
+    },
+    account,
+  );
 }
 
 /**
