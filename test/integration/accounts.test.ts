@@ -305,6 +305,7 @@ os._exit(0)
  * judges its orders by beta's statuses; an order made at beta by nobody's booking is its orphan. alpha hears nothing.
  */
 test("an account's sweep lists that account alone and finds its orphans", async () => {
+  expectWorkerWarnings(/^ERROR Reconciliation orphan/);
   const profile = config.accounts!.accounts.find((a) => a.id === 'beta')!.profile;
   const direct = createHttpSupplierClient({ baseUrl: beta.url, profile, tokens: staticToken('conformance-token') });
   const orphan = randomUUID();
@@ -335,6 +336,10 @@ test("an account's sweep lists that account alone and finds its orphans", async 
   expect(result.orphans.map((o: { customerReferenceNo: string }) => o.customerReferenceNo)).toContain(orphan);
   expect(beta.callsOf('queryOrders').length).toBeGreaterThan(betaListings);
   expect(alpha.calls('queryOrders').length).toBe(alphaListings);
+  // The finding's ERROR line, which a person follows up, names the account whose supplier holds the orphan.
+  const line = await eventually(async () => workerLogLines().find((l) => l.includes(orphan)));
+  expect(line).toMatch(/^ERROR Reconciliation orphan: /);
+  expect(line).toContain('"supplierAccount":"beta"');
 });
 
 /**

@@ -8,6 +8,7 @@ import type { BookAttempt, BookingOutcome } from '../../api/contract/index';
 import { bookActivity } from './proxies';
 import { neverStarted } from '../failure';
 import { countBookAttempt, countConfirmedAboveAccepted } from '../counters';
+import { whose } from '../whose';
 import { confirmedAboveAccepted } from '../../runtime/rules/price';
 import { describe, type BookingRun } from './run';
 
@@ -142,6 +143,7 @@ function reportPriceAboveAccepted(run: BookingRun, order: OrderView): void {
     customerReferenceNo: run.state.customerReferenceNo,
     acceptedPrice: accepted,
     confirmedPrice: order.price,
+    ...whose(run.state.supplier),
   });
 }
 

@@ -19,6 +19,7 @@ import { countFromSend, followOrder, maySendAgain, readRecorded } from '../follo
 import { decideOnOrder, sendBook } from './book';
 import { withoutResume, type BookingWorkflowInput, type RecoverySchedule } from './input';
 import { countRecoveryPoll } from '../counters';
+import { whose } from '../whose';
 import { describe, type BookingRun } from './run';
 
 /** Polls kept in state (and carried over continue-as-new); older ones are dropped. */
@@ -103,6 +104,7 @@ async function bookAgain(run: BookingRun): Promise<BookingOutcome | undefined> {
       customerReferenceNo: run.state.customerReferenceNo,
       result: outcome.kind,
       errorType: outcome.errorType,
+      ...whose(run.state.supplier),
     });
   }
   return undefined;

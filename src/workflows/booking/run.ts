@@ -17,6 +17,7 @@ import type {
 } from '../../api/contract/index';
 import type { Money } from '../../api/values/index';
 import { countOutcome, countStageEntered } from '../counters';
+import { whose } from '../whose';
 
 export interface RunSetup {
   queryOrder: BookingActivities['queryOrder'];
@@ -107,6 +108,7 @@ export class BookingRun {
       log.error(this.unresolvedBecause ?? 'Booking unresolved at the recovery deadline: needs manual follow-up', {
         customerReferenceNo: state.customerReferenceNo,
         bookingStage: outcome.kind,
+        ...whose(state.supplier),
       });
     }
     return outcome;

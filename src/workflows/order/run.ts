@@ -23,6 +23,7 @@ import { cancelFeeAt, chargedWithin, feeAfterChange } from '../../runtime/rules/
 import { readRecorded } from '../follow';
 import { clockForFees, orderQueryActivity } from './proxies';
 import { countCancelFeeAboveAccepted, countOrderOutcome } from '../counters';
+import { whose } from '../whose';
 
 /** A cancelBooking update waiting for its turn; the handler returns `answer` or fails with `refusal`. */
 export interface QueuedRequest {
@@ -135,6 +136,7 @@ export class OrderRun {
         customerReferenceNo: this.reference,
         orderStage: outcome.kind,
         ...('reason' in outcome ? { reason: outcome.reason } : {}),
+        ...whose(this.state.supplier),
       });
     }
     return outcome;
@@ -223,6 +225,7 @@ function reportFeeAboveAccepted(run: OrderRun, outcome: OrderOutcome): void {
     customerReferenceNo: run.state.customerReferenceNo,
     accepted: cancellation.accepted,
     serviceFee: charged,
+    ...whose(run.state.supplier),
   });
 }
 

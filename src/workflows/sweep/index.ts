@@ -33,6 +33,7 @@ import { classifyOrder, slices, type SweepWorkflowInput } from '../../runtime/ru
 export type { SweepWorkflowInput };
 import { checkInHalves, halves, SWEEP_SLICE_TOO_LARGE, type SweepOrder } from '../../runtime/rules/sweep-listing';
 import { countSweep } from '../counters';
+import { whose } from '../whose';
 import { failureType } from '../failure';
 
 /** References looked up per activity. */
@@ -195,12 +196,17 @@ function report(
       supplierReferenceNo: f.supplierReferenceNo,
       status: f.status,
       ...(f.cancelling ? { cancelling: f.cancelling } : {}),
+      ...whose(account),
     });
   }
   if (unreadable > 0) {
-    log.error(`Reconciliation: ${unreadable} orders could not be read (drift); they were not judged`, { unreadable });
+    log.error(`Reconciliation: ${unreadable} orders could not be read (drift); they were not judged`, {
+      unreadable,
+      ...whose(account),
+    });
   }
-  for (const f of failedSlices) log.error(`Reconciliation: a listing failed, its window was not seen`, { ...f });
+  for (const f of failedSlices)
+    log.error(`Reconciliation: a listing failed, its window was not seen`, { ...f, ...whose(account) });
   countSweep(
     findings > 0 ? 'findings' : 'clean',
     {
