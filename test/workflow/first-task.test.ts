@@ -72,6 +72,16 @@ async function heldUntilWorkerStarts(taskQueue: string, messages: () => Promise<
 }
 
 test("a continued run judges a caller's confirm against the cancellation it carries: refused, never a second first Cancel", async () => {
+  // Run once more, on a new order, when the Java test server loses the held update (see lostByTheTestServer).
+  let answer: unknown;
+  for (let attempt = 1; attempt <= 2; attempt++) {
+    answer = await continuedRunWithCancelUnderWay();
+    if (!lostByTheTestServer(answer)) break;
+  }
+  expect(answer).toEqual({ refused: 'CancellationAlreadyAsked' });
+});
+
+async function continuedRunWithCancelUnderWay(): Promise<unknown> {
   const ref = `first-task-can-${randomUUID().slice(0, 8)}`;
   const workflowId = orderWorkflowId(ref);
   const orderTaskQueue = `first-task-order-${randomUUID().slice(0, 8)}`;
@@ -115,12 +125,12 @@ test("a continued run judges a caller's confirm against the cancellation it carr
   });
 
   const answer = await heldUntilWorkerStarts(orderTaskQueue, () => confirmFree(workflowId));
-  expect(answer).toEqual({ refused: 'CancellationAlreadyAsked' });
   await client.workflow
     .getHandle(workflowId)
     .terminate('test done')
     .catch(() => undefined);
-});
+  return answer;
+}
 
 test("a fresh run takes the system's autoCancel that came with its start before it judges a caller's confirm", async () => {
   // The Java test server sometimes loses an update sent before any worker polls ("update ... not found", its own
