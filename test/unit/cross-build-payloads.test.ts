@@ -252,8 +252,10 @@ test("every payload in the recorded histories parses with today's schemas", asyn
     for (const found of await payloadsOf(history.events)) {
       const payload: CrossBuildPayload | undefined = byName.get(found.name);
       const where = `${path.relative(HISTORIES, file)} ${found.at} ${found.name}`;
+      // A message (signal, update) not in the registry is one nobody versioned; a start or result not in it stays
+      // on one build (the sweep's result, say).
       if (!payload) {
-        failures.push(`${where}: not in the registry of cross-build payloads`);
+        if (!/\.(input|result|memo)$/.test(found.name)) failures.push(`${where}: not in the registry`);
         continue;
       }
       const schema = found.part === 'answer' ? payload.answer : payload.schema;

@@ -32,6 +32,7 @@ import {
   OrderWorkflowInput,
   PriceApproval,
   SupplierOrderUpdate,
+  SweepInput,
 } from './schemas';
 
 /** The approvePriceChange update's answer (its definition in ./messages types it; this is its shape). */
@@ -42,6 +43,23 @@ export type PriceApprovalAnswer = z.infer<typeof PriceApprovalAnswer>;
 export const BookingMemo = z.object({ supplier: z.string().regex(SUPPLIER_ACCOUNT_PATTERN).optional() });
 export type BookingMemo = z.infer<typeof BookingMemo>;
 
+/**
+ * What the sweep's Schedule starts each sweep with: the settings, the supplier profile's order statuses and the
+ * account it lists. Written into the Schedule by one build, read by the sweep runs of the build current then.
+ */
+export const SweepScheduleInput = SweepInput.extend({
+  statuses: z.object({
+    unknown: z.number().int(),
+    confirming: z.number().int(),
+    confirmed: z.number().int(),
+    cancelled: z.number().int(),
+    failed: z.number().int(),
+    cancelFailed: z.number().int(),
+  }),
+  supplier: z.string().regex(SUPPLIER_ACCOUNT_PATTERN).optional(),
+});
+export type SweepScheduleInput = z.infer<typeof SweepScheduleInput>;
+
 export type CrossBuildKind = 'signal' | 'update' | 'query' | 'start' | 'result' | 'memo';
 
 /** One payload that crosses builds. */
@@ -50,7 +68,7 @@ export interface CrossBuildPayload {
   name: string;
   kind: CrossBuildKind;
   /** The workflow type that receives the message, or whose input, result or memo it is. */
-  workflow: 'bookingWorkflow' | 'orderWorkflow';
+  workflow: 'bookingWorkflow' | 'orderWorkflow' | 'reconciliationSweepWorkflow';
   /** Moves by one with every change of the schema (see the rule above). */
   version: number;
   /** What the sender sends: a signal's or update's argument, a start's input, a query's or run's answer. */
@@ -190,6 +208,16 @@ export const CROSS_BUILD_PAYLOADS: readonly CrossBuildPayload[] = [
     version: 1,
     schema: BookingMemo,
     crosses: "written by the booking's build, read by the first step of the reference's order runs on any build",
+  },
+  {
+    name: 'reconciliationSweepWorkflow.input',
+    kind: 'start',
+    workflow: 'reconciliationSweepWorkflow',
+    version: 1,
+    schema: SweepScheduleInput,
+    crosses:
+      "written into the sweep's Schedule by whoever last set it (a worker or the deploy, of any build), read by " +
+      'the sweep runs the Schedule starts on the current build',
   },
 ];
 
