@@ -25,7 +25,13 @@ for (const payload of CROSS_BUILD_PAYLOADS) {
   }
   const previous = path.join(dir, crossBuildSchemaFile(payload.name, payload.version - 1));
   if (payload.version > 1 && existsSync(previous)) {
-    const issues = compatibilityIssues(JSON.parse(readFileSync(previous, 'utf8')), JSON.parse(text));
+    const [older, newer] = [JSON.parse(readFileSync(previous, 'utf8')), JSON.parse(text)];
+    const issues = [
+      ...compatibilityIssues(older.payload, newer.payload),
+      ...(older.answer || newer.answer
+        ? compatibilityIssues(older.answer, newer.answer).map((i) => `answer: ${i}`)
+        : []),
+    ];
     if (issues.length > 0) {
       console.error(
         `${payload.name} v${payload.version} breaks v${payload.version - 1}: use a new name\n  ${issues.join('\n  ')}`,
