@@ -62,7 +62,8 @@ Steps:
                                      and failing workflow tasks over N (default 0), or runs whose workflow task
                                      waited over --stuck-after (default 60s) over N (default 0), undo the ramp by
                                      themselves (exit 1); with --wait, health is read and printed every 15 s of each
-                                     pause, and the ramp undone as soon as it is over a limit
+                                     pause, and the ramp undone as soon as it is over a limit; a ramp that cannot go
+                                     on (B no longer served, its health unread, the server unreachable) is undone too
   rollout  [--build-id B]            the gate, then B current: every new run starts on B
   drain    --build-id A [--wait] [--grace S]
                                      A may stop once routing sends it no new run, no open run is on it or pinned
@@ -75,6 +76,10 @@ Steps:
   settings                           from the fleet's configuration (the workers' environment): each QueryOrders
                                      queue's rate limit set at queue level (it outranks every worker's), and the
                                      sweep Schedule written and marked as the deploy's (workers leave it alone)
+
+Who may: every step runs as an operator. On a cluster with the authorizer (dev/temporal/authz-server), routing
+changes, gate runs and move's pins (UpdateWorkflowExecutionOptions) and settings' queue limit (UpdateTaskQueueConfig)
+take an operator's certificate (OU=operators); a worker's, a partner's or a receiver's is refused (PERMISSION_DENIED).
   rollback [--build-id A]            the gate for A, then A current again (default: the build that was current
                                      just before the present one, never one that only ramped; needs A's --bundle)
 

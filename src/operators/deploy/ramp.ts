@@ -10,6 +10,8 @@
  *    never records a completed one);
  *  - stuck: open runs of the build whose workflow task has waited longer than --stuck-after (no worker took it).
  * With --wait the pause is watched: health read and said every 15 s, and the ramp undone as soon as it is over a limit.
+ * A ramp that cannot go on (the build no longer served, its health unread three times, a routing change refused) is
+ * undone too: the build never keeps a share of new runs nobody vouches for.
  */
 import type { Client } from '@temporalio/client';
 import type { WorkerBuild } from '../../runtime/config/build';
@@ -118,7 +120,15 @@ async function watchPause(
     const left = end - Date.now();
     if (left <= 0) return;
     await new Promise((r) => setTimeout(r, Math.min(io.pollMs ?? 15_000, left)));
-    const health = await rampHealth(client, args.taskQueue, target, since, args.stuckAfterSeconds ?? 60);
+    let health: RampHealth;
+    try {
+      health = await rampHealth(client, args.taskQueue, target, since, args.stuckAfterSeconds ?? 60);
+    } catch (err) {
+      // A read the server did not answer (a node restarting) is tried again at the next poll; the read after the
+      // pause decides.
+      io.say(`  health not read (${err instanceof Error ? err.message : String(err)}): read again in a moment`);
+      continue;
+    }
     io.say(
       `  ${Math.round((Date.now() - began) / 1000)} s into the ${percent} % step: ${health.runs} runs on it, ` +
         `${health.failures} failing, ${health.stuck} stuck`,
@@ -127,7 +137,22 @@ async function watchPause(
   }
 }
 
-/** The progressive ramp; exit 1 when the gate refuses or the build's health stopped it (undone). */
+/** The health after a pause: read up to 3 times, 5 s apart, while the server does not answer. */
+async function readHealth(client: Client, args: DeployArgs, target: WorkerBuild, since: string): Promise<RampHealth> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await rampHealth(client, args.taskQueue, target, since, args.stuckAfterSeconds ?? 60);
+    } catch (err) {
+      if (attempt >= 3) throw err;
+      await new Promise((r) => setTimeout(r, 5_000));
+    }
+  }
+}
+
+/**
+ * The progressive ramp; exit 1 when the gate refuses, or when the build's health stopped it or the ramp could not go
+ * on (undone, either way).
+ */
 export async function progressiveRamp(client: Client, args: DeployArgs, io: DeployIo): Promise<DeployResult> {
   const target: WorkerBuild = { deploymentName: args.deploymentName, buildId: args.buildId! };
   const limits = { failures: args.maxFailures ?? 0, stuck: args.maxStuck ?? 0 };
@@ -145,20 +170,39 @@ export async function progressiveRamp(client: Client, args: DeployArgs, io: Depl
   await awaitSameTaskQueues(client, routing, target, io);
   const since = new Date().toISOString();
   const steps: Array<{ percent: number; health: RampHealth }> = [];
+  let moved = false;
+  let stepBegan = Date.now();
   for (const percent of args.steps!) {
-    await assertServed(client, target, io);
-    const move =
-      percent === 100 ? { current: target.buildId } : { ramp: { buildId: target.buildId, percentage: percent } };
-    routing = await moveNewRuns(client, routing, move, { identity: io.identity });
-    io.say(
-      percent === 100 ? `Build ${target.buildId} is current` : `Build ${target.buildId} takes ${percent} % of new runs`,
-    );
-    if (args.wait) await watchPause(client, args, target, since, percent, limits, io);
-    else await new Promise((r) => setTimeout(r, (args.pauseSeconds ?? 0) * 1000));
-    const health = await rampHealth(client, args.taskQueue, target, since, args.stuckAfterSeconds ?? 60);
+    let health: RampHealth;
+    try {
+      await assertServed(client, target, io);
+      const move =
+        percent === 100 ? { current: target.buildId } : { ramp: { buildId: target.buildId, percentage: percent } };
+      routing = await moveNewRuns(client, routing, move, { identity: io.identity });
+      moved = true;
+      io.say(
+        percent === 100
+          ? `Build ${target.buildId} is current`
+          : `Build ${target.buildId} takes ${percent} % of new runs`,
+      );
+      stepBegan = Date.now();
+      if (args.wait) await watchPause(client, args, target, since, percent, limits, io);
+      else await new Promise((r) => setTimeout(r, (args.pauseSeconds ?? 0) * 1000));
+      health = await readHealth(client, args, target, since);
+    } catch (err) {
+      // A ramp that cannot go on (its build no longer served, its health unread, the server unreachable) never
+      // leaves the build taking runs it cannot vouch for: undone, as for a build over a limit.
+      if (!moved) throw err;
+      io.say(`Ramp stopped at ${percent} %: ${err instanceof Error ? err.message : String(err)}`);
+      await undo(client, routing, previous, percent === 100, io);
+      return {
+        exitCode: 1,
+        value: { gate: report, steps, rolledBack: true, current: previous.buildId, stoppedBy: String(err) },
+      };
+    }
     steps.push({ percent, health });
     io.say(
-      `  after ${args.pauseSeconds} s: ${health.runs} runs on it, ${health.failures} failing (limit ` +
+      `  after ${Math.round((Date.now() - stepBegan) / 1000)} s: ${health.runs} runs on it, ${health.failures} failing (limit ` +
         `${limits.failures}), ${health.stuck} stuck (limit ${limits.stuck})`,
     );
     if (health.failures > limits.failures || health.stuck > limits.stuck) {
