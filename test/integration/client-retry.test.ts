@@ -15,7 +15,6 @@ import {
   orderWorkflowId,
   serverAskedToRetry,
   startBooking,
-  type CancelBookingAnswer,
 } from '../../src/api/client/index';
 import {
   ASK_AGAIN_ANSWERS,
@@ -69,13 +68,9 @@ test.each(ASK_AGAIN_ANSWERS)(
   async ({ status, text }) => {
     const ref = await confirmedReference();
     const before = proxy.updateIds().length;
-    Object.assign(proxy.state, { maskLeft: 1, status, text });
-    let quote: CancelBookingAnswer;
-    try {
-      quote = await cancelBooking(client, ref, { confirm: false }, { taskQueue: rig.taskQueue });
-    } finally {
-      Object.assign(proxy.state, { maskLeft: 0, status: '2', text: MASKED_PLEASE_RETRY });
-    }
+    const quote = await proxy.masking({ status, text }, () =>
+      cancelBooking(client, ref, { confirm: false }, { taskQueue: rig.taskQueue }),
+    );
     expect(quote).toMatchObject({ kind: 'quote', quote: { basis: 'policy', fee: { currency: 'USD' } } });
 
     const [first, second, ...more] = proxy.updateIds().slice(before);
@@ -93,16 +88,13 @@ test.each(ASK_AGAIN_ANSWERS)(
 test('a server that keeps asking is retried a few times, then its answer reaches the caller', async () => {
   const ref = await confirmedReference();
   const before = proxy.updateIds().length;
-  proxy.state.maskLeft = 100;
-  try {
-    const error = await cancelBooking(client, ref, { confirm: false }, { taskQueue: rig.taskQueue }).then(
+  const error = await proxy.masking({ status: '2', text: MASKED_PLEASE_RETRY, times: 100 }, () =>
+    cancelBooking(client, ref, { confirm: false }, { taskQueue: rig.taskQueue }).then(
       () => undefined,
       (e: unknown) => e,
-    );
-    expect(serverAskedToRetry(error)).toBe(true);
-  } finally {
-    proxy.state.maskLeft = 0;
-  }
+    ),
+  );
+  expect(serverAskedToRetry(error)).toBe(true);
   const ids = proxy.updateIds().slice(before);
   expect(ids).toHaveLength(5);
   expect(new Set(ids).size).toBe(1);

@@ -403,14 +403,10 @@ describe('a Go caller the server asks to retry', () => {
   });
   afterAll(() => proxy?.close());
 
-  async function throughProxy(method: string, answer: { status: string; text: string }, args: string[]) {
-    Object.assign(proxy.state, { maskLeft: 1, status: answer.status, text: answer.text, methods: [method] });
-    try {
-      return await runProgram(book, args, { ...callerEnv(), TEMPORAL_ADDRESS: proxy.address });
-    } finally {
-      proxy.state.maskLeft = 0;
-    }
-  }
+  const throughProxy = (method: string, answer: { status: string; text: string }, args: string[]) =>
+    proxy.masking({ ...answer, methods: [method] }, () =>
+      runProgram(book, args, { ...callerEnv(), TEMPORAL_ADDRESS: proxy.address }),
+    );
 
   test.each(ASK_AGAIN_ANSWERS)(
     '$answer to a quote: asked again with the same update id, then cancelled once',

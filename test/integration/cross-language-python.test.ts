@@ -432,14 +432,10 @@ describe('a Python caller the server asks to retry', () => {
   });
   afterAll(() => proxy?.close());
 
-  async function throughProxy(method: string, answer: { status: string; text: string }, args: string[], stdin = '') {
-    Object.assign(proxy.state, { maskLeft: 1, status: answer.status, text: answer.text, methods: [method] });
-    try {
-      return await runPython(args, { ...callerEnv(), TEMPORAL_ADDRESS: proxy.address }, stdin);
-    } finally {
-      proxy.state.maskLeft = 0;
-    }
-  }
+  const throughProxy = (method: string, answer: { status: string; text: string }, args: string[], stdin = '') =>
+    proxy.masking({ ...answer, methods: [method] }, () =>
+      runPython(args, { ...callerEnv(), TEMPORAL_ADDRESS: proxy.address }, stdin),
+    );
 
   test.each(ASK_AGAIN_ANSWERS)(
     '$answer to a quote: asked again with the same update id, one update',
