@@ -25,6 +25,10 @@ import {
   type OrderOutcome,
 } from '../../src/api/contract/index';
 import { bookingStateQuery } from '../../src/api/contract/messages';
+import * as contractSchemas from '../../src/api/contract/schemas';
+import * as crossBuild from '../../src/api/contract/cross-build';
+import { CROSS_BUILD_PAYLOADS, crossBuildJsonSchema } from '../../src/api/contract/cross-build';
+import { compatibilityIssues } from '../../src/api/contract/payload-compat';
 import { setCurrentBuild } from '../../src/operators/deploy/routing';
 import { runBuildOf } from '../../src/operators/shared/run-build';
 import type { WorkerBuild } from '../../src/runtime/config/build';
@@ -46,6 +50,8 @@ const execFileAsync = promisify(execFile);
 const previous = JSON.parse(readFileSync(path.join(ROOT, 'schema/messages/previous-release.json'), 'utf8')) as {
   release: string;
   commit: string;
+  /** The release's contract module (its zod schemas), under its tree. */
+  contract: string;
 };
 const deploymentName = `cross-build-${Date.now().toString(36)}`;
 const oldBuild: WorkerBuild = { deploymentName, buildId: `${previous.release}+${previous.commit.slice(0, 7)}` };
@@ -168,6 +174,65 @@ const calls = (op: 'book' | 'cancel', ref: string) =>
 const buildOf = async (workflowId: string) =>
   runBuildOf(await d.env.client.workflow.getHandle(workflowId).describe())?.buildId;
 const result = <T>(workflowId: string) => d.env.client.workflow.getHandle(workflowId).result() as Promise<T>;
+
+/** The release's own zod schemas of these names (its contract's exports), as its zod writes them in JSON Schema. */
+async function releaseJsonSchemas(names: string[]): Promise<Record<string, { input: unknown; output: unknown }>> {
+  const script = `
+    const { z } = require('zod');
+    const contract = require(process.env.CONTRACT);
+    const out = {};
+    for (const name of JSON.parse(process.env.NAMES)) {
+      const schema = contract[name];
+      if (!schema || typeof schema.safeParse !== 'function') continue;
+      const json = (io) => z.toJSONSchema(schema, { io, target: 'draft-2020-12' });
+      out[name] = { input: json('input'), output: json('output') };
+    }
+    console.log(JSON.stringify(out));`;
+  const { stdout } = await execFileAsync(process.execPath, ['-r', 'ts-node/register/transpile-only', '-e', script], {
+    cwd: oldTree,
+    env: { PATH: process.env.PATH ?? '', CONTRACT: `./${previous.contract}`, NAMES: JSON.stringify(names) },
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  return JSON.parse(stdout) as Record<string, { input: unknown; output: unknown }>;
+}
+
+test(`${previous.release}'s contract and today's read each other's cross-build payloads`, async () => {
+  // Each payload's schema by its export name today; the release's schema of that name is what its builds send.
+  const names = new Map<unknown, string>(
+    Object.entries({ ...contractSchemas, ...crossBuild }).map(([name, value]) => [value, name]),
+  );
+  const release = await releaseJsonSchemas([...new Set(names.values())]);
+  const compared: string[] = [];
+  const issues: string[] = [];
+  for (const payload of CROSS_BUILD_PAYLOADS) {
+    for (const part of ['payload', 'answer'] as const) {
+      const schema = part === 'payload' ? payload.schema : payload.answer;
+      const then = schema && release[names.get(schema) ?? ''];
+      // A schema the release did not have (a field of today's registry only) has nothing to be compared with.
+      if (!schema || !then) continue;
+      // An update's answer is read as a result is: what the run gives back.
+      const alone = {
+        ...payload,
+        schema,
+        answer: undefined,
+        kind: part === 'answer' ? ('result' as const) : payload.kind,
+      };
+      const doc = (toJson?: crossBuild.ToJsonSchema) =>
+        (crossBuildJsonSchema(alone, toJson) as { payload: unknown }).payload;
+      compared.push(`${payload.name} ${part}`);
+      issues.push(
+        ...compatibilityIssues(
+          doc((_s, io) => then[io]),
+          doc(),
+        ).map((i) => `${payload.name} ${part}: ${i}`),
+      );
+    }
+  }
+  expect(issues).toEqual([]);
+  expect(compared).toEqual(
+    expect.arrayContaining(['autoCancel payload', 'orderWorkflow.input payload', 'cancelBooking answer']),
+  );
+});
 
 /**
  * A booking whose Book answered 504 after making the order (which the sandbox holds in Confirming), cancelled while

@@ -231,10 +231,10 @@ export function crossBuildSchemaFile(name: string, version: number): string {
  * `input` side, with defaults optional) and, for an update, the answer a sender gets back. `closed` marks every
  * object with `additionalProperties: false`, as its receiver refuses unknown fields; elsewhere fields are open.
  */
-export function crossBuildJsonSchema(payload: CrossBuildPayload): unknown {
+export function crossBuildJsonSchema(payload: CrossBuildPayload, toJson: ToJsonSchema = zodJsonSchema): unknown {
   const io = payload.kind === 'query' || payload.kind === 'result' ? 'output' : 'input';
   const json = (schema: z.ZodType, side: 'input' | 'output') =>
-    openOrClosed(z.toJSONSchema(schema, { io: side, target: 'draft-2020-12' }), payload.closed === true);
+    openOrClosed(toJson(schema, side), payload.closed === true);
   return {
     // No prose here: a snapshot moves only with the payload's shape, never with the words around it.
     title: payload.name,
@@ -245,6 +245,13 @@ export function crossBuildJsonSchema(payload: CrossBuildPayload): unknown {
     ...(payload.answer ? { answer: json(payload.answer, 'output') } : {}),
   };
 }
+
+/**
+ * How a zod schema becomes JSON Schema: zod's own, or (a test of another release's code) a lookup of what that
+ * release's zod made of its own schema of the same name.
+ */
+export type ToJsonSchema = (schema: z.ZodType, io: 'input' | 'output') => unknown;
+const zodJsonSchema: ToJsonSchema = (schema, io) => z.toJSONSchema(schema, { io, target: 'draft-2020-12' });
 
 /** zod writes `additionalProperties: false` on output schemas: what a receiver tolerates is the registry's to say. */
 function openOrClosed(node: unknown, closed: boolean): unknown {

@@ -36,8 +36,11 @@ function readIssues(reader: Schema, writer: Schema, at: string): string[] {
     // One reader branch must take the whole writer's value; a discriminated union is matched by its tag.
     const tried = readerBranches.map((branch) => readIssues(branch, writer, at));
     if (tried.some((issues) => issues.length === 0)) return [];
+    // The why of the branch of the same kind, when there is one: the others refuse it for its kind alone.
     const tag = discriminatorOf(writer);
-    return [`${where}: no branch reads ${tag ? `kind "${tag}"` : 'this value'} (${tried[0]?.[0] ?? 'no branch'})`];
+    const same = readerBranches.findIndex((branch) => tag !== undefined && discriminatorOf(branch) === tag);
+    const why = tried[same === -1 ? 0 : same]?.[0] ?? 'no branch';
+    return [`${where}: no branch reads ${tag ? `kind "${tag}"` : 'this value'} (${why})`];
   }
   const issues: string[] = [];
   const rTypes = typesOf(reader);
