@@ -10,7 +10,8 @@
  *  - old's callback receiver starts a check on new, and today's on old: each ends `checked`.
  *  - old's client asks a cancellation's fee (cancelBooking, update-with-start) of a run new starts, and today's of
  *    one old starts; each answers a quote and ends `quoted`.
- *  - today's client answers a price question (approvePriceChange) of a booking on old, old's client one on new.
+ *  - today's client reads (bookingState) and answers (approvePriceChange) a price question of a booking on old, and
+ *    old's client one on new, each parsing the answer with its own schema.
  * 25-40 s alone (about 70 s two files at a time), most of it the old worker's start: it bundles its workflows.
  */
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
@@ -34,7 +35,8 @@ import { setCurrentBuild } from '../../src/operators/deploy/routing';
 import { runBuildOf } from '../../src/operators/shared/run-build';
 import type { WorkerBuild } from '../../src/runtime/config/build';
 import { temporalCallbackTarget } from '../../src/servers/callbacks/temporal-target';
-import { approvePriceChange, cancelBooking } from '../../src/api/client/index';
+import { approvePriceChange, cancelBooking, getBookingState } from '../../src/api/client/index';
+import { BookingState } from '../../src/api/contract/schemas';
 import type { Money } from '../../src/api/values/index';
 import { basePriceFor } from '../../dev/sandbox/server';
 import {
@@ -122,9 +124,10 @@ async function startOldWorker(taskQueue: string, supplierUrl: string): Promise<v
 /**
  * One call by the release's own caller code, in a process of its own: its callback receiver's Temporal side
  * (`signal`: one order-status callback), or its client helper (`quote`: cancelBooking asking the fee; `approve`:
- * approvePriceChange at `price`). Answers what the call answered, as JSON.
+ * approvePriceChange at `price`; `state`: the bookingState query, parsed with its own schema). Answers what the call
+ * answered, as JSON.
  */
-async function oldCaller(op: 'signal' | 'quote' | 'approve', ref: string, arg: unknown): Promise<unknown> {
+async function oldCaller(op: 'signal' | 'quote' | 'approve' | 'state', ref: string, arg: unknown): Promise<unknown> {
   const script = `
     const { Client, Connection } = require('@temporalio/client');
     const { temporalCallbackTarget } = require('./src/callbacks/temporal-target');
@@ -137,6 +140,7 @@ async function oldCaller(op: 'signal' | 'quote' | 'approve', ref: string, arg: u
       const answer =
         OP === 'signal' ? await temporalCallbackTarget(client, { taskQueue: QUEUE }).signal({ customerReferenceNo: REF, status: arg })
         : OP === 'quote' ? await helper.cancelBooking(client, REF, { confirm: false }, { taskQueue: QUEUE })
+        : OP === 'state' ? helper.BookingState.parse(await helper.getBookingState(client, REF))
         : await helper.approvePriceChange(client, REF, { approved: true, price: arg });
       console.log(JSON.stringify(answer));
       await connection.close();
@@ -321,6 +325,15 @@ test(`${previous.release} and today's build: signals, updates and order starts c
   expect(await buildOf(bookingWorkflowId(fromNew))).toBe(newBuild.buildId);
   expect(await buildOf(bookingWorkflowId(askedOnNew.ref))).toBe(newBuild.buildId);
 
+  // bookingState: each build's reader parses the other's answer with its own schema.
+  expect(BookingState.parse(await getBookingState(d.env.client, askedOnOld.ref))).toMatchObject({
+    stage: 'awaiting-price-approval',
+    currentPrice: askedOnOld.price,
+  });
+  expect(await oldCaller('state', askedOnNew.ref, null)).toMatchObject({
+    stage: 'awaiting-price-approval',
+    currentPrice: askedOnNew.price,
+  });
   // approvePriceChange: today's client to a booking on old, old's client to one on new; both read the answer.
   expect(await approvePriceChange(d.env.client, askedOnOld.ref, { approved: true, price: askedOnOld.price })).toEqual({
     accepted: true,
