@@ -9,7 +9,11 @@
  * payload keys, then the gate run on the build's own workers (gate-run.ts). Two refusals are drilled too: build C,
  * which fails every first workflow task (payload keys not the fleet's), started beside B after B's deploy, must be
  * refused by its gate run; and once A is stopped, a rollout back to A must be refused (no live worker). Either one
- * not refused is a finding.
+ * not refused is a finding. Before C, right after B's deploy, a bad release the gates cannot see (build D, started
+ * beside B: its new runs fail their first task) is ramped by the deploy command's progressive ramp and must be undone
+ * by it (chaos/deploy-ramp.ts). From the drill's
+ * start until A is stopped, order-status callbacks go through the callback receiver to open runs on either build
+ * (chaos/deploy-callbacks.ts).
  */
 import { Client, type ConnectionLike } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
@@ -24,6 +28,8 @@ import { runDeployStep } from '../src/operators/deploy/main';
 import { describeDeployment, setCurrentBuild } from '../src/operators/deploy/routing';
 import type { WorkerBuild } from '../src/runtime/config/build';
 import { temporal } from '@temporalio/proto';
+import { sendCallbacksWhileBuildsMove, type CallbackRecord } from './deploy-callbacks';
+import { bundleBuildD, rampFailingBuild, startBuildD, type RampRecord } from './deploy-ramp';
 import { runBuilds } from './history';
 import type { Log, WorkerFleet } from './stack';
 import { errorLine, seconds, sleep } from './timing';
@@ -129,6 +135,10 @@ export interface DeployRecord {
   errors: string[];
   /** Booking references a refusal names: their decoded histories are kept beside the report. */
   implicated: string[];
+  /** The progressive ramp of build D, whose new runs fail: it must undo itself. */
+  ramp?: RampRecord;
+  /** Order-status callbacks sent through the callback receiver while builds moved. */
+  callbacks?: CallbackRecord;
 }
 
 /** A client as the operator: same connection, its own identity. */
@@ -217,6 +227,10 @@ async function gate(d: DeployStack, label: BuildLabel, log: Log): Promise<NonNul
         if (run.verdict === 'refuse') {
           report.verdict = 'refuse';
           report.reasons.push(`gate run: ${run.reason}`);
+        } else if (run.reason) {
+          // Passed without the whole proof (a build without the gate workflow): every build of the drill carries it.
+          report.verdict = 'refuse';
+          report.reasons.push(`gate run passed only with a warning: ${run.reason}`);
         }
       }
       for (const line of lines) log(`gate ${label}: ${line.trim()}`);
@@ -346,16 +360,40 @@ export async function runDrill(
 ): Promise<void> {
   const at = (fraction: number) => o.phaseStart + o.startPhaseMs * fraction;
   const since = () => seconds(Date.now() - o.phaseStart);
+  // Build D's bundle is made while A alone runs, so the ramp does not wait for it.
+  const bundleD = bundleBuildD(d.bundles.B);
+  bundleD.catch(() => undefined);
+  const callbacks = startCallbacks(d, record, o);
+  let dDrained: Promise<void> = Promise.resolve();
   try {
     await sleep(at(DRILL_AT.deploy) - Date.now(), o.signal);
     if (o.signal.aborted) return;
-    o.mark('build B: workers starting beside A');
+    o.mark('build B: workers starting beside A (and build D: new runs fail, replays and gate run pass)');
     const t = Date.now();
     record.bStartedAtSeconds = since();
+    // D's workers come up beside B's, taking nothing until the ramp sends them runs: the ramp then finds them polling.
+    record.ramp = { buildId: buildIdOfD(d), startedAtSeconds: since(), lines: [], errors: [] };
+    const dUp = startBuildD(fleet, record.ramp.buildId, bundleD, o.envOf('A'));
+    dUp.catch(() => undefined);
     await fleet.add([...BUILD_SLOTS.B], o.envOf('B'));
     record.bReadyMs = Date.now() - t;
     o.mark(`build B: workers polling after ${record.bReadyMs} ms`);
     await gatedStep(d, record, 'deploy', 'B', o);
+    // The ramp first, while bookings still start: its health needs runs sent to D.
+    ({ drained: dDrained } = await rampFailingBuild(
+      {
+        operator: gateClient(d),
+        identity: DRILL_OPERATOR,
+        deploymentName: d.deploymentName,
+        buildId: record.ramp.buildId,
+        bundle: bundleD,
+        workersUp: dUp,
+        fleet,
+        graceSeconds: DRAIN_GRACE_SECONDS,
+        ...o,
+      },
+      record.ramp,
+    ));
     await refuseBrokenBuild(d, fleet, record, o);
 
     await sleep(at(DRILL_AT.rollback) - Date.now(), o.signal);
@@ -375,7 +413,49 @@ export async function runDrill(
   } catch (err) {
     record.errors.push(`drill: ${errorLine(err)}`);
     o.log(`deploy drill failed: ${errorLine(err)}`);
+  } finally {
+    await dDrained;
+    await callbacks.stop();
   }
+}
+
+/** Build D's id: the run's seed as A's and B's carry it. */
+function buildIdOfD(d: DeployStack): string {
+  const a = d.builds.A.buildId;
+  return a.startsWith('a-') ? `d-${a.slice(2)}` : `${a}-new-runs-fail`;
+}
+
+/** The callbacks sent beside the drill (chaos/deploy-callbacks.ts), from its start until `stop()` (A stopped). */
+function startCallbacks(
+  d: DeployStack,
+  record: DeployRecord,
+  o: { signal: AbortSignal; log: Log },
+): { stop: () => Promise<void> } {
+  const until = new AbortController();
+  const onAbort = () => until.abort();
+  o.signal.addEventListener('abort', onAbort);
+  record.callbacks = { sent: [], errors: [] };
+  const current = () => {
+    const last = record.steps.filter((s) => s.setAfterMs !== undefined).at(-1);
+    return last?.buildId;
+  };
+  const running = sendCallbacksWhileBuildsMove({
+    connection: d.operator.connection,
+    namespace: d.operator.options.namespace,
+    dataConverter: d.dataConverter,
+    taskQueue: DEFAULT_TASK_QUEUE,
+    record: record.callbacks,
+    current,
+    until: until.signal,
+    log: o.log,
+  });
+  return {
+    stop: async () => {
+      until.abort();
+      o.signal.removeEventListener('abort', onAbort);
+      await running;
+    },
+  };
 }
 
 /**

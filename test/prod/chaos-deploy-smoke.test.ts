@@ -3,7 +3,9 @@
  * current from the first booking, build B (changed commands, no patch) started beside them, gated and made current,
  * rolled back to A, forward to B, then A drained and stopped, while workers, nodes and PostgreSQL are killed as in
  * every prod chaos run; build C, whose code fails its first workflow task, is refused by its gate run, and once A
- * is stopped a rollout back to it is refused. Every existing invariant holds, and: every gate passed, no workflow task failed for
+ * is stopped a rollout back to it is refused; build D, whose new runs fail though it replays and passes its gate run,
+ * is ramped and the ramp undoes itself; order-status callbacks sent through the callback receiver meanwhile each
+ * reach a run of their reference, on either build. Every existing invariant holds, and: every gate passed, no workflow task failed for
  * nondeterminism, every run ran on one build (the one current when its first task was handed out), and nothing was
  * left on A when it stopped. The full drill is `npm run chaos -- --deploy`.
  */
@@ -107,6 +109,35 @@ test('the gate run refused build C, whose code fails its first task, and a rollo
   expect(timeline).toMatch(/build C: gate run refuse: build \S+ failed its first workflow task/);
   expect(timeline).toMatch(/rollout to stopped build A: refused: .*no live worker/);
   expect(report.deploy!.errors).toEqual([]);
+});
+
+/** The drill's parts this file reads beyond DeployReport's own fields (chaos/deploy-check.ts adds them). */
+interface DrillExtras {
+  ramp: { exitCode: number; rolledBack: boolean; currentBefore: string; currentAfter: string; runsOnD: number } & {
+    steps: Array<{ percent: number; health: { failures: number } }>;
+    dStoppedAfterRampSeconds: number | null;
+  };
+  callbacks: { sent: number; accepted: number; reachedRun: number; takenByABuild: number; refused: number };
+}
+
+test('every gate run passed on the gate workflow itself (B carries it too), not with a warning', () => {
+  for (const s of report.deploy!.steps.slice(1)) {
+    expect(s.gate?.lines.join('\n')).toMatch(/Gate run on build \S+: PASS \(deploy-gate:/);
+  }
+});
+
+test('the ramp of build D, whose new runs fail, undid itself; D took no run and was stopped', () => {
+  const { ramp } = report.deploy as unknown as DrillExtras;
+  expect(ramp).toMatchObject({ exitCode: 1, rolledBack: true, runsOnD: 0 });
+  expect(ramp.currentAfter).toBe(ramp.currentBefore);
+  expect(ramp.steps.at(-1)!.health.failures).toBeGreaterThan(0);
+  expect(ramp.dStoppedAfterRampSeconds).not.toBeNull();
+});
+
+test('callbacks sent while builds moved each reached a run of their reference, and a build took it', () => {
+  const { callbacks } = report.deploy as unknown as DrillExtras;
+  expect(callbacks.accepted).toBeGreaterThan(0);
+  expect(callbacks).toMatchObject({ refused: 0, reachedRun: callbacks.accepted, takenByABuild: callbacks.accepted });
 });
 
 test('every run finished on the build it started on, the one current then; none failed for nondeterminism', () => {
