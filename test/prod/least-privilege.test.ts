@@ -4,7 +4,8 @@
  * is refused everything else with PERMISSION_DENIED; the internode ports (history, matching) take the nodes'
  * certificate only; every write and refusal is an audit line; a partner's certificate gets the subject we set; a
  * worker's and a receiver's certificate act only in the namespace their CN names; a person's operator certificate
- * (`certs.ts issue-operator`) is named in the audit log and in what the CLI records.
+ * (`certs.ts issue-operator`) is named in the audit log and in what the CLI records; the deploy command's `settings`
+ * and `move` work with the operator's certificate there and are refused to every other.
  *
  * The probes are raw calls on ids and a task queue nobody works: the authorizer decides before the handler, so an
  * allowed call answers (NOT_FOUND for an unknown run, a poll's deadline, ...) and a refused one is code 7 whatever
@@ -25,8 +26,10 @@ import {
   cancelBooking,
   connectClient,
   CustomerReferenceNoKey,
+  queryOrdersTaskQueue,
   recordHandled,
   startBooking,
+  sweepScheduleId,
 } from '../../src/api/client/index';
 import { loadConfig } from '../../src/runtime/config/index';
 import { ensureTemporalReady } from '../../src/runtime/namespace/setup';
@@ -47,6 +50,11 @@ import {
 import { startProdCluster, waitForSearchAttributes, type ProdCluster } from '../../dev/prod/cluster';
 import { startSandbox, type Sandbox } from '../../dev/sandbox/server';
 import { operatorIdentity } from '../../src/operators/shared/identity';
+import { parseDeployArgs } from '../../src/operators/deploy/command';
+import { runDeployStep } from '../../src/operators/deploy/main';
+import { lastPolls, openPinnedRunsOn, pinRunTo, setCurrentBuild } from '../../src/operators/deploy/routing';
+import { settingsStep } from '../../src/operators/deploy/settings';
+import { DEPLOY_OWNED_NOTE } from '../../src/runtime/namespace/sweep-schedule';
 import { bookingRequest, eventually } from '../harness/booking';
 import { ClusterConnections } from '../harness/prod-connections';
 
@@ -60,6 +68,8 @@ let baseEnv: Record<string, string>;
 const taskQueue = `lp-${randomUUID().slice(0, 8)}`;
 /** A task queue no worker polls: what the probes start stays there, untouched. */
 const probeQueue = `lp-probe-${randomUUID().slice(0, 8)}`;
+/** The versioned workers' queue of the deploy test (builds A and B of one deployment). */
+const deployQueue = `lp-deploy-${randomUUID().slice(0, 8)}`;
 const connections = new ClusterConnections(() => ({ address: cluster.address, certs }));
 
 beforeAll(async () => {
@@ -76,7 +86,7 @@ beforeAll(async () => {
     // The partner this file issues a certificate to books in the same namespace (partners apart: partners.test.ts).
     partnerNamespaces: { stack: ['default'], acme: ['default'] },
     // The queues a start may name: the worker's and the probes' (a start on any other is refused).
-    bookingTaskQueues: [taskQueue, probeQueue],
+    bookingTaskQueues: [taskQueue, probeQueue, deployQueue],
     log() {},
   });
   const setup = await connectAs('operator');
@@ -351,6 +361,26 @@ const PROBES: Record<string, (c: Connection) => Promise<unknown>> = {
       workflowExecutionOptions: { versioningOverride: { autoUpgrade: true } },
       updateMask: { paths: ['versioning_override'] },
     }),
+  // What `deploy move` does to each run it moves, and how every gate run starts: a run pinned to a named build.
+  'pin a run to a build (deploy move)': (c) =>
+    c.workflowService.updateWorkflowExecutionOptions({
+      namespace: ns(),
+      workflowExecution: { workflowId: id('booking:') },
+      workflowExecutionOptions: {
+        versioningOverride: {
+          pinned: { behavior: 1, version: { deploymentName: `probe-${probeQueue}`, buildId: 'none' } },
+        },
+      },
+      updateMask: { paths: ['versioning_override'] },
+    }),
+  'start the deploy gate run pinned to a build': (c) =>
+    c.workflowService.startWorkflowExecution(
+      start('deployGateWorkflow', id('deploy-gate:'), {
+        versioningOverride: {
+          pinned: { behavior: 1, version: { deploymentName: `probe-${probeQueue}`, buildId: 'none' } },
+        },
+      }),
+    ),
   'make a build current (deploy)': (c) =>
     briefly(c, () =>
       c.workflowService.setWorkerDeploymentCurrentVersion({
@@ -553,6 +583,121 @@ describe('the jobs, done for real by their own identities', () => {
       await operator.connection.close();
     }
   }, 60_000);
+});
+
+describe('the deploy command on the production topology: settings and move as the operator, refused to the rest', () => {
+  const deploymentName = `lp-${randomUUID().slice(0, 8)}`;
+  const a = { deploymentName, buildId: 'lp-a' };
+  const b = { deploymentName, buildId: 'lp-b' };
+  const workers: Array<{ worker: ConfiguredWorker; running: Promise<void> }> = [];
+  const lines: string[] = [];
+  const operatorEnv = () => ({ ...baseEnv, BOOKING_TASK_QUEUE: deployQueue, ...temporalTlsEnv(certs, 'operator') });
+  /** The deploy command's arguments on this deployment and queue (the bundle: the build's own, this checkout's). */
+  const args = (...argv: string[]) =>
+    parseDeployArgs([...argv, '--deployment', deploymentName, '--task-queue', deployQueue], {});
+  const io = () => ({ say: (line: string) => lines.push(line), identity: operatorIdentity(operatorEnv()) });
+
+  /** A worker of `build` on the deploy queue, as `npm run worker` builds it with the workers' certificate. */
+  async function startBuild(build: { buildId: string }) {
+    const config = loadConfig({
+      ...baseEnv,
+      ...temporalTlsEnv(certs, 'worker'),
+      BOOKING_TASK_QUEUE: deployQueue,
+      SUPPLIER_BASE_URL: sandbox.url,
+      SUPPLIER_APP_KEY: 'sandbox-app',
+      SUPPLIER_APP_SECRET: 'sandbox-secret',
+      RECOVERY_TESTING: 'on',
+      RECONCILIATION_SCHEDULE: 'off',
+      WORKER_WORKFLOW_BUNDLE: process.env.TEST_WORKFLOW_BUNDLE,
+      WORKER_DEPLOYMENT_NAME: deploymentName,
+      WORKER_BUILD_ID: build.buildId,
+    });
+    const connection = await NativeConnection.connect(config.temporal.connection);
+    const worker = await createWorkerFromConfig(connection, config);
+    const entry = { worker, running: worker.worker.run().finally(() => connection.close()) };
+    workers.push(entry);
+    return entry;
+  }
+
+  afterAll(async () => {
+    for (const { worker, running } of workers) {
+      if (worker.worker.getState() === 'RUNNING') worker.worker.shutdown();
+      await running;
+      await worker.closeSupplier();
+    }
+  }, 60_000);
+
+  test('settings sets the QueryOrders limit at queue level and writes the sweep Schedule; no other identity may', async () => {
+    const operator = await clientAs('operator');
+    const fleet = {
+      SUPPLIER_PROFILE: JSON.stringify({ rateLimits: { queryOrders: 3 } }),
+      RECONCILIATION_EVERY_MINUTES: '9',
+    };
+    try {
+      for (const who of ['worker', 'caller', 'receiver'] as const) {
+        const other = await clientAs(who);
+        try {
+          await expect(settingsStep(other, args('settings'), io(), fleet)).rejects.toMatchObject({ code: 7 });
+        } finally {
+          await other.connection.close();
+        }
+      }
+      const result = await settingsStep(operator, args('settings'), io(), fleet);
+      expect(result.value).toMatchObject({
+        queryOrdersLimits: [{ queue: queryOrdersTaskQueue(deployQueue), perSecond: 3 }],
+        schedule: { scheduleId: sweepScheduleId(deployQueue), created: true },
+      });
+      const schedule = await operator.schedule.getHandle(sweepScheduleId(deployQueue)).describe();
+      expect(schedule.state.note).toMatch(new RegExp(`^${DEPLOY_OWNED_NOTE} by .*OU=operators`));
+      await operator.schedule.getHandle(sweepScheduleId(deployQueue)).delete();
+    } finally {
+      await operator.connection.close();
+    }
+  }, 60_000);
+
+  test("move takes a booking pinned to a lost build to a live one; a worker's certificate may not", async () => {
+    const operator = await clientAs('operator');
+    const caller = await clientAs('caller');
+    const workerClient = await clientAs('worker');
+    try {
+      await startBuild(a);
+      await eventually(async () => {
+        const polls = await lastPolls(operator, a);
+        if (polls.length < 3 || polls.some((p) => p.lastPollMs === undefined)) return undefined;
+        return setCurrentBuild(operator, a, { identity: io().identity }).then(() => true);
+      });
+      // A booking on A that stays open (its Book answered 504, its order pending): pinned to A.
+      const request = bookingRequest({ test: 'book=504AfterCreate&confirmAfterQueries=500' });
+      const handle = await startBooking(caller, request, { taskQueue: deployQueue });
+      await eventually(async () => ((await openPinnedRunsOn(operator, a)) === 1 ? true : undefined));
+      // B comes up, then A is lost.
+      await startBuild(b);
+      await eventually(async () => {
+        const polls = await lastPolls(operator, b);
+        return polls.length >= 3 && polls.every((p) => p.lastPollMs !== undefined) ? true : undefined;
+      });
+      const lost = workers[0]!;
+      lost.worker.worker.shutdown();
+      await lost.running;
+
+      const move = args('move', '--from', a.buildId, '--to', b.buildId, '--bundle', process.env.TEST_WORKFLOW_BUNDLE!);
+      // A worker's certificate is refused the move (its gate run is a start pinned to a build) and the pin itself.
+      // The SDK wraps the refused start (Failed to start Workflow) around the server's PERMISSION_DENIED.
+      await expect(runDeployStep(workerClient, move, io())).rejects.toMatchObject({ cause: { code: 7 } });
+      await expect(
+        pinRunTo(workerClient, { workflowId: handle.workflowId, runId: (await handle.describe()).runId }, b, io()),
+      ).rejects.toMatchObject({ code: 7 });
+
+      expect(await runDeployStep(operator, move, io())).toMatchObject({ exitCode: 0, value: { moved: 1 } });
+      const info = (await handle.describe()).raw.workflowExecutionInfo?.versioningInfo;
+      expect(info?.versioningOverride?.pinned?.version?.buildId).toBe(b.buildId);
+      // Its next workflow task is B's: a query on it is answered by B's worker (A's is gone).
+      expect(await handle.query('bookingState')).toBeDefined();
+      await operator.workflow.getHandle(handle.workflowId).terminate('deploy test done');
+    } finally {
+      await Promise.all([operator, caller, workerClient].map((c) => c.connection.close()));
+    }
+  }, 120_000);
 });
 
 /** A direct gRPC call to a node's internal service: 'answered' (any gRPC status from the service) or the failure. */
