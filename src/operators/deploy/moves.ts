@@ -105,6 +105,9 @@ export async function awaitSameTaskQueues(
   }
 }
 
+/** A routing change refused because another change was made since the step read routing: nothing was changed. */
+export class RoutingChangedError extends DeployError {}
+
 /** A routing change: a build made current, or the ramp set (undefined: ended). */
 export type RoutingMove = { current: string } | { ramp: { buildId: string; percentage: number } | undefined };
 
@@ -133,7 +136,7 @@ export async function moveNewRuns(
     return { ...rest, ...(token ? { conflictToken: token } : {}) };
   } catch (err) {
     if (/conflict token/i.test((err as Error).message ?? '')) {
-      throw new DeployError(
+      throw new RoutingChangedError(
         `deployment ${routing.deploymentName}: its routing changed since this step read it (another deploy, or a ` +
           'person in the Web UI or CLI); nothing was changed by this step. Read `status`, then run the step again',
       );

@@ -17,7 +17,7 @@ import type { Client } from '@temporalio/client';
 import type { WorkerBuild } from '../../runtime/config/build';
 import { DeployError, type DeployArgs, type DeployIo, type DeployResult } from './command';
 import { gate } from './gate-code';
-import { assertServed, awaitSameTaskQueues, known, moveNewRuns, routingOf } from './moves';
+import { assertServed, awaitSameTaskQueues, known, moveNewRuns, routingOf, RoutingChangedError } from './moves';
 import type { DeploymentRouting } from './routing';
 
 export interface RampHealth {
@@ -192,7 +192,8 @@ export async function progressiveRamp(client: Client, args: DeployArgs, io: Depl
     } catch (err) {
       // A ramp that cannot go on (its build no longer served, its health unread, the server unreachable) never
       // leaves the build taking runs it cannot vouch for: undone, as for a build over a limit.
-      if (!moved) throw err;
+      // Routing someone else changed meanwhile is theirs now: nothing is undone over it.
+      if (!moved || err instanceof RoutingChangedError) throw err;
       io.say(`Ramp stopped at ${percent} %: ${err instanceof Error ? err.message : String(err)}`);
       await undo(client, routing, previous, percent === 100, io);
       return {
