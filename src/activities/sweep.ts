@@ -6,7 +6,13 @@
 import { temporal } from '@temporalio/proto';
 import { ApplicationFailure } from '@temporalio/common';
 import { Context } from '@temporalio/activity';
-import { bookingWorkflowId, orderWorkflowId, BookingStageKey, BookingStages } from '../api/contract/index';
+import {
+  bookingWorkflowId,
+  orderWorkflowId,
+  BookingStageKey,
+  BookingStages,
+  type OrderStage,
+} from '../api/contract/index';
 import type { SupplierClient } from '../runtime/supplier/interface';
 import type { SupplierProfile } from '../runtime/config/supplier-profile';
 import { isPageSizeExceeded, mayBeCutShort } from '../runtime/supplier/coalescer';
@@ -36,8 +42,14 @@ const WINDOW_FIELD = {
   checkIn: 'checkInTimeWindow',
 } as const;
 const Status = temporal.api.enums.v1.WorkflowExecutionStatus;
-/** Stages of a booking still at work; a completed booking's stage is its outcome kind. */
-const RUNNING_STAGES = new Set<string>(BookingStages.filter((s) => s !== 'completed'));
+/**
+ * Stages of a run still at work: a booking's, and the order run's stages it passes through but never ends in (it
+ * ends in its outcome's). A completed run whose described stage is one of these shows a lagging copy.
+ */
+const RUNNING_STAGES = new Set<string>([
+  ...BookingStages.filter((s) => s !== 'completed'),
+  ...(['checking', 'cancelling', 'cancel-waiting'] satisfies OrderStage[]).map((s) => `order-${s}`),
+]);
 const GRPC_NOT_FOUND = 5;
 
 export function createReconciliationActivities({
@@ -51,6 +63,9 @@ export function createReconciliationActivities({
    * A closed booking whose stage still reads as a running one (`booking`, `recovering`, …) was seen on the
    * production engine after its nodes restarted: the final upsert is in the history, the describe's copy is not.
    * Asked again twice, then read from the history's last stage upsert, so the copy is not reported as a mismatch.
+   * Order runs too: the chaos smoke on that engine reported three confirmed bookings whose orders their order runs
+   * had cancelled as mismatches (`booking confirmed, order in status 3`): the order runs' copies read as anything but
+   * `order-cancelled`, and only a run's stage while at work fits an order run that had ended `cancelled`.
    */
   async function view(workflowId: string): Promise<WorkflowView> {
     for (let attempt = 1; ; attempt++) {

@@ -130,3 +130,38 @@ describe('lookUpBookings describes', () => {
     expect(described).toEqual([bookingWorkflowId(agreeing), orderWorkflowId(agreeing)]);
   });
 });
+
+test("an order run's lagging copy (completed, still 'order-cancelling') is read from its history: the cancellation it made is no mismatch", async () => {
+  const ref = 'ref-cancelled-by-its-order-run';
+  const { t, described } = countingTemporal({
+    [bookingWorkflowId(ref)]: { status: Status.WORKFLOW_EXECUTION_STATUS_COMPLETED, stage: 'confirmed' },
+    [orderWorkflowId(ref)]: { status: Status.WORKFLOW_EXECUTION_STATUS_COMPLETED, stage: 'order-cancelling' },
+  });
+  const upsert = (stage: string) => ({
+    upsertWorkflowSearchAttributesEventAttributes: {
+      searchAttributes: { indexedFields: { BookingStage: { data: Buffer.from(JSON.stringify(stage)) } } },
+    },
+  });
+  const reversed: Record<string, unknown[]> = {
+    // Newest first: the run's last upsert is its ending.
+    [orderWorkflowId(ref)]: [{}, upsert('order-cancelled'), {}, upsert('order-cancelling')],
+  };
+  Object.assign(t.services.workflowService, {
+    async getWorkflowExecutionHistoryReverse({ execution }: { execution: { workflowId: string } }) {
+      return { history: { events: reversed[execution.workflowId] ?? [] } };
+    },
+  });
+  const { lookUpBookings } = createReconciliationActivities({
+    supplier: { queryOrders: () => Promise.reject(new Error('not listed here')) },
+    profile: defaultSupplierProfile,
+    temporal: t,
+  });
+  const views: Record<string, BookingView> = await new MockActivityEnvironment().run(lookUpBookings, {
+    references: [ref],
+    listed: { status: { [ref]: codes.cancelled }, codes },
+  });
+  expect(views[ref]!.order).toEqual({ status: 'completed', stage: 'order-cancelled' });
+  expect(classifyOrder(codes.cancelled, views[ref]!, codes)).toEqual({ verdict: 'ok' });
+  // Asked three times before the history was read.
+  expect(described.filter((id) => id === orderWorkflowId(ref))).toHaveLength(3);
+});
