@@ -122,6 +122,38 @@ export function createReconciliationActivities({
     return runs.find((run) => run.status === 'completed' || run.status === 'ended-otherwise')?.stage;
   }
 
+  /**
+   * A confirmed booking's order in status Cancelled (or CancelFailed) whose newest order run does not say it cancelled
+   * it: before that is a mismatch, every run of the order id is read, and one that ended having cancelled it (or
+   * failed to) stands for the status. An order run that cancelled the order may be followed by another (a caller's
+   * quote, a callback's check), and a describe on the production engine after its nodes restarted was seen to answer
+   * with an older copy: the chaos smoke reported three orders its own order runs had cancelled as mismatches.
+   */
+  async function ownCancellation(
+    ref: string,
+    status: number,
+    booking: WorkflowView,
+    order: WorkflowView,
+    codes: NonNullable<LookUpBookingsInput['listed']>['codes'],
+  ): Promise<WorkflowView> {
+    const ending =
+      status === codes.cancelled
+        ? 'order-cancelled'
+        : status === codes.cancelFailed
+          ? 'order-cancel-failed'
+          : undefined;
+    if (
+      !ending ||
+      booking.stage !== 'confirmed' ||
+      classifyOrder(status, { booking, order }, codes).verdict !== 'mismatch'
+    )
+      return order;
+    const runs = await everyRunOf(t.services.workflowService, t.namespace, orderWorkflowId(ref)).catch(() => []);
+    return runs.some((run) => run.status === 'completed' && run.stage === ending)
+      ? { status: 'completed', stage: ending }
+      : order;
+  }
+
   async function describeOnce(workflowId: string): Promise<WorkflowView> {
     try {
       const { workflowExecutionInfo: info } = await t.services.workflowService.describeWorkflowExecution({
@@ -229,7 +261,15 @@ export function createReconciliationActivities({
         const booking = await view(bookingWorkflowId(ref));
         const status = listed?.status[ref];
         const needed = !listed || status === undefined || needsOrderView(status, booking, listed.codes);
-        out[ref] = needed ? { booking, order: await view(orderWorkflowId(ref)) } : { booking };
+        if (!needed) out[ref] = { booking };
+        else {
+          const order = await view(orderWorkflowId(ref));
+          out[ref] = {
+            booking,
+            order:
+              listed && status !== undefined ? await ownCancellation(ref, status, booking, order, listed.codes) : order,
+          };
+        }
         Context.current().heartbeat();
       }
       return out;

@@ -165,3 +165,40 @@ test("an order run's lagging copy (completed, still 'order-cancelling') is read 
   // Asked three times before the history was read.
   expect(described.filter((id) => id === orderWorkflowId(ref))).toHaveLength(3);
 });
+
+test('a later order run, or an older copy, does not hide the cancellation an earlier order run made: every run is read', async () => {
+  const ref = 'ref-cancelled-then-checked';
+  // The newest run as described did not cancel (a caller's quote refused during recovery, say)...
+  const { t } = countingTemporal({
+    [bookingWorkflowId(ref)]: { status: Status.WORKFLOW_EXECUTION_STATUS_COMPLETED, stage: 'confirmed' },
+    [orderWorkflowId(ref)]: { status: Status.WORKFLOW_EXECUTION_STATUS_COMPLETED, stage: 'order-not-cancellable' },
+  });
+  const run = (runId: string, stage: string, startedAt: number) => ({
+    execution: { workflowId: orderWorkflowId(ref), runId },
+    status: Status.WORKFLOW_EXECUTION_STATUS_COMPLETED,
+    startTime: { seconds: startedAt },
+    closeTime: { seconds: startedAt + 5 },
+    searchAttributes: { indexedFields: { BookingStage: { data: Buffer.from(JSON.stringify(stage)) } } },
+  });
+  // ...and another run of the order id ended having cancelled it.
+  Object.assign(t.services.workflowService, {
+    async listWorkflowExecutions() {
+      return { executions: [run('run-2', 'order-cancelled', 200), run('run-1', 'order-not-cancellable', 100)] };
+    },
+  });
+  const { lookUpBookings } = createReconciliationActivities({
+    supplier: { queryOrders: () => Promise.reject(new Error('not listed here')) },
+    profile: defaultSupplierProfile,
+    temporal: t,
+  });
+  const judged = async (status: number) => {
+    const views: Record<string, BookingView> = await new MockActivityEnvironment().run(lookUpBookings, {
+      references: [ref],
+      listed: { status: { [ref]: status }, codes },
+    });
+    return classifyOrder(status, views[ref]!, codes);
+  };
+  expect(await judged(codes.cancelled)).toEqual({ verdict: 'ok' });
+  // No run failed a cancellation: CancelFailed stays a mismatch for a person.
+  expect(await judged(codes.cancelFailed)).toMatchObject({ verdict: 'mismatch' });
+});
