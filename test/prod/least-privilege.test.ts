@@ -19,7 +19,6 @@ import { randomUUID } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import Long from 'long';
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
 import {
   awaitOutcome,
   BookingStageKey,
@@ -35,7 +34,7 @@ import { loadConfig } from '../../src/runtime/config/index';
 import { ensureTemporalReady } from '../../src/runtime/namespace/setup';
 import { ensureReconciliationSchedule } from '../../src/runtime/namespace/sweep-schedule';
 import { temporalCallbackTarget } from '../../src/servers/callbacks/temporal-target';
-import { createWorkerFromConfig, type ConfiguredWorker } from '../../src/worker';
+import { sandboxWorkerEnv, startWorkerFromEnv, type RunningWorker } from '../harness/prod-worker';
 import {
   ensureCertificates,
   issueClientCertificate,
@@ -62,8 +61,7 @@ let dataDir: string;
 let certs: StackCertificates;
 let cluster: ProdCluster;
 let sandbox: Sandbox;
-let worker: ConfiguredWorker;
-let running: Promise<void>;
+let worker: RunningWorker | undefined;
 let baseEnv: Record<string, string>;
 const taskQueue = `lp-${randomUUID().slice(0, 8)}`;
 /** A task queue no worker polls: what the probes start stays there, untouched. */
@@ -458,28 +456,14 @@ describe.each(['caller', 'receiver', 'worker', 'operator'] as const)('the %s cer
 describe('the jobs, done for real by their own identities', () => {
   // The worker as `npm run worker` builds it, from the TEMPORAL_TLS_* variables, with the workers' certificate.
   beforeAll(async () => {
-    const config = loadConfig({
+    worker = await startWorkerFromEnv({
       ...baseEnv,
       ...temporalTlsEnv(certs, 'worker'),
-      SUPPLIER_BASE_URL: sandbox.url,
-      SUPPLIER_APP_KEY: 'sandbox-app',
-      SUPPLIER_APP_SECRET: 'sandbox-secret',
-      RECOVERY_TESTING: 'on',
-      RECONCILIATION_SCHEDULE: 'off',
-      WORKER_WORKFLOW_BUNDLE: process.env.TEST_WORKFLOW_BUNDLE,
+      ...sandboxWorkerEnv(sandbox.url),
     });
-    const connection = await NativeConnection.connect(config.temporal.connection);
-    worker = await createWorkerFromConfig(connection, config);
-    running = worker.worker.run().finally(() => connection.close());
   }, 60_000);
 
-  afterAll(async () => {
-    if (worker) {
-      if (worker.worker.getState() === 'RUNNING') worker.worker.shutdown();
-      await running;
-      await worker.closeSupplier();
-    }
-  }, 60_000);
+  afterAll(() => worker?.stop(), 60_000);
 
   test('a caller books and quotes a cancellation; the worker (its own certificate) does the work', async () => {
     const caller = await clientAs('caller');
@@ -589,7 +573,7 @@ describe('the deploy command on the production topology: settings and move as th
   const deploymentName = `lp-${randomUUID().slice(0, 8)}`;
   const a = { deploymentName, buildId: 'lp-a' };
   const b = { deploymentName, buildId: 'lp-b' };
-  const workers: Array<{ worker: ConfiguredWorker; running: Promise<void> }> = [];
+  const workers: RunningWorker[] = [];
   const lines: string[] = [];
   const operatorEnv = () => ({ ...baseEnv, BOOKING_TASK_QUEUE: deployQueue, ...temporalTlsEnv(certs, 'operator') });
   /** The deploy command's arguments on this deployment and queue (the bundle: the build's own, this checkout's). */
@@ -599,32 +583,20 @@ describe('the deploy command on the production topology: settings and move as th
 
   /** A worker of `build` on the deploy queue, as `npm run worker` builds it with the workers' certificate. */
   async function startBuild(build: { buildId: string }) {
-    const config = loadConfig({
+    const entry = await startWorkerFromEnv({
       ...baseEnv,
       ...temporalTlsEnv(certs, 'worker'),
+      ...sandboxWorkerEnv(sandbox.url),
       BOOKING_TASK_QUEUE: deployQueue,
-      SUPPLIER_BASE_URL: sandbox.url,
-      SUPPLIER_APP_KEY: 'sandbox-app',
-      SUPPLIER_APP_SECRET: 'sandbox-secret',
-      RECOVERY_TESTING: 'on',
-      RECONCILIATION_SCHEDULE: 'off',
-      WORKER_WORKFLOW_BUNDLE: process.env.TEST_WORKFLOW_BUNDLE,
       WORKER_DEPLOYMENT_NAME: deploymentName,
       WORKER_BUILD_ID: build.buildId,
     });
-    const connection = await NativeConnection.connect(config.temporal.connection);
-    const worker = await createWorkerFromConfig(connection, config);
-    const entry = { worker, running: worker.worker.run().finally(() => connection.close()) };
     workers.push(entry);
     return entry;
   }
 
   afterAll(async () => {
-    for (const { worker, running } of workers) {
-      if (worker.worker.getState() === 'RUNNING') worker.worker.shutdown();
-      await running;
-      await worker.closeSupplier();
-    }
+    for (const entry of workers) await entry.stop();
   }, 60_000);
 
   test('settings sets the QueryOrders limit at queue level and writes the sweep Schedule; no other identity may', async () => {

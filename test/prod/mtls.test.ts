@@ -27,7 +27,7 @@ import {
 } from '../../src/api/client/index';
 import { loadConfig } from '../../src/runtime/config/index';
 import { ensureTemporalReady } from '../../src/runtime/namespace/setup';
-import { createWorkerFromConfig, type ConfiguredWorker } from '../../src/worker';
+import { sandboxWorkerEnv, startWorkerFromEnv, type RunningWorker } from '../harness/prod-worker';
 import { ensureCertificates, temporalTlsEnv, type StackCertificates } from '../../dev/prod/certs';
 import { startProdCluster, waitForSearchAttributes, type ProdCluster } from '../../dev/prod/cluster';
 import { startWebUi, webUiTlsFromEnv, type WebUi } from '../../dev/prod/ui';
@@ -46,8 +46,7 @@ let stranger: StackCertificates;
 let cluster: ProdCluster;
 let sandbox: Sandbox;
 let ui: WebUi;
-let worker: ConfiguredWorker;
-let running: Promise<void>;
+let worker: RunningWorker | undefined;
 let callerEnv: Record<string, string>;
 const taskQueue = `mtls-${randomUUID().slice(0, 8)}`;
 /** The operator's connections (setup, counts), with the client's retries, each closed after its use. */
@@ -77,19 +76,11 @@ beforeAll(async () => {
   };
   // The worker as `npm run worker` builds it: its connection comes from the TEMPORAL_TLS_* variables alone, with the
   // workers' certificate (only a worker takes tasks).
-  const config = loadConfig({
+  worker = await startWorkerFromEnv({
     ...callerEnv,
     ...temporalTlsEnv(certs, 'worker'),
-    SUPPLIER_BASE_URL: sandbox.url,
-    SUPPLIER_APP_KEY: 'sandbox-app',
-    SUPPLIER_APP_SECRET: 'sandbox-secret',
-    RECOVERY_TESTING: 'on',
-    RECONCILIATION_SCHEDULE: 'off',
-    WORKER_WORKFLOW_BUNDLE: process.env.TEST_WORKFLOW_BUNDLE,
+    ...sandboxWorkerEnv(sandbox.url),
   });
-  const connection = await NativeConnection.connect(config.temporal.connection);
-  worker = await createWorkerFromConfig(connection, config);
-  running = worker.worker.run().finally(() => connection.close());
   ui = await startWebUi({
     dataDir,
     port: await freePort(),
@@ -100,11 +91,7 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
-  if (worker) {
-    if (worker.worker.getState() === 'RUNNING') worker.worker.shutdown();
-    await running;
-    await worker.closeSupplier();
-  }
+  await worker?.stop();
   await connections.closeAll();
   await ui?.stop();
   await sandbox?.close();

@@ -11,7 +11,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { Client, Connection, WorkflowUpdateFailedError } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
 import {
   awaitOutcome,
   BookingStageKey,
@@ -22,9 +21,8 @@ import {
 } from '../../src/api/client/index';
 import { ApplicationFailure } from '@temporalio/common';
 import { newEncryptionKey } from '../../src/api/codec/encryption';
-import { loadConfig } from '../../src/runtime/config/index';
 import { ensureTemporalReady } from '../../src/runtime/namespace/setup';
-import { createWorkerFromConfig, type ConfiguredWorker } from '../../src/worker';
+import { sandboxWorkerEnv, startWorkerFromEnv, type RunningWorker } from '../harness/prod-worker';
 import { ensureCertificates, temporalTlsEnv, type CertPair, type StackCertificates } from '../../dev/prod/certs';
 import { startProdCluster, waitForSearchAttributes, type ProdCluster } from '../../dev/prod/cluster';
 import { ensurePartner, partnerNamespace, type StackPartner } from '../../dev/prod/partners';
@@ -41,7 +39,7 @@ let acme: StackPartner;
 let globex: StackPartner;
 const stackKeys = `stack-test:${newEncryptionKey()}`;
 const taskQueue = `partners-${randomUUID().slice(0, 8)}`;
-const workers: Array<{ worker: ConfiguredWorker; running: Promise<void> }> = [];
+const workers: RunningWorker[] = [];
 const connections = new ClusterConnections(() => ({ address: cluster.address, certs }));
 const clients: Client[] = [];
 /** A booking of each partner, in its own namespace, confirmed. */
@@ -80,27 +78,20 @@ beforeAll(async () => {
     [cluster.namespace, stackKeys],
     [acme.namespace, acme.payloadKeys],
   ] as const) {
-    const config = loadConfig({
-      ...env(namespace, keys),
-      ...temporalTlsEnv(certs, certs.namespaces[namespace]!.worker),
-      SUPPLIER_BASE_URL: sandbox.url,
-      SUPPLIER_APP_KEY: 'sandbox-app',
-      SUPPLIER_APP_SECRET: 'sandbox-secret',
-      RECOVERY_TESTING: 'on',
-      RECONCILIATION_SCHEDULE: 'off',
-      WORKER_WORKFLOW_BUNDLE: process.env.TEST_WORKFLOW_BUNDLE,
-    });
-    const connection = await NativeConnection.connect(config.temporal.connection);
-    const worker = await createWorkerFromConfig(connection, config);
-    workers.push({ worker, running: worker.worker.run().finally(() => connection.close()) });
+    workers.push(
+      await startWorkerFromEnv({
+        ...env(namespace, keys),
+        ...temporalTlsEnv(certs, certs.namespaces[namespace]!.worker),
+        ...sandboxWorkerEnv(sandbox.url),
+      }),
+    );
   }
 }, 240_000);
 
 afterAll(async () => {
   for (const c of clients) await c.connection.close().catch(() => undefined);
   await connections.closeAll();
-  for (const { worker } of workers) if (worker.worker.getState() === 'RUNNING') worker.worker.shutdown();
-  await Promise.all(workers.map((w) => w.running.catch(() => undefined)));
+  await Promise.all(workers.map((w) => w.stop()));
   await sandbox?.close();
   await cluster?.stop();
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
