@@ -8,6 +8,16 @@ import { ACCOUNT_LABEL, exportedName, labelCombinations, type MetricDefinition }
 /** A counter's values by label set: the key is `labelCombinations`' record, serialized by `seriesKey`. */
 export type CounterValues = ReadonlyMap<string, number>;
 
+/** The account's label for a series on one, none for a series on no account. */
+export function accountLabel(account: string | undefined): Record<string, string> {
+  return account ? { [ACCOUNT_LABEL]: account } : {};
+}
+
+/** The label sets a known series is started at 0 with: on no account, and on each of `accounts`. */
+export function accountLabelSets(accounts: readonly string[]): Array<Record<string, string>> {
+  return [{}, ...accounts.map(accountLabel)];
+}
+
 /** The key of one series: its labels in the definition's order, then the account's when it has one. */
 export function seriesKey(def: MetricDefinition, labels: Record<string, string>): string {
   const names = labels[ACCOUNT_LABEL] !== undefined ? [...def.labels, ACCOUNT_LABEL] : def.labels;
@@ -22,8 +32,7 @@ export function counterText(def: MetricDefinition, values: CounterValues, accoun
   if (def.kind !== 'counter') throw new Error(`${def.name} is not a counter`);
   const name = exportedName(def);
   const lines = [`# HELP ${name} ${def.help.replace(/\\/g, '\\\\').replace(/\n/g, '\\n')}`, `# TYPE ${name} counter`];
-  const whose = [{}, ...accounts.map((account) => ({ [ACCOUNT_LABEL]: account }))];
-  const known = whose.flatMap((account) =>
+  const known = accountLabelSets(accounts).flatMap((account) =>
     labelCombinations(def).map((labels) => seriesKey(def, { ...labels, ...account })),
   );
   const keys = [...known, ...[...values.keys()].filter((k) => !known.includes(k))];

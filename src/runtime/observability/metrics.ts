@@ -8,8 +8,8 @@ import { isSpanContextValid, SpanKind, SpanStatusCode, trace } from '@openteleme
 import type { MetricCounter, MetricHistogram, MetricMeter } from '@temporalio/common';
 import type { DriftReporter } from '../supplier/drift';
 import type { SupplierObserver } from '../supplier/observer';
+import { accountLabel, accountLabelSets } from './exposition';
 import {
-  ACCOUNT_LABEL,
   BOOKING_METRICS,
   labelCombinations,
   WORKFLOW_METRICS,
@@ -33,7 +33,7 @@ export class BookingMeters {
     workflow: { namespace: string; taskQueue: string; workflowType: string },
     accounts: readonly string[] = [],
   ): void {
-    const whose = [{}, ...accounts.map((account) => ({ [ACCOUNT_LABEL]: account }))];
+    const whose = accountLabelSets(accounts);
     for (const [key, def] of Object.entries(BOOKING_METRICS) as Array<[BookingMetricKey, MetricDefinition]>) {
       if (def.kind !== 'counter') continue;
       const extra = WORKFLOW_METRICS.includes(key) ? workflow : {};
@@ -72,7 +72,7 @@ const tracer = () => trace.getTracer('hotel-booking-supplier');
  */
 export function createSupplierObserver(meters: BookingMeters, account?: string): SupplierObserver {
   // With several supplier accounts, every series and span says whose: one account's 429s or latency stand apart.
-  const whose: Record<string, string> = account ? { [ACCOUNT_LABEL]: account } : {};
+  const whose = accountLabel(account);
   return {
     request(operation) {
       const started = performance.now();

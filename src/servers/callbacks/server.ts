@@ -30,8 +30,8 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
-import { ACCOUNT_LABEL, CALLBACK_METRICS, type CallbackResult } from '../../runtime/observability/definitions';
-import { counterText, PROMETHEUS_CONTENT_TYPE, seriesKey } from '../../runtime/observability/exposition';
+import { CALLBACK_METRICS, type CallbackResult } from '../../runtime/observability/definitions';
+import { accountLabel, counterText, PROMETHEUS_CONTENT_TYPE, seriesKey } from '../../runtime/observability/exposition';
 import type { CallbackAccount } from '../../runtime/config/accounts';
 import type { SupplierProfile } from '../../runtime/config/supplier-profile';
 import { readLimitedBody } from '../http/limited-body';
@@ -221,7 +221,7 @@ export async function startCallbackReceiver(options: CallbackReceiverOptions): P
   const accountIds = (options.accounts ?? []).map((a) => a.id);
   // By account too, but only an account the receiver knows: a stranger's path adds no series.
   const count = (result: CallbackResult, account: string | undefined) => {
-    const key = seriesKey(CALLBACK_METRICS.callbacks, { result, ...(account ? { [ACCOUNT_LABEL]: account } : {}) });
+    const key = seriesKey(CALLBACK_METRICS.callbacks, { result, ...accountLabel(account) });
     results.set(key, (results.get(key) ?? 0) + 1);
   };
 
