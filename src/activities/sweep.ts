@@ -17,7 +17,13 @@ import type { SupplierClient } from '../runtime/supplier/interface';
 import type { SupplierProfile } from '../runtime/config/supplier-profile';
 import { isPageSizeExceeded, mayBeCutShort } from '../runtime/supplier/coalescer';
 import type { TemporalServices } from '../runtime/namespace/setup';
-import { classifyOrder, needsOrderView, type BookingView, type WorkflowView } from '../runtime/rules/sweep-classify';
+import {
+  classifyOrder,
+  needsOrderView,
+  type BookingView,
+  type StatusCodes,
+  type WorkflowView,
+} from '../runtime/rules/sweep-classify';
 import { SWEEP_SLICE_CEILING, SWEEP_SLICE_TOO_LARGE, type SweepOrder } from '../runtime/rules/sweep-listing';
 import { decidingOrder } from '../runtime/supplier/orders';
 import type { HotelOrder } from '../runtime/supplier/schemas';
@@ -134,7 +140,7 @@ export function createReconciliationActivities({
     status: number,
     booking: WorkflowView,
     order: WorkflowView,
-    codes: NonNullable<LookUpBookingsInput['listed']>['codes'],
+    codes: StatusCodes,
   ): Promise<WorkflowView> {
     const ending =
       status === codes.cancelled

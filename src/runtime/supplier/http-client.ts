@@ -350,7 +350,7 @@ export function classifyTransport(
   timedOut: boolean,
   timeoutMs: number,
 ): SupplierError {
-  const code = (err as { code?: string })?.code ?? (err as { cause?: { code?: string } })?.cause?.code;
+  const code = transportCode(err);
   if (timedOut) {
     return new SupplierError(
       'SupplierClientTimeout',
@@ -379,6 +379,11 @@ export function classifyTransport(
     details,
     { cause: err },
   );
+}
+
+/** The system or undici code of a failed request, on the error or its cause (ECONNREFUSED, UND_ERR_...). */
+export function transportCode(err: unknown): string | undefined {
+  return (err as { code?: string })?.code ?? (err as { cause?: { code?: string } })?.cause?.code;
 }
 
 /** Retry-After as milliseconds: delta-seconds or an HTTP date. */

@@ -9,6 +9,7 @@
  */
 import { Agent, request } from 'undici';
 import { SupplierError } from './errors';
+import { transportCode } from './http-client';
 import type { TokenProvider } from './interface';
 
 /** How long the probe waits for each of its two requests. */
@@ -59,7 +60,7 @@ export function describeReach(account: string, baseUrl: string, reach: Reach): s
 }
 
 function transportReason(err: unknown, timeoutMs: number): string {
-  const code = (err as { code?: string })?.code ?? (err as { cause?: { code?: string } })?.cause?.code;
+  const code = transportCode(err);
   const name = (err as Error)?.name;
   if (name === 'TimeoutError' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT')
     return `no answer within ${timeoutMs} ms`;

@@ -22,7 +22,7 @@ export interface SupplierStacks {
 
 export function createSupplierStacks(
   config: {
-    supplier: SupplierStackConfig & { baseUrl: string; account?: string };
+    supplier: SupplierStackConfig & { account?: string };
     accounts?: AccountsReading;
   },
   options: {
