@@ -76,12 +76,12 @@ Steps:
   settings                           from the fleet's configuration (the workers' environment): each QueryOrders
                                      queue's rate limit set at queue level (it outranks every worker's), and the
                                      sweep Schedule written and marked as the deploy's (workers leave it alone)
+  rollback [--build-id A]            the gate for A, then A current again (default: the build that was current
+                                     just before the present one, never one that only ramped; needs A's --bundle)
 
 Who may: every step runs as an operator. On a cluster with the authorizer (dev/temporal/authz-server), routing
 changes, gate runs and move's pins (UpdateWorkflowExecutionOptions) and settings' queue limit (UpdateTaskQueueConfig)
 take an operator's certificate (OU=operators); a worker's, a partner's or a receiver's is refused (PERMISSION_DENIED).
-  rollback [--build-id A]            the gate for A, then A current again (default: the build that was current
-                                     just before the present one, never one that only ramped; needs A's --bundle)
 
 The gate: the replay gate replays the open runs the build would continue (and a sample of closed ones) against the
 build's own code; then every task queue of the build must have been polled by one of its workers within the last
